@@ -1,0 +1,226 @@
+//! The kernel ABI shared by host and device: one `#[repr(C)]` argument struct per kernel family,
+//! the element types kernels read and write, and the pointer type that carries device addresses.
+//!
+//! Every kernel is declared once, with [`kernel_abi!`](crate::kernel_abi): the macro emits the struct,
+//! a typed [`Kernel`] handle per entry symbol, the layout table the host checks against the code
+//! object's metadata, and (on amdgpu only) the `extern "gpu-kernel"` entry points.
+//!
+//! Why the entry points take the struct's fields one by one: on amdgcn, rustc passes an aggregate
+//! argument of a `gpu-kernel` function indirectly (the kernarg segment would hold a pointer to the
+//! struct, not the struct). Scalars and pointers are laid out in the kernarg segment in order, each
+//! at its natural alignment, which is exactly the `repr(C)` layout of the struct; the launch check
+//! compares the two field by field.
+
+mod fp8;
+mod ptr;
+
+pub mod basic;
+
+pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
+pub use ptr::{Ptr, PtrMut};
+
+#[cfg(not(target_arch = "amdgpu"))]
+pub use ptr::DevPtr;
+
+/// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).
+#[cfg(not(target_arch = "amdgpu"))]
+pub type F16 = half::f16;
+/// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).
+#[cfg(target_arch = "amdgpu")]
+pub type F16 = f16;
+
+/// bfloat16 as the kernels see it (`half::bf16` on the host, raw bits on the device, where Rust has
+/// no native bf16; the DSL converts with shifts and the hardware's conversion instructions).
+#[cfg(not(target_arch = "amdgpu"))]
+pub type Bf16 = half::bf16;
+/// bfloat16 as the kernels see it (`half::bf16` on the host, raw bits on the device, where Rust has
+/// no native bf16; the DSL converts with shifts and the hardware's conversion instructions).
+#[cfg(target_arch = "amdgpu")]
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Bf16(pub u16);
+
+/// A typed handle naming one kernel symbol and the argument struct it takes.
+///
+/// Obtained from the constants that [`kernel_abi!`](crate::kernel_abi) declares (for example
+/// [`basic::SAXPY_F32`]); the host's launch takes a `Kernel<A>` and an `&A`, so passing the wrong
+/// struct to a kernel does not compile.
+pub struct Kernel<A> {
+    name: &'static str,
+    _args: core::marker::PhantomData<fn(A)>,
+}
+
+impl<A> Kernel<A> {
+    /// A handle for the kernel symbol `name` taking `A`. Use the constants of the `abi` modules.
+    pub const fn new(name: &'static str) -> Self {
+        Kernel { name, _args: core::marker::PhantomData }
+    }
+
+    /// The kernel's symbol name in the code object (its descriptor is `<name>.kd`).
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+}
+
+impl<A> Clone for Kernel<A> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<A> Copy for Kernel<A> {}
+
+impl<A> core::fmt::Debug for Kernel<A> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "Kernel({})", self.name)
+    }
+}
+
+/// Where one field of an argument struct lives (what the launch compares with the metadata).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FieldLayout {
+    /// The field's name.
+    pub name: &'static str,
+    /// Byte offset in the struct and in the kernarg segment.
+    pub offset: usize,
+    /// Size in bytes.
+    pub size: usize,
+}
+
+/// Implemented by every argument struct declared with [`kernel_abi!`](crate::kernel_abi).
+pub trait KernelArgs: Copy {
+    /// The struct's name, for error messages.
+    const NAME: &'static str;
+    /// The entry symbols that take this struct.
+    const KERNELS: &'static [&'static str];
+    /// The struct's fields in declaration order.
+    const FIELDS: &'static [FieldLayout];
+
+    /// Writes the kernarg bytes: every field at its offset, padding zeroed.
+    ///
+    /// `out` must be `size_of::<Self>()` bytes long; the host launch path guarantees it.
+    #[cfg(not(target_arch = "amdgpu"))]
+    fn write_kernargs(&self, out: &mut [u8]);
+}
+
+/// A value that can be a kernel argument: a scalar or a device pointer, written little-endian.
+#[cfg(not(target_arch = "amdgpu"))]
+pub trait KernArg: Copy {
+    /// Writes the value's bytes at the start of `out`.
+    fn write_le(&self, out: &mut [u8]);
+}
+
+#[cfg(not(target_arch = "amdgpu"))]
+macro_rules! impl_kernarg_scalar {
+    ($($t:ty),*) => {$(
+        impl KernArg for $t {
+            fn write_le(&self, out: &mut [u8]) {
+                let bytes = self.to_le_bytes();
+                out[..bytes.len()].copy_from_slice(&bytes);
+            }
+        }
+    )*};
+}
+#[cfg(not(target_arch = "amdgpu"))]
+impl_kernarg_scalar!(u8, u16, u32, u64, i8, i16, i32, i64, f32, f64);
+
+#[cfg(not(target_arch = "amdgpu"))]
+impl KernArg for half::f16 {
+    fn write_le(&self, out: &mut [u8]) {
+        self.to_bits().write_le(out)
+    }
+}
+
+#[cfg(not(target_arch = "amdgpu"))]
+impl KernArg for half::bf16 {
+    fn write_le(&self, out: &mut [u8]) {
+        self.to_bits().write_le(out)
+    }
+}
+
+/// Declares a kernel argument struct and the kernel entry symbols that take it.
+///
+/// ```ignore
+/// kernel_abi! {
+///     /// Arguments of y = a*x + y.
+///     pub struct SaxpyArgs {
+///         /// x, n elements.
+///         pub x: Ptr<f32>,
+///         /// y, n elements, updated in place.
+///         pub y: PtrMut<f32>,
+///         /// The scale a.
+///         pub a: f32,
+///         /// Element count.
+///         pub n: u32,
+///     }
+///     kernels {
+///         /// y = a*x + y over f32.
+///         SAXPY_F32 = "saxpy_f32" => crate::kernels::saxpy::saxpy,
+///     }
+/// }
+/// ```
+/// Fields must be scalars or [`Ptr`]/[`PtrMut`]. The body is any expression callable as
+/// `fn(SaxpyArgs)`, typically an `#[inline(always)]` function (or a generic instance of one).
+#[macro_export]
+macro_rules! kernel_abi {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        kernels { $($kernels:tt)* }
+    ) => {
+        $crate::kernel_abi!(@struct [$(#[$meta])*] $name { $($fields)* } [$($kernels)*]);
+        $crate::kernel_abi!(@kernels $name { $($fields)* } $($kernels)*);
+    };
+
+    (@struct [$(#[$meta:meta])*] $name:ident {
+        $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+    } [ $( $(#[$kmeta:meta])* $konst:ident = $sym:literal => $body:expr ),* $(,)? ]) => {
+        $(#[$meta])*
+        #[repr(C)]
+        #[derive(Clone, Copy, Debug)]
+        pub struct $name { $( $(#[$fmeta])* pub $field: $ty ),* }
+
+        impl $crate::abi::KernelArgs for $name {
+            const NAME: &'static str = stringify!($name);
+            const KERNELS: &'static [&'static str] = &[ $( $sym ),* ];
+            const FIELDS: &'static [$crate::abi::FieldLayout] = &[ $(
+                $crate::abi::FieldLayout {
+                    name: stringify!($field),
+                    offset: ::core::mem::offset_of!($name, $field),
+                    size: ::core::mem::size_of::<$ty>(),
+                }
+            ),* ];
+
+            #[cfg(not(target_arch = "amdgpu"))]
+            fn write_kernargs(&self, out: &mut [u8]) {
+                out.fill(0);
+                $( $crate::abi::KernArg::write_le(
+                    &self.$field, &mut out[::core::mem::offset_of!($name, $field)..]); )*
+            }
+        }
+
+        $(
+            $(#[$kmeta])*
+            pub const $konst: $crate::abi::Kernel<$name> = $crate::abi::Kernel::new($sym);
+        )*
+    };
+
+    (@kernels $name:ident $fields:tt) => {};
+    (@kernels $name:ident $fields:tt
+        $(#[$kmeta:meta])* $konst:ident = $sym:literal => $body:expr $(, $($rest:tt)*)?
+    ) => {
+        $crate::kernel_abi!(@entry $name $fields $sym $body);
+        $( $crate::kernel_abi!(@kernels $name $fields $($rest)*); )?
+    };
+
+    (@entry $name:ident {
+        $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
+    } $sym:literal $body:expr) => {
+        #[cfg(target_arch = "amdgpu")]
+        const _: () = {
+            #[unsafe(export_name = $sym)]
+            extern "gpu-kernel" fn entry($( $field: $ty ),*) {
+                ($body)($name { $( $field ),* })
+            }
+        };
+    };
+}

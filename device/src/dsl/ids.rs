@@ -1,0 +1,120 @@
+//! Indices and sizes of the launch.
+//!
+//! Ids come from the hardware-initialised registers (v0 for work-item ids, system SGPRs for
+//! workgroup ids). Sizes are read from the HSA kernel dispatch packet, which every launch (HIP or
+//! the emulator) provides; reading it costs one scalar load, which LLVM hoists and shares.
+
+use core::arch::amdgpu;
+
+/// Work-items per wave on gfx9 (wave64).
+pub const WAVE_SIZE: u32 = 64;
+
+/// The HSA kernel dispatch packet (hsa.h `hsa_kernel_dispatch_packet_t`), 64 bytes.
+#[repr(C)]
+struct DispatchPacket {
+    header: u16,
+    setup: u16,
+    workgroup_size: [u16; 3],
+    reserved0: u16,
+    grid_size: [u32; 3],
+    private_segment_size: u32,
+    group_segment_size: u32,
+    kernel_object: u64,
+    kernarg_address: u64,
+    reserved2: u64,
+    completion_signal: u64,
+}
+
+#[inline(always)]
+fn packet() -> &'static DispatchPacket {
+    // SAFETY: the packet outlives the kernel and is never written while it runs.
+    unsafe { &*(core::intrinsics::gpu::amdgpu_dispatch_ptr() as *const DispatchPacket) }
+}
+
+/// The work-item's index within its workgroup along x.
+#[inline(always)]
+pub fn workitem_id_x() -> u32 {
+    amdgpu::workitem_id_x()
+}
+/// The work-item's index within its workgroup along y.
+#[inline(always)]
+pub fn workitem_id_y() -> u32 {
+    amdgpu::workitem_id_y()
+}
+/// The work-item's index within its workgroup along z.
+#[inline(always)]
+pub fn workitem_id_z() -> u32 {
+    amdgpu::workitem_id_z()
+}
+/// The workgroup's index in the grid along x.
+#[inline(always)]
+pub fn workgroup_id_x() -> u32 {
+    amdgpu::workgroup_id_x()
+}
+/// The workgroup's index in the grid along y.
+#[inline(always)]
+pub fn workgroup_id_y() -> u32 {
+    amdgpu::workgroup_id_y()
+}
+/// The workgroup's index in the grid along z.
+#[inline(always)]
+pub fn workgroup_id_z() -> u32 {
+    amdgpu::workgroup_id_z()
+}
+
+/// Work-items per workgroup along x (the launch's block size).
+#[inline(always)]
+pub fn workgroup_size_x() -> u32 {
+    packet().workgroup_size[0] as u32
+}
+/// Work-items per workgroup along y.
+#[inline(always)]
+pub fn workgroup_size_y() -> u32 {
+    packet().workgroup_size[1] as u32
+}
+/// Work-items per workgroup along z.
+#[inline(always)]
+pub fn workgroup_size_z() -> u32 {
+    packet().workgroup_size[2] as u32
+}
+
+/// Work-items in the whole grid along x (HSA counts work-items, not workgroups).
+#[inline(always)]
+pub fn grid_size_x() -> u32 {
+    packet().grid_size[0]
+}
+/// Work-items in the whole grid along y.
+#[inline(always)]
+pub fn grid_size_y() -> u32 {
+    packet().grid_size[1]
+}
+/// Work-items in the whole grid along z.
+#[inline(always)]
+pub fn grid_size_z() -> u32 {
+    packet().grid_size[2]
+}
+
+/// Workgroups in the grid along x.
+#[inline(always)]
+pub fn num_workgroups_x() -> u32 {
+    grid_size_x().div_ceil(workgroup_size_x())
+}
+
+/// Total LDS of the launch in bytes (static plus launch-sized).
+#[inline(always)]
+pub fn group_segment_size() -> u32 {
+    packet().group_segment_size
+}
+
+/// The global linear index along x: `workgroup_id_x * workgroup_size_x + workitem_id_x`.
+#[inline(always)]
+pub fn global_id_x() -> u32 {
+    workgroup_id_x() * workgroup_size_x() + workitem_id_x()
+}
+
+/// The wave's index within its workgroup for a 1-D workgroup (`workitem_id_x / 64`), made
+/// wave-uniform so it lives in an SGPR.
+#[inline(always)]
+pub fn wave_id_x() -> u32 {
+    amdgpu::readfirstlane_u32(workitem_id_x() / WAVE_SIZE)
+}

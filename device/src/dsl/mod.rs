@@ -1,0 +1,17 @@
+//! The layer kernels are written in: thin, safe-where-possible wrappers over the amdgpu intrinsics.
+//!
+//! - [`ids`]: work-item, workgroup and wave indices; workgroup and grid sizes from the dispatch packet.
+//! - [`sync`]: workgroup barrier and scheduling fences.
+//! - [`lds`]: the launch-sized (dynamic) LDS block as typed views.
+//! - [`wave`]: lane id, readfirstlane, ballot, cross-lane permutes and wave reductions.
+//! - [`simd`]: the vector types MFMA and 128-bit memory accesses take.
+//! - [`mfma`]: the gfx942 matrix instructions as plain functions.
+//! - [`mem`]: vector loads and stores of global memory.
+
+pub mod ids;
+pub mod lds;
+pub mod mem;
+pub mod mfma;
+pub mod simd;
+pub mod sync;
+pub mod wave;

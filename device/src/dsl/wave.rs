@@ -1,0 +1,63 @@
+//! Wave-level (64-lane) operations.
+
+use core::arch::amdgpu;
+
+/// This lane's index within its wave, 0..64 (`v_mbcnt_lo/hi` over all lanes).
+#[inline(always)]
+pub fn lane_id() -> u32 {
+    amdgpu::mbcnt_hi(u32::MAX, amdgpu::mbcnt_lo(u32::MAX, 0))
+}
+
+/// The value of the first active lane, as a wave-uniform (SGPR) value.
+#[inline(always)]
+pub fn readfirstlane(v: u32) -> u32 {
+    amdgpu::readfirstlane_u32(v)
+}
+
+/// A 64-bit mask with bit `l` set when lane `l` is active and `b` is true there.
+#[inline(always)]
+pub fn ballot(b: bool) -> u64 {
+    amdgpu::ballot(b)
+}
+
+/// Returns `v` as held by lane `src_lane` (0..64). Inactive source lanes give 0.
+#[inline(always)]
+pub fn bpermute(v: u32, src_lane: u32) -> u32 {
+    // SAFETY: ds_bpermute reads no memory; the byte address selects the lane (lane * 4).
+    unsafe { amdgpu::ds_bpermute(src_lane << 2, v) }
+}
+
+/// Returns `v` from lane `lane_id() ^ mask`, the butterfly step of reductions.
+#[inline(always)]
+pub fn shuffle_xor(v: u32, mask: u32) -> u32 {
+    bpermute(v, lane_id() ^ mask)
+}
+
+/// `v` from lane `lane_id() ^ mask` for an f32.
+#[inline(always)]
+pub fn shuffle_xor_f32(v: f32, mask: u32) -> f32 {
+    f32::from_bits(shuffle_xor(v.to_bits(), mask))
+}
+
+/// The sum of `v` over all 64 lanes of the wave (every lane gets the result). All lanes must be
+/// active. The butterfly order is fixed, so the result is deterministic.
+#[inline(always)]
+pub fn reduce_sum_f32(mut v: f32) -> f32 {
+    let mut mask = 32;
+    while mask > 0 {
+        v += shuffle_xor_f32(v, mask);
+        mask >>= 1;
+    }
+    v
+}
+
+/// The maximum of `v` over all 64 lanes (NaN-ignoring like `f32::max`). All lanes must be active.
+#[inline(always)]
+pub fn reduce_max_f32(mut v: f32) -> f32 {
+    let mut mask = 32;
+    while mask > 0 {
+        v = v.max(shuffle_xor_f32(v, mask));
+        mask >>= 1;
+    }
+    v
+}

@@ -1,0 +1,309 @@
+//! The parts of ELF64 an AMDGPU code object needs: header, program and section headers, symbols,
+//! notes. Every read is bounds-checked; malformed input is a [`CodeObjectError`], never a panic.
+
+use super::CodeObjectError;
+
+/// `e_machine` of AMDGPU code objects.
+pub const EM_AMDGPU: u16 = 0xE0;
+/// `EI_OSABI` of code objects for the HSA runtime.
+pub const ELFOSABI_AMDGPU_HSA: u8 = 64;
+/// `e_flags` bits holding the target ("mach") id.
+pub const EF_AMDGPU_MACH: u32 = 0xff;
+
+const PT_LOAD: u32 = 1;
+const PT_NOTE: u32 = 4;
+const SHT_SYMTAB: u32 = 2;
+const SHT_NOTE: u32 = 7;
+const SHT_DYNSYM: u32 = 11;
+const SHT_RELA: u32 = 4;
+
+/// Little-endian reads with bounds checks, naming what was being read when they fail.
+pub(crate) struct Reader<'a> {
+    pub bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    pub fn slice(&self, off: u64, len: u64, what: &'static str) -> Result<&'a [u8], CodeObjectError> {
+        let end = off.checked_add(len).ok_or(CodeObjectError::Truncated { what, need: u64::MAX, have: self.bytes.len() as u64 })?;
+        if end > self.bytes.len() as u64 {
+            return Err(CodeObjectError::Truncated { what, need: end, have: self.bytes.len() as u64 });
+        }
+        Ok(&self.bytes[off as usize..end as usize])
+    }
+    pub fn u16(&self, off: u64, what: &'static str) -> Result<u16, CodeObjectError> {
+        Ok(u16::from_le_bytes(self.slice(off, 2, what)?.try_into().expect("2 bytes")))
+    }
+    pub fn u32(&self, off: u64, what: &'static str) -> Result<u32, CodeObjectError> {
+        Ok(u32::from_le_bytes(self.slice(off, 4, what)?.try_into().expect("4 bytes")))
+    }
+    pub fn u64(&self, off: u64, what: &'static str) -> Result<u64, CodeObjectError> {
+        Ok(u64::from_le_bytes(self.slice(off, 8, what)?.try_into().expect("8 bytes")))
+    }
+}
+
+/// One loadable segment (what the runtime copies into device memory).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Segment {
+    /// Virtual address relative to the load base.
+    pub vaddr: u64,
+    /// Bytes present in the file.
+    pub file_offset: u64,
+    /// Bytes taken from the file.
+    pub file_size: u64,
+    /// Bytes in memory (the rest after `file_size` is zero).
+    pub mem_size: u64,
+}
+
+/// A section header, with its name resolved.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Section {
+    /// Name from the section string table.
+    pub name: String,
+    /// `sh_type`.
+    pub kind: u32,
+    /// `sh_addr`.
+    pub addr: u64,
+    /// `sh_offset`.
+    pub offset: u64,
+    /// `sh_size`.
+    pub size: u64,
+    /// `sh_link`.
+    pub link: u32,
+    /// `sh_entsize`.
+    pub entsize: u64,
+}
+
+/// A symbol from `.symtab` or `.dynsym`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Symbol {
+    /// The symbol's name.
+    pub name: String,
+    /// `st_value`: a virtual address for defined symbols.
+    pub value: u64,
+    /// `st_size`.
+    pub size: u64,
+    /// `st_info & 0xf`: 1 object, 2 function.
+    pub kind: u8,
+}
+
+/// A dynamic relocation with an addend (`.rela.dyn`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Relocation {
+    /// The address patched.
+    pub offset: u64,
+    /// `ELF64_R_TYPE`.
+    pub kind: u32,
+    /// The symbol index (`ELF64_R_SYM`).
+    pub symbol: u32,
+    /// The addend.
+    pub addend: i64,
+}
+
+/// A parsed ELF64 little-endian file.
+#[derive(Clone, Debug)]
+pub struct Elf {
+    /// `e_ident[EI_OSABI]`.
+    pub os_abi: u8,
+    /// `e_ident[EI_ABIVERSION]`: 2 = code object v4, 3 = v5, 4 = v6.
+    pub abi_version: u8,
+    /// `e_machine`.
+    pub machine: u16,
+    /// `e_flags`.
+    pub flags: u32,
+    /// Loadable segments.
+    pub segments: Vec<Segment>,
+    /// Sections.
+    pub sections: Vec<Section>,
+    /// Symbols of `.symtab` and `.dynsym` (duplicates merged by name).
+    pub symbols: Vec<Symbol>,
+    /// Note payloads: (owner name, type, descriptor bytes).
+    pub notes: Vec<(String, u32, Vec<u8>)>,
+    /// Dynamic relocations.
+    pub relocations: Vec<Relocation>,
+}
+
+impl Elf {
+    /// Parses the headers, sections, symbols and notes of `bytes`.
+    pub fn parse(bytes: &[u8]) -> Result<Elf, CodeObjectError> {
+        let r = Reader { bytes };
+        let ident = r.slice(0, 16, "ELF identification")?;
+        if &ident[0..4] != b"\x7fELF" {
+            return Err(CodeObjectError::NotElf);
+        }
+        if ident[4] != 2 {
+            return Err(CodeObjectError::NotElf64 { class: ident[4] });
+        }
+        if ident[5] != 1 {
+            return Err(CodeObjectError::NotLittleEndian);
+        }
+        let os_abi = ident[7];
+        let abi_version = ident[8];
+        let machine = r.u16(18, "ELF header")?;
+        let flags = r.u32(48, "ELF header")?;
+        let phoff = r.u64(32, "ELF header")?;
+        let shoff = r.u64(40, "ELF header")?;
+        let phentsize = r.u16(54, "ELF header")? as u64;
+        let phnum = r.u16(56, "ELF header")? as u64;
+        let shentsize = r.u16(58, "ELF header")? as u64;
+        let shnum = r.u16(60, "ELF header")? as u64;
+        let shstrndx = r.u16(62, "ELF header")? as u64;
+        if phnum > 0 && phentsize < 56 {
+            return Err(CodeObjectError::Malformed(format!("program header entry size {phentsize}")));
+        }
+        if shnum > 0 && shentsize < 64 {
+            return Err(CodeObjectError::Malformed(format!("section header entry size {shentsize}")));
+        }
+
+        let mut segments = Vec::new();
+        let mut notes = Vec::new();
+        for i in 0..phnum {
+            let h = phoff + i * phentsize;
+            r.slice(h, 56, "program header table")?;
+            let kind = r.u32(h, "program header")?;
+            let offset = r.u64(h + 8, "program header")?;
+            let vaddr = r.u64(h + 16, "program header")?;
+            let filesz = r.u64(h + 32, "program header")?;
+            let memsz = r.u64(h + 40, "program header")?;
+            match kind {
+                PT_LOAD => {
+                    r.slice(offset, filesz, "loadable segment")?;
+                    if memsz < filesz {
+                        return Err(CodeObjectError::Malformed(format!(
+                            "segment at {vaddr:#x}: memory size {memsz} < file size {filesz}"
+                        )));
+                    }
+                    segments.push(Segment { vaddr, file_offset: offset, file_size: filesz, mem_size: memsz });
+                }
+                PT_NOTE => parse_notes(r.slice(offset, filesz, "note segment")?, &mut notes)?,
+                _ => {}
+            }
+        }
+
+        let mut raw_sections = Vec::new();
+        for i in 0..shnum {
+            let h = shoff + i * shentsize;
+            r.slice(h, 64, "section header table")?;
+            raw_sections.push((
+                r.u32(h, "section header")?,
+                Section {
+                    name: String::new(),
+                    kind: r.u32(h + 4, "section header")?,
+                    addr: r.u64(h + 16, "section header")?,
+                    offset: r.u64(h + 24, "section header")?,
+                    size: r.u64(h + 32, "section header")?,
+                    link: r.u32(h + 40, "section header")?,
+                    entsize: r.u64(h + 56, "section header")?,
+                },
+            ));
+        }
+        let mut sections = Vec::with_capacity(raw_sections.len());
+        let shstr = raw_sections.get(shstrndx as usize).map(|(_, s)| s.clone());
+        for (name_off, mut s) in raw_sections {
+            if let Some(strtab) = &shstr {
+                s.name = read_str(&r, strtab, name_off as u64)?;
+            }
+            sections.push(s);
+        }
+
+        let mut symbols: Vec<Symbol> = Vec::new();
+        let mut relocations = Vec::new();
+        for s in &sections {
+            match s.kind {
+                SHT_SYMTAB | SHT_DYNSYM => {
+                    let strtab = sections
+                        .get(s.link as usize)
+                        .ok_or_else(|| CodeObjectError::Malformed(format!("symbol table {} has no string table", s.name)))?;
+                    let data = r.slice(s.offset, s.size, "symbol table")?;
+                    for e in data.chunks_exact(24) {
+                        let name_off = u32::from_le_bytes(e[0..4].try_into().expect("4"));
+                        let sym = Symbol {
+                            name: read_str(&r, strtab, name_off as u64)?,
+                            kind: e[4] & 0xf,
+                            value: u64::from_le_bytes(e[8..16].try_into().expect("8")),
+                            size: u64::from_le_bytes(e[16..24].try_into().expect("8")),
+                        };
+                        if !sym.name.is_empty() && !symbols.iter().any(|x| x.name == sym.name) {
+                            symbols.push(sym);
+                        }
+                    }
+                }
+                SHT_NOTE if notes.is_empty() => {
+                    parse_notes(r.slice(s.offset, s.size, "note section")?, &mut notes)?;
+                }
+                SHT_RELA if s.name.starts_with(".rela.dyn") => {
+                    let data = r.slice(s.offset, s.size, "relocation table")?;
+                    for e in data.chunks_exact(24) {
+                        let info = u64::from_le_bytes(e[8..16].try_into().expect("8"));
+                        relocations.push(Relocation {
+                            offset: u64::from_le_bytes(e[0..8].try_into().expect("8")),
+                            kind: (info & 0xffff_ffff) as u32,
+                            symbol: (info >> 32) as u32,
+                            addend: i64::from_le_bytes(e[16..24].try_into().expect("8")),
+                        });
+                    }
+                }
+                _ => {}
+            }
+        }
+        Ok(Elf { os_abi, abi_version, machine, flags, segments, sections, symbols, notes, relocations })
+    }
+
+    /// The symbol called `name`.
+    pub fn symbol(&self, name: &str) -> Option<&Symbol> {
+        self.symbols.iter().find(|s| s.name == name)
+    }
+
+    /// The end of the highest loadable segment: the size of the loaded image.
+    pub fn image_size(&self) -> u64 {
+        self.segments.iter().map(|s| s.vaddr + s.mem_size).max().unwrap_or(0)
+    }
+
+    /// The loaded image: every loadable segment copied to its virtual address, zero elsewhere.
+    pub fn load_image(&self, bytes: &[u8]) -> Result<Vec<u8>, CodeObjectError> {
+        let size = self.image_size();
+        if size > 1 << 30 {
+            return Err(CodeObjectError::Malformed(format!("loaded image of {size} bytes")));
+        }
+        let mut image = vec![0u8; size as usize];
+        let r = Reader { bytes };
+        for s in &self.segments {
+            let data = r.slice(s.file_offset, s.file_size, "loadable segment")?;
+            image[s.vaddr as usize..(s.vaddr + s.file_size) as usize].copy_from_slice(data);
+        }
+        Ok(image)
+    }
+}
+
+fn read_str(r: &Reader<'_>, strtab: &Section, off: u64) -> Result<String, CodeObjectError> {
+    if off >= strtab.size {
+        return Err(CodeObjectError::Malformed(format!("string offset {off} outside its table")));
+    }
+    let data = r.slice(strtab.offset + off, strtab.size - off, "string table")?;
+    let end = data
+        .iter()
+        .position(|&b| b == 0)
+        .ok_or_else(|| CodeObjectError::Malformed("unterminated string".into()))?;
+    Ok(String::from_utf8_lossy(&data[..end]).into_owned())
+}
+
+fn parse_notes(mut data: &[u8], out: &mut Vec<(String, u32, Vec<u8>)>) -> Result<(), CodeObjectError> {
+    let align4 = |n: usize| (n + 3) & !3;
+    while data.len() >= 12 {
+        let namesz = u32::from_le_bytes(data[0..4].try_into().expect("4")) as usize;
+        let descsz = u32::from_le_bytes(data[4..8].try_into().expect("4")) as usize;
+        let kind = u32::from_le_bytes(data[8..12].try_into().expect("4"));
+        let name_end = 12usize.checked_add(align4(namesz));
+        let desc_end = name_end.and_then(|n| n.checked_add(align4(descsz)));
+        let (Some(name_end), Some(desc_end)) = (name_end, desc_end) else {
+            return Err(CodeObjectError::Malformed("note sizes overflow".into()));
+        };
+        if desc_end > data.len() && name_end + descsz > data.len() {
+            return Err(CodeObjectError::Truncated { what: "note", need: desc_end as u64, have: data.len() as u64 });
+        }
+        let name = &data[12..12 + namesz];
+        let name = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap_or(&[])).into_owned();
+        out.push((name, kind, data[name_end..name_end + descsz].to_vec()));
+        data = &data[desc_end.min(data.len())..];
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! Per-kernel resources and the occupancy they allow on gfx90a/gfx942 (CDNA2/3).
+//!
+//! Register file (GFX942.md, "registers"): 512 unified VGPR+AGPR per lane per SIMD, allocated in
+//! granules of 8; AGPRs start at ACCUM_OFFSET (the VGPR count rounded up to 4). At most 8 waves
+//! per SIMD. SGPRs: LLVM's gfx8+ occupancy steps (`getOccupancyWithNumSGPRs`: <=80 -> 10, <=88 -> 9,
+//! <=100 -> 8, ...), capped at 8. LDS limits depend on the launch (workgroup size and dynamic
+//! LDS), so they are not part of this static figure.
+
+use super::KernelInfo;
+
+/// The hardware limit of resident waves per SIMD on gfx90a/gfx942.
+pub const MAX_WAVES_PER_SIMD: u32 = 8;
+/// Unified VGPR+AGPR registers per lane per SIMD.
+const UNIFIED_REGS: u32 = 512;
+/// VGPR allocation granule.
+const VGPR_GRANULE: u32 = 8;
+
+/// What a kernel uses, from its metadata and descriptor.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct KernelResources {
+    /// Kernel name.
+    pub name: String,
+    /// Architectural VGPRs.
+    pub vgprs: u32,
+    /// Accumulation VGPRs.
+    pub agprs: u32,
+    /// SGPRs (including VCC, flat scratch, XNACK).
+    pub sgprs: u32,
+    /// Static LDS bytes.
+    pub lds_static: u32,
+    /// Scratch bytes per work-item.
+    pub scratch: u32,
+    /// VGPRs spilled to scratch.
+    pub vgpr_spills: u32,
+    /// SGPRs spilled.
+    pub sgpr_spills: u32,
+    /// Waves per SIMD the registers allow (1..=8), 0 if the kernel cannot run at all.
+    pub max_waves_per_simd: u32,
+}
+
+impl KernelResources {
+    /// The figures for one kernel.
+    pub fn of(k: &KernelInfo) -> KernelResources {
+        let m = &k.meta;
+        KernelResources {
+            name: m.name.clone(),
+            vgprs: m.vgpr_count,
+            agprs: m.agpr_count,
+            sgprs: m.sgpr_count,
+            lds_static: m.group_segment_fixed_size,
+            scratch: m.private_segment_fixed_size,
+            vgpr_spills: m.vgpr_spill_count,
+            sgpr_spills: m.sgpr_spill_count,
+            max_waves_per_simd: waves_per_simd(m.vgpr_count, m.agpr_count, m.sgpr_count),
+        }
+    }
+
+    /// Registers spilled (VGPR or SGPR).
+    pub fn spills(&self) -> bool {
+        self.vgpr_spills > 0 || self.sgpr_spills > 0
+    }
+
+    /// The unified register allocation per lane (VGPRs rounded to ACCUM_OFFSET, plus AGPRs,
+    /// rounded to the granule).
+    pub fn unified_regs(&self) -> u32 {
+        unified_regs(self.vgprs, self.agprs)
+    }
+}
+
+fn unified_regs(vgprs: u32, agprs: u32) -> u32 {
+    let total = if agprs > 0 { vgprs.div_ceil(4) * 4 + agprs } else { vgprs };
+    total.max(1).div_ceil(VGPR_GRANULE) * VGPR_GRANULE
+}
+
+/// Waves per SIMD allowed by a kernel's register use.
+pub fn waves_per_simd(vgprs: u32, agprs: u32, sgprs: u32) -> u32 {
+    let regs = unified_regs(vgprs, agprs);
+    if regs > UNIFIED_REGS {
+        return 0;
+    }
+    let by_vgpr = UNIFIED_REGS / regs;
+    let by_sgpr = match sgprs {
+        0..=80 => 10,
+        81..=88 => 9,
+        89..=100 => 8,
+        101..=112 => 7,
+        113..=128 => 6,
+        129..=144 => 5,
+        145..=168 => 4,
+        169..=200 => 3,
+        201..=400 => 2,
+        _ => 1,
+    };
+    by_vgpr.min(by_sgpr).min(MAX_WAVES_PER_SIMD)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn occupancy_follows_the_unified_register_file() {
+        assert_eq!(waves_per_simd(4, 0, 14), 8);
+        assert_eq!(waves_per_simd(64, 0, 14), 8);
+        assert_eq!(waves_per_simd(65, 0, 14), 7); // 72 regs -> 512/72 = 7
+        assert_eq!(waves_per_simd(128, 0, 14), 4);
+        assert_eq!(waves_per_simd(256, 256, 14), 1);
+        assert_eq!(waves_per_simd(6, 128, 14), 3); // 8 + 128 = 136 -> 512/136 = 3
+        assert_eq!(waves_per_simd(512, 1, 14), 0);
+        assert_eq!(waves_per_simd(4, 0, 102), 7);
+    }
+}

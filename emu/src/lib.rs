@@ -1,0 +1,7 @@
+//! ferrocm-emu: a gfx942 (MI300X, CDNA3) ISA emulator.
+//!
+//! Runs AMDGPU code objects instruction by instruction on the CPU, wave64, with counters that stand
+//! in for a profiler.
+#![warn(missing_docs)]
+
+pub mod codeobj;

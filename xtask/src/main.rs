@@ -1,0 +1,100 @@
+//! `cargo xtask <command>`: the project's build tasks.
+//!
+//! - `build [--arch gfx942[,gfx90a...]] [--allow-spills]`: code objects, listings, resource report
+//!   under `target/ferrocm/<arch>/`.
+//! - `test [-- <cargo test args>]`: builds the device code once, then runs the whole test suite
+//!   against those code objects.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode};
+use xtask::device_build::{self, BuildRequest, DEFAULT_ARCH};
+use xtask::report;
+
+const USAGE: &str = "usage: cargo xtask <command>
+
+commands:
+  build [--arch LIST] [--allow-spills]   build the device code objects and print the resource report
+                                         (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
+  test [-- ARGS]                          build for gfx942, then run every test of the workspace
+                                         against those code objects (ARGS go to `cargo test`)";
+
+fn workspace_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
+}
+
+struct BuildFlags {
+    archs: Vec<String>,
+    allow_spills: bool,
+}
+
+fn parse_build_flags(args: &[String]) -> Result<BuildFlags, String> {
+    let mut flags = BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false };
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--arch" => {
+                let v = it.next().ok_or("--arch needs a value")?;
+                flags.archs = device_build::parse_arch_list(v)?;
+            }
+            s if s.starts_with("--arch=") => flags.archs = device_build::parse_arch_list(&s[7..])?,
+            "--allow-spills" => flags.allow_spills = true,
+            other => return Err(format!("unknown option {other:?}\n\n{USAGE}")),
+        }
+    }
+    Ok(flags)
+}
+
+fn build(flags: &BuildFlags) -> Result<PathBuf, String> {
+    let root = workspace_root();
+    let out_dir = root.join("target/ferrocm");
+    let req = BuildRequest {
+        device_dir: root.join("device"),
+        target_dir: root.join("target/ferrocm-device"),
+        out_dir: out_dir.clone(),
+        archs: flags.archs.clone(),
+        allow_spills: flags.allow_spills,
+        show_progress: true,
+    };
+    let started = std::time::Instant::now();
+    let builds = device_build::build(&req).map_err(|e| e.to_string())?;
+    for b in &builds {
+        println!("\n{}", report::table(b));
+        println!("listing: {}\nreport:  {}", b.asm.display(), b.report.display());
+    }
+    println!("device build: {:.1} s", started.elapsed().as_secs_f64());
+    Ok(out_dir)
+}
+
+fn test(args: &[String]) -> Result<(), String> {
+    let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
+    let passthrough: Vec<&String> = args.iter().skip_while(|a| *a != "--").skip(1).collect();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["test", "--workspace"])
+        .args(passthrough)
+        // The host crate embeds these instead of building the device crate a second time.
+        .env("FERROCM_PREBUILT_DIR", &out_dir)
+        .status()
+        .map_err(|e| format!("running cargo test: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("cargo test failed ({status})")) }
+}
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("build") => parse_build_flags(&args[1..]).and_then(|f| build(&f).map(|_| ())),
+        Some("test") => test(&args[1..]),
+        Some("-h" | "--help" | "help") | None => {
+            println!("{USAGE}");
+            Ok(())
+        }
+        Some(other) => Err(format!("unknown command {other:?}\n\n{USAGE}")),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
