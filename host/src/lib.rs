@@ -1,1 +1,54 @@
+//! # ferrocm
+//!
+//! Fast tensor ops on AMD Instinct GPUs, with the kernels written in plain Rust.
+//!
+//! The kernels live in the `ferrocm-device` crate, compiled ahead of time for `amdgcn-amd-amdhsa`
+//! (gfx942 = MI300X first) and embedded in this crate. They run either on a real GPU through the
+//! HIP runtime (libamdhip64, opened at run time, so nothing of ROCm is needed to build) or on
+//! ferrocm's gfx942 emulator, which executes the same machine code on the CPU.
+//!
+//! ```no_run
+//! use ferrocm::{Device, ops};
+//! let dev = Device::new()?; // HIP if a GPU is present, else the emulator
+//! let x = dev.from_slice(&[1.0f32, 2.0, 3.0])?;
+//! let mut y = dev.from_slice(&[10.0f32, 20.0, 30.0])?;
+//! ops::basic::saxpy(2.0, &x, &mut y)?;
+//! assert_eq!(y.to_vec()?, vec![12.0, 24.0, 36.0]);
+//! # Ok::<(), ferrocm::Error>(())
+//! ```
+//!
+//! Layers: [`Device`] (backend selection, launches), [`Buffer`] (typed device memory),
+//! [`Tensor`] (shape, strides, dtype), [`ops`] (validated tensor operations), [`reference`]
+//! (CPU definitions of every op), [`hip`] (streams and events on a real GPU).
+#![warn(missing_docs)]
 
+mod backend;
+mod buffer;
+pub mod code_objects;
+mod device;
+mod dtype;
+mod error;
+mod launch;
+pub mod ops;
+pub mod reference;
+mod tensor;
+
+pub use backend::{BackendKind, DeviceInfo};
+pub use buffer::{Buffer, RawBuffer};
+pub use device::{Device, EMULATED_ARCH};
+pub use dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
+pub use error::{CodeObjectError, Error, Result};
+pub use launch::{LDS_LIMIT_BYTES, LaunchConfig};
+pub use tensor::{Tensor, contiguous_strides};
+
+/// The kernel ABI shared with the device crate: argument structs, typed kernel handles, pointers.
+pub use ferrocm_device::abi;
+/// Code object parsing (re-exported from the emulator crate, which owns it).
+pub use ferrocm_emu::codeobj;
+pub use half::{bf16, f16};
+
+/// The HIP backend's public types: a GPU with ferrocm loaded, streams, events.
+pub mod hip {
+    pub use crate::backend::emulator::EmulatorDevice;
+    pub use crate::backend::hip::{Event, HIP_LIBRARY_CANDIDATES, HipDevice, Stream, device_count, open_runtime};
+}

@@ -1,0 +1,28 @@
+//! The code objects embedded at build time, one per GPU architecture.
+//!
+//! `build.rs` builds `device/` for every architecture in FERROCM_ARCHS (default gfx942), or takes
+//! prebuilt objects from FERROCM_PREBUILT_DIR, and generates the table included here.
+
+use crate::error::{Error, Result};
+
+include!(concat!(env!("OUT_DIR"), "/code_objects.rs"));
+
+/// Every embedded code object as (architecture, bytes).
+pub fn embedded() -> &'static [(&'static str, &'static [u8])] {
+    EMBEDDED
+}
+
+/// The code object for `arch`.
+///
+/// # Errors
+/// [`Error::NoCodeObjectForArch`] when the crate was built without that architecture.
+pub fn for_arch(arch: &str) -> Result<&'static [u8]> {
+    EMBEDDED.iter().find(|(a, _)| *a == arch).map(|(_, b)| *b).ok_or_else(|| Error::NoCodeObjectForArch {
+        arch: arch.to_string(),
+        available: if EMBEDDED.is_empty() {
+            format!("none: {SKIPPED_REASON}")
+        } else {
+            EMBEDDED.iter().map(|(a, _)| *a).collect::<Vec<_>>().join(", ")
+        },
+    })
+}

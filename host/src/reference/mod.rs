@@ -1,0 +1,7 @@
+//! Plain CPU implementations of every device op: the definition each kernel is tested against.
+//!
+//! Written for clarity, not speed: straightforward loops, f64 accumulation where a sum is
+//! involved, the same rounding rules the device op documents. Public, so users can check results
+//! and tests can share them.
+
+pub mod basic;

@@ -1,0 +1,274 @@
+//! [`Tensor`]: a shaped, strided view of device memory with a dtype.
+
+use crate::buffer::RawBuffer;
+use crate::device::Device;
+use crate::dtype::{DType, Element};
+use crate::error::{Error, Result};
+use ferrocm_device::abi::DevPtr;
+use std::sync::Arc;
+
+/// An n-dimensional array on a device: dtype, shape, strides (in elements) and an offset into a
+/// shared allocation. View operations ([`Tensor::transpose`], [`Tensor::narrow`],
+/// [`Tensor::broadcast_to`], [`Tensor::reshape`]) share the allocation; ops produce new tensors.
+///
+/// ```no_run
+/// use ferrocm::{Device, Tensor, DType};
+/// let dev = Device::new()?;
+/// let t = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// assert_eq!(t.shape(), &[2, 3]);
+/// let tt = t.transpose(0, 1)?; // a 3x2 view, strides [1, 3]
+/// assert_eq!(tt.to_vec::<f32>()?, vec![1.0, 4.0, 2.0, 5.0, 3.0, 6.0]);
+/// # Ok::<(), ferrocm::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct Tensor {
+    storage: Arc<RawBuffer>,
+    dtype: DType,
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    offset: usize,
+}
+
+impl std::fmt::Debug for Tensor {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Tensor<{}>{:?} strides {:?} offset {}", self.dtype, self.shape, self.strides, self.offset)
+    }
+}
+
+/// Row-major (C order) strides of `shape`.
+pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1] * shape[i + 1].max(1);
+    }
+    strides
+}
+
+fn numel_checked(shape: &[usize]) -> Result<usize> {
+    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::Shape {
+        op: "tensor",
+        message: format!("shape {shape:?} has more elements than fit in usize"),
+    })
+}
+
+impl Tensor {
+    /// A contiguous tensor of zeros.
+    ///
+    /// # Errors
+    /// Overflowing shapes, allocation errors.
+    pub fn zeros(device: &Device, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let t = Tensor::empty(device, shape, dtype)?;
+        t.storage.write(0, &vec![0u8; t.storage.size_bytes() as usize])?;
+        Ok(t)
+    }
+
+    /// A contiguous tensor with unspecified contents (every byte pattern is a valid value, so
+    /// reading it is safe, just meaningless).
+    ///
+    /// # Errors
+    /// Overflowing shapes, allocation errors.
+    pub fn empty(device: &Device, shape: &[usize], dtype: DType) -> Result<Tensor> {
+        let n = numel_checked(shape)?;
+        let bytes = n.checked_mul(dtype.size()).ok_or(Error::AllocationOverflow { elements: n, elem_size: dtype.size() })?;
+        Ok(Tensor {
+            storage: Arc::new(RawBuffer::new(device, bytes as u64)?),
+            dtype,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: 0,
+        })
+    }
+
+    /// A contiguous tensor holding `data` with `shape`.
+    ///
+    /// # Errors
+    /// [`Error::LengthMismatch`] when `data.len()` is not the shape's element count.
+    pub fn from_slice<T: Element>(device: &Device, data: &[T], shape: &[usize]) -> Result<Tensor> {
+        let n = numel_checked(shape)?;
+        if n != data.len() {
+            return Err(Error::LengthMismatch { expected: n, actual: data.len() });
+        }
+        let t = Tensor::empty(device, shape, T::DTYPE)?;
+        t.storage.write(0, bytemuck::cast_slice(data))?;
+        Ok(t)
+    }
+
+    /// The element type.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    /// Strides in elements.
+    pub fn strides(&self) -> &[usize] {
+        &self.strides
+    }
+    /// Offset of the first element in elements from the start of the allocation.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+    /// Number of dimensions.
+    pub fn rank(&self) -> usize {
+        self.shape.len()
+    }
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+    /// The device.
+    pub fn device(&self) -> &Device {
+        self.storage.device()
+    }
+    /// The allocation under the view.
+    pub fn storage(&self) -> &Arc<RawBuffer> {
+        &self.storage
+    }
+
+    /// True when the elements are laid out row-major without gaps (size-1 dims ignored).
+    pub fn is_contiguous(&self) -> bool {
+        let mut expected = 1;
+        for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
+            if d != 1 && s != expected {
+                return false;
+            }
+            expected *= d;
+        }
+        true
+    }
+
+    /// The address of the first element, typed; checks the dtype.
+    ///
+    /// # Errors
+    /// [`Error::DTypeMismatch`] when `T` is not the tensor's dtype.
+    pub fn as_ptr<T: Element>(&self) -> Result<DevPtr<T>> {
+        self.expect_dtype::<T>("as_ptr")?;
+        Ok(DevPtr::from_addr(self.storage.addr() + (self.offset * self.dtype.size()) as u64))
+    }
+
+    pub(crate) fn expect_dtype<T: Element>(&self, op: &'static str) -> Result<()> {
+        if self.dtype != T::DTYPE {
+            return Err(Error::DTypeMismatch { op, what: "tensor", got: self.dtype, expected: T::DTYPE.to_string() });
+        }
+        Ok(())
+    }
+
+    /// Copies the elements to the host in row-major order (gathering strided views).
+    ///
+    /// # Errors
+    /// [`Error::DTypeMismatch`]; the backend's error.
+    pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
+        self.expect_dtype::<T>("to_vec")?;
+        let n = self.numel();
+        if n == 0 {
+            return Ok(vec![]);
+        }
+        let esz = self.dtype.size();
+        if self.is_contiguous() {
+            let mut v = vec![T::zeroed(); n];
+            self.storage.read((self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut v))?;
+            return Ok(v);
+        }
+        // Read the span the view touches once, then gather on the host.
+        let span = 1 + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>();
+        let mut all = vec![T::zeroed(); span];
+        self.storage.read((self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut all))?;
+        Ok(self.element_offsets().map(|o| all[o]).collect())
+    }
+
+    /// The storage offset (relative to `offset`) of every element in row-major order.
+    pub fn element_offsets(&self) -> impl Iterator<Item = usize> + '_ {
+        let n = self.numel();
+        let mut idx = vec![0usize; self.rank()];
+        (0..n).map(move |k| {
+            let off = idx.iter().zip(&self.strides).map(|(i, s)| i * s).sum();
+            if k + 1 < n {
+                for d in (0..idx.len()).rev() {
+                    idx[d] += 1;
+                    if idx[d] < self.shape[d] {
+                        break;
+                    }
+                    idx[d] = 0;
+                }
+            }
+            off
+        })
+    }
+
+    fn check_axis(&self, op: &'static str, axis: usize) -> Result<()> {
+        if axis >= self.rank() {
+            return Err(Error::InvalidArgument { op, message: format!("axis {axis} out of range for rank {}", self.rank()) });
+        }
+        Ok(())
+    }
+
+    /// A view with axes `a` and `b` swapped.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an axis out of range.
+    pub fn transpose(&self, a: usize, b: usize) -> Result<Tensor> {
+        self.check_axis("transpose", a)?;
+        self.check_axis("transpose", b)?;
+        let mut t = self.clone();
+        t.shape.swap(a, b);
+        t.strides.swap(a, b);
+        Ok(t)
+    }
+
+    /// A view of `len` entries of `axis` starting at `start`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an axis or range out of bounds.
+    pub fn narrow(&self, axis: usize, start: usize, len: usize) -> Result<Tensor> {
+        self.check_axis("narrow", axis)?;
+        if start.checked_add(len).is_none_or(|e| e > self.shape[axis]) {
+            return Err(Error::InvalidArgument {
+                op: "narrow",
+                message: format!("range {start}..{} out of bounds for axis {axis} of size {}", start + len, self.shape[axis]),
+            });
+        }
+        let mut t = self.clone();
+        t.offset += start * self.strides[axis];
+        t.shape[axis] = len;
+        Ok(t)
+    }
+
+    /// A view broadcast to `shape` (numpy rules: align trailing axes; size-1 axes stretch with
+    /// stride 0; new leading axes have stride 0).
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when the shapes are not compatible.
+    pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        if shape.len() < self.rank() {
+            return Err(Error::Shape { op: "broadcast_to", message: format!("cannot broadcast {:?} to {shape:?}", self.shape) });
+        }
+        let lead = shape.len() - self.rank();
+        let mut strides = vec![0; shape.len()];
+        for (i, &d) in shape.iter().enumerate().skip(lead) {
+            let (sd, ss) = (self.shape[i - lead], self.strides[i - lead]);
+            strides[i] = if sd == d {
+                ss
+            } else if sd == 1 {
+                0
+            } else {
+                return Err(Error::Shape { op: "broadcast_to", message: format!("cannot broadcast {:?} to {shape:?}", self.shape) });
+            };
+        }
+        Ok(Tensor { storage: self.storage.clone(), dtype: self.dtype, shape: shape.to_vec(), strides, offset: self.offset })
+    }
+
+    /// The same elements with another shape; the tensor must be contiguous.
+    ///
+    /// # Errors
+    /// [`Error::Shape`] for a different element count, [`Error::Layout`] for a strided view.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Tensor> {
+        if numel_checked(shape)? != self.numel() {
+            return Err(Error::Shape { op: "reshape", message: format!("{:?} and {shape:?} differ in element count", self.shape) });
+        }
+        if !self.is_contiguous() {
+            return Err(Error::Layout { op: "reshape", message: "a strided view cannot be reshaped; make it contiguous first".into() });
+        }
+        Ok(Tensor { storage: self.storage.clone(), dtype: self.dtype, shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset })
+    }
+}
