@@ -6,3 +6,6 @@
 
 pub mod codeobj;
 pub mod isa;
+pub mod exec;
+
+pub use exec::{EmuConfig, EmuError, Emulator, LaunchParams, LaunchStats, Module};

@@ -1,0 +1,368 @@
+//! A kernel launch as the HSA runtime and the hardware dispatcher would do it: kernarg segment with
+//! hidden arguments, dispatch packet, per-wave initial registers, then workgroups on CPU threads.
+
+use super::counters::Counters;
+use super::error::{EmuError, Fault, FaultKind};
+use super::memory::{MemView, PRIVATE_APERTURE, SHARED_APERTURE};
+use super::program::Module;
+use super::wave::{FloatMode, LANES, Wave, WaveStatus, reg};
+use super::workgroup::{WorkgroupRun, run_workgroup};
+use super::{EmuConfig, Emulator};
+use crate::codeobj::{KernelInfo, ValueKind};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// Max work-items per workgroup on gfx9.
+pub const MAX_WORKGROUP_SIZE: u32 = 1024;
+/// LDS per workgroup on gfx942.
+pub const LDS_SIZE: u32 = 64 * 1024;
+/// Size of `hsa_kernel_dispatch_packet_t`.
+const DISPATCH_PACKET_SIZE: u64 = 64;
+/// Bytes reserved for the (zeroed) `hsa_queue_t` a queue pointer points at.
+const QUEUE_SIZE: u64 = 128;
+
+/// What to launch.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LaunchParams {
+    /// Workgroups along x, y, z.
+    pub grid: [u32; 3],
+    /// Work-items per workgroup along x, y, z.
+    pub block: [u32; 3],
+    /// Launch-sized LDS bytes.
+    pub dynamic_lds: u32,
+    /// The explicit kernel arguments, laid out as the kernel expects (hidden ones are appended
+    /// by the launch from the metadata).
+    pub kernargs: Vec<u8>,
+}
+
+/// What a launch did.
+#[derive(Clone, Debug, Default)]
+pub struct LaunchStats {
+    /// Counters over all workgroups.
+    pub counters: Counters,
+    /// Host wall time of the launch.
+    pub wall_time: Duration,
+    /// CPU threads used.
+    pub threads: usize,
+    /// Whether workgroups ran one at a time (kernels with global atomics, for determinism).
+    pub sequential: bool,
+}
+
+/// Everything the waves of a launch share (read-only while it runs).
+pub(crate) struct LaunchInfo<'a> {
+    pub module: &'a Module,
+    pub kernel: &'a KernelInfo,
+    pub params: &'a LaunchParams,
+    pub kernarg_addr: u64,
+    pub packet_addr: u64,
+    pub queue_addr: u64,
+    pub entry_pc: u64,
+    pub vgprs: usize,
+    pub agprs: usize,
+    pub lds_bytes: u32,
+    pub scratch_per_lane: u32,
+    pub mode: FloatMode,
+    pub budget: u64,
+}
+
+fn launch_err(kernel: &KernelInfo, reason: impl Into<String>) -> EmuError {
+    EmuError::Launch { kernel: kernel.meta.name.clone(), reason: reason.into() }
+}
+
+/// The hidden kernarg bytes of `kind` for this launch, or an error for one the emulator does not
+/// provide.
+fn hidden_value(kernel: &KernelInfo, kind: &ValueKind, p: &LaunchParams, queue: u64) -> Result<Option<u64>, EmuError> {
+    let grid_items = |d: usize| p.grid[d] as u64 * p.block[d] as u64;
+    Ok(Some(match kind {
+        ValueKind::HiddenBlockCount(d) => p.grid[*d as usize] as u64,
+        ValueKind::HiddenGroupSize(d) => p.block[*d as usize] as u64,
+        // HIP grids are whole workgroups: the last one is never partial.
+        ValueKind::HiddenRemainder(d) => grid_items(*d as usize) % p.block[*d as usize] as u64,
+        ValueKind::HiddenGlobalOffset(_) | ValueKind::HiddenNone => 0,
+        ValueKind::HiddenGridDims => {
+            if p.grid[2] * p.block[2] > 1 {
+                3
+            } else if p.grid[1] * p.block[1] > 1 {
+                2
+            } else {
+                1
+            }
+        }
+        ValueKind::HiddenDynamicLdsSize => p.dynamic_lds as u64,
+        ValueKind::HiddenSharedBase => SHARED_APERTURE >> 32,
+        ValueKind::HiddenPrivateBase => PRIVATE_APERTURE >> 32,
+        ValueKind::HiddenQueuePtr => queue,
+        ValueKind::Other(name) if name == "hidden_multigrid_sync_arg" => 0,
+        ValueKind::Other(name) if name.starts_with("hidden_") => {
+            return Err(launch_err(kernel, format!("the kernel needs {name}, which the emulator does not provide")));
+        }
+        _ => return Ok(None),
+    }))
+}
+
+impl Emulator {
+    /// Runs `kernel` of `module` to completion.
+    ///
+    /// # Errors
+    /// [`EmuError::Launch`] for a launch the hardware would refuse, [`EmuError::Fault`] for a
+    /// kernel fault (the lowest-numbered faulting workgroup's, for reproducible messages).
+    pub fn launch(&self, module: &Module, kernel: &str, params: &LaunchParams) -> Result<LaunchStats, EmuError> {
+        let started = Instant::now();
+        let k = module.co.kernel(kernel).ok_or_else(|| EmuError::NoSuchKernel(kernel.to_string()))?;
+        let meta = &k.meta;
+        let desc = &k.descriptor;
+
+        // ---- the checks a dispatcher makes ----
+        if params.grid.contains(&0) || params.block.contains(&0) {
+            return Err(launch_err(k, format!("empty grid {:?} or block {:?}", params.grid, params.block)));
+        }
+        let threads: u64 = params.block.iter().map(|&b| b as u64).product();
+        if threads > MAX_WORKGROUP_SIZE as u64 || threads > meta.max_flat_workgroup_size as u64 {
+            return Err(launch_err(k, format!("{threads} work-items per workgroup, max {}", meta.max_flat_workgroup_size)));
+        }
+        if params.grid.iter().zip(params.block).any(|(&g, b)| g as u64 * b as u64 > u32::MAX as u64) {
+            return Err(launch_err(k, "grid exceeds 2^32 work-items in a dimension"));
+        }
+        let lds_bytes = meta.group_segment_fixed_size as u64 + params.dynamic_lds as u64;
+        if lds_bytes > LDS_SIZE as u64 {
+            return Err(launch_err(k, format!("{lds_bytes} bytes of LDS, max {LDS_SIZE}")));
+        }
+        if desc.wavefront_size32() || meta.wavefront_size != 64 {
+            return Err(launch_err(k, "wave32 kernels do not run on gfx9"));
+        }
+        if desc.uses_dynamic_stack() || meta.uses_dynamic_stack {
+            return Err(EmuError::Unsupported(format!("kernel {kernel} uses a dynamically sized stack")));
+        }
+        let explicit_end = meta.explicit_args_end() as usize;
+        if params.kernargs.len() < explicit_end {
+            return Err(launch_err(k, format!("{} kernarg bytes given, the kernel reads {explicit_end}", params.kernargs.len())));
+        }
+
+        // ---- kernarg segment, dispatch packet, queue ----
+        let mem = &self.memory;
+        let queue_addr = mem.alloc(QUEUE_SIZE)?;
+        let ka_size = (meta.kernarg_segment_size as usize).max(params.kernargs.len()).max(8);
+        let mut kernarg = vec![0u8; ka_size];
+        kernarg[..params.kernargs.len()].copy_from_slice(&params.kernargs);
+        for a in meta.args.iter().filter(|a| a.value_kind.is_hidden()) {
+            if let Some(v) = hidden_value(k, &a.value_kind, params, queue_addr)? {
+                let (off, n) = (a.offset as usize, (a.size as usize).min(8));
+                if off + n > kernarg.len() {
+                    return Err(EmuError::Unsupported(format!("hidden argument at {off} outside the kernarg segment")));
+                }
+                kernarg[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
+            }
+        }
+        let kernarg_addr = mem.alloc(ka_size as u64)?;
+        mem.write(kernarg_addr, &kernarg)?;
+
+        let packet_addr = mem.alloc(DISPATCH_PACKET_SIZE)?;
+        let mut pkt = [0u8; DISPATCH_PACKET_SIZE as usize];
+        let dims = hidden_value(k, &ValueKind::HiddenGridDims, params, 0)?.unwrap_or(1) as u16;
+        pkt[0..2].copy_from_slice(&(2u16 /* HSA_PACKET_TYPE_KERNEL_DISPATCH */).to_le_bytes());
+        pkt[2..4].copy_from_slice(&dims.to_le_bytes());
+        for d in 0..3 {
+            pkt[4 + 2 * d..6 + 2 * d].copy_from_slice(&(params.block[d] as u16).to_le_bytes());
+            pkt[12 + 4 * d..16 + 4 * d].copy_from_slice(&(params.grid[d] * params.block[d]).to_le_bytes());
+        }
+        pkt[24..28].copy_from_slice(&desc.private_segment_fixed_size.to_le_bytes());
+        pkt[28..32].copy_from_slice(&(lds_bytes as u32).to_le_bytes());
+        pkt[32..40].copy_from_slice(&(module.image_base + k.descriptor_vaddr).to_le_bytes());
+        pkt[40..48].copy_from_slice(&kernarg_addr.to_le_bytes());
+        mem.write(packet_addr, &pkt)?;
+
+        // ---- register allocation from the descriptor ----
+        let unified = desc.allocated_vgprs() as usize;
+        let (vgprs, agprs) = if meta.agpr_count > 0 {
+            let acc = desc.accum_offset() as usize;
+            (acc.min(unified), unified.saturating_sub(acc))
+        } else {
+            (unified, 0)
+        };
+        let mode = FloatMode {
+            round32: desc.float_round_mode_32() as u8,
+            round16_64: desc.float_round_mode_16_64() as u8,
+            denorm32: desc.float_denorm_mode_32() as u8,
+            denorm16_64: desc.float_denorm_mode_16_64() as u8,
+            dx10_clamp: desc.dx10_clamp(),
+            ieee: desc.ieee_mode(),
+        };
+        let info = LaunchInfo {
+            module,
+            kernel: k,
+            params,
+            kernarg_addr,
+            packet_addr,
+            queue_addr,
+            entry_pc: module.image_base + k.code_vaddr,
+            vgprs,
+            agprs,
+            lds_bytes: lds_bytes as u32,
+            scratch_per_lane: desc.private_segment_fixed_size,
+            mode,
+            budget: self.config.instruction_budget,
+        };
+        check_user_sgprs(&info)?;
+
+        // ---- run the workgroups ----
+        let code_end = module.image_base + k.code_vaddr + k.code_size.max(4);
+        let sequential = self.config.threads <= 1 || module.has_global_atomics(info.entry_pc, code_end);
+        let result = run_all(&info, &mem.view(), &self.config, sequential);
+        for a in [kernarg_addr, packet_addr, queue_addr] {
+            mem.free(a)?;
+        }
+        let (counters, threads) = result?;
+        Ok(LaunchStats { counters, wall_time: started.elapsed(), threads, sequential })
+    }
+}
+
+/// The user SGPR count the descriptor declares must match what its enable bits lay out.
+fn check_user_sgprs(info: &LaunchInfo<'_>) -> Result<(), EmuError> {
+    let d = &info.kernel.descriptor;
+    let u = d.user_sgprs();
+    let laid_out = 4 * u.private_segment_buffer as u32
+        + 2 * (u.dispatch_ptr as u32 + u.queue_ptr as u32 + u.kernarg_segment_ptr as u32 + u.dispatch_id as u32 + u.flat_scratch_init as u32)
+        + u.private_segment_size as u32
+        + d.kernarg_preload().0;
+    if laid_out != d.user_sgpr_count() {
+        return Err(EmuError::Unsupported(format!(
+            "kernel {}: descriptor declares {} user SGPRs but its enable bits lay out {laid_out}",
+            info.kernel.meta.name,
+            d.user_sgpr_count()
+        )));
+    }
+    Ok(())
+}
+
+/// Initial registers of wave `w` of workgroup `wg`, per the AMDHSA ABI.
+pub(crate) fn init_wave(wave: &mut Wave, info: &LaunchInfo<'_>, wg: [u32; 3], w: u32, mem: &MemView) -> Result<(), FaultKind> {
+    wave.reset(info.vgprs, info.agprs);
+    wave.index = w;
+    wave.pc = info.entry_pc;
+    wave.mode = info.mode;
+    let d = &info.kernel.descriptor;
+    let u = d.user_sgprs();
+    let mut s = 0usize;
+    let mut put = |wave: &mut Wave, vals: &[u32]| {
+        for &v in vals {
+            wave.s[s] = v;
+            s += 1;
+        }
+    };
+    let lohi = |a: u64| [a as u32, (a >> 32) as u32];
+    if u.private_segment_buffer {
+        // A buffer resource over the private aperture: base, no stride/swizzle tricks; MUBUF
+        // accesses through it are routed to the lane's scratch.
+        put(wave, &[PRIVATE_APERTURE as u32, (PRIVATE_APERTURE >> 32) as u32, u32::MAX, 0x0002_7000]);
+    }
+    if u.dispatch_ptr {
+        put(wave, &lohi(info.packet_addr));
+    }
+    if u.queue_ptr {
+        put(wave, &lohi(info.queue_addr));
+    }
+    if u.kernarg_segment_ptr {
+        put(wave, &lohi(info.kernarg_addr));
+    }
+    if u.dispatch_id {
+        put(wave, &[0, 0]);
+    }
+    if u.flat_scratch_init {
+        put(wave, &lohi(PRIVATE_APERTURE));
+    }
+    if u.private_segment_size {
+        put(wave, &[info.scratch_per_lane]);
+    }
+    let (preload_len, preload_off) = d.kernarg_preload();
+    for i in 0..preload_len {
+        let addr = info.kernarg_addr + 4 * (preload_off + i) as u64;
+        let v = mem.find(addr, 4).map(|(r, o)| r.read_u32(o)).unwrap_or(0);
+        put(wave, &[v]);
+    }
+    let ids = d.workgroup_id_enabled();
+    for dim in 0..3 {
+        if ids[dim] {
+            put(wave, &[wg[dim]]);
+        }
+    }
+    if d.workgroup_info_enabled() {
+        put(wave, &[0]);
+    }
+    if d.enable_private_segment() {
+        put(wave, &[0]); // private segment wave offset: each wave has its own scratch here
+    }
+    if s > 102 {
+        return Err(FaultKind::Invalid(format!("{s} initial SGPRs exceed the 102 a wave has")));
+    }
+
+    // v0: packed work-item ids (gfx90a+: x 9:0, y 19:10, z 29:20) and EXEC for this wave.
+    let b = info.params.block;
+    let threads = b[0] * b[1] * b[2];
+    let mut exec = 0u64;
+    let v0 = wave.v.first_mut().ok_or(FaultKind::Register("the kernel allocates no VGPRs".into()))?;
+    for lane in 0..LANES as u32 {
+        let i = w * LANES as u32 + lane;
+        if i < threads {
+            exec |= 1 << lane;
+            let (x, y, z) = (i % b[0], (i / b[0]) % b[1], i / (b[0] * b[1]));
+            v0[lane as usize] = x | y << 10 | z << 20;
+        }
+    }
+    wave.set_exec(exec);
+    wave.s[reg::M0] = 0;
+    wave.scratch_per_lane = info.scratch_per_lane;
+    wave.scratch.clear();
+    wave.scratch.resize(info.scratch_per_lane as usize * LANES, 0);
+    wave.status = WaveStatus::Running;
+    Ok(())
+}
+
+/// Runs every workgroup; returns merged counters and the thread count.
+fn run_all(info: &LaunchInfo<'_>, mem: &MemView, config: &EmuConfig, sequential: bool) -> Result<(Counters, usize), EmuError> {
+    let g = info.params.grid;
+    let total = g[0] as usize * g[1] as usize * g[2] as usize;
+    let threads = if sequential { 1 } else { config.threads.max(1).min(total) };
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
+    let merged = Mutex::new(Counters::default());
+
+    let worker = || {
+        let mut run = WorkgroupRun::new(info.module.code_words());
+        let mut counters = Counters::default();
+        loop {
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            if i >= total {
+                break;
+            }
+            let wg = [(i % g[0] as usize) as u32, ((i / g[0] as usize) % g[1] as usize) as u32, (i / (g[0] as usize * g[1] as usize)) as u32];
+            if let Err(f) = run_workgroup(&mut run, info, wg, mem, &mut counters) {
+                let mut slot = first_fault.lock().expect("fault lock");
+                if slot.as_ref().is_none_or(|(j, _)| i < *j) {
+                    *slot = Some((i, f));
+                }
+                stop.store(true, Ordering::Relaxed);
+                break;
+            }
+        }
+        run.hot.fold_into(&mut counters, info.module.image_base);
+        merged.lock().expect("counter lock").merge(&counters);
+    };
+    if threads == 1 {
+        worker();
+    } else {
+        std::thread::scope(|s| {
+            for _ in 0..threads {
+                s.spawn(&worker);
+            }
+        });
+    }
+    if let Some((_, f)) = first_fault.into_inner().expect("fault lock") {
+        return Err(f.into());
+    }
+    Ok((merged.into_inner().expect("counter lock"), threads))
+}

@@ -1,0 +1,286 @@
+//! Device memory: a flat 64-bit address space of allocations, plus the LDS and scratch apertures.
+//!
+//! Storage is 32-bit atomic words accessed with relaxed ordering: workgroups run on several CPU
+//! threads at once, and a kernel's racy (or atomic) accesses must not be data races in the
+//! emulator itself. Sub-word stores are read-modify-writes of their word, so two lanes writing
+//! neighbouring bytes never lose each other's update. On x86 relaxed atomic loads and stores are
+//! plain moves.
+//!
+//! Addresses are never reused: each allocation gets fresh addresses with an unmapped guard gap
+//! after it, so a use-after-free or a small overrun faults instead of touching a neighbour.
+
+use super::error::EmuError;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, RwLock};
+
+/// First address handed out by `alloc`.
+pub const HEAP_BASE: u64 = 0x0000_1000_0000_0000;
+/// Allocation alignment (hipMalloc's).
+pub const ALLOC_ALIGN: u64 = 256;
+/// Unmapped bytes after every allocation.
+pub const GUARD_GAP: u64 = 64 * 1024;
+/// Start of the private (scratch) aperture: flat addresses in [base, base + 4 GiB) are the lane's
+/// scratch (ROCm's gfx9 SH_MEM_BASES: private base 1, shared base 2, in address bits 63:48).
+pub const PRIVATE_APERTURE: u64 = 0x0001_0000_0000_0000;
+/// Start of the LDS (shared) aperture.
+pub const SHARED_APERTURE: u64 = 0x0002_0000_0000_0000;
+/// Size of each aperture.
+pub const APERTURE_SIZE: u64 = 1 << 32;
+
+/// One allocation.
+pub struct Region {
+    /// First address.
+    pub base: u64,
+    /// Size in bytes.
+    pub size: u64,
+    words: Box<[AtomicU32]>,
+}
+
+impl std::fmt::Debug for Region {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Region({:#x}, {} bytes)", self.base, self.size)
+    }
+}
+
+impl Region {
+    fn new(base: u64, size: u64) -> Region {
+        let n = size.div_ceil(4) as usize;
+        let words: Box<[AtomicU32]> = (0..n).map(|_| AtomicU32::new(0)).collect();
+        Region { base, size, words }
+    }
+
+    /// True when `[off, off + len)` lies inside.
+    #[inline]
+    pub fn contains(&self, off: u64, len: u64) -> bool {
+        off.checked_add(len).is_some_and(|e| e <= self.size)
+    }
+
+    /// The word holding byte `off`.
+    #[inline]
+    fn word(&self, off: u64) -> &AtomicU32 {
+        &self.words[(off / 4) as usize]
+    }
+
+    /// Reads an aligned or unaligned u32 at offset `off` (caller checked bounds).
+    #[inline]
+    pub fn read_u32(&self, off: u64) -> u32 {
+        if off % 4 == 0 {
+            return self.word(off).load(Relaxed);
+        }
+        let mut b = [0u8; 4];
+        self.read_bytes(off, &mut b);
+        u32::from_le_bytes(b)
+    }
+
+    /// Writes a u32 at offset `off` (caller checked bounds).
+    #[inline]
+    pub fn write_u32(&self, off: u64, v: u32) {
+        if off % 4 == 0 {
+            self.word(off).store(v, Relaxed);
+        } else {
+            self.write_bytes(off, &v.to_le_bytes());
+        }
+    }
+
+    /// Reads bytes at `off` (caller checked bounds).
+    pub fn read_bytes(&self, mut off: u64, out: &mut [u8]) {
+        let mut i = 0;
+        while i < out.len() {
+            let w = self.word(off).load(Relaxed).to_le_bytes();
+            let start = (off % 4) as usize;
+            let n = (4 - start).min(out.len() - i);
+            out[i..i + n].copy_from_slice(&w[start..start + n]);
+            i += n;
+            off += n as u64;
+        }
+    }
+
+    /// Writes bytes at `off` (caller checked bounds). Whole words are stored; partial words are
+    /// merged atomically.
+    pub fn write_bytes(&self, mut off: u64, data: &[u8]) {
+        let mut i = 0;
+        while i < data.len() {
+            let start = (off % 4) as usize;
+            let n = (4 - start).min(data.len() - i);
+            if n == 4 {
+                self.word(off).store(u32::from_le_bytes(data[i..i + 4].try_into().expect("4")), Relaxed);
+            } else {
+                let mut mask = 0u32;
+                let mut val = 0u32;
+                for k in 0..n {
+                    mask |= 0xff << (8 * (start + k));
+                    val |= (data[i + k] as u32) << (8 * (start + k));
+                }
+                let w = self.word(off);
+                let mut cur = w.load(Relaxed);
+                loop {
+                    match w.compare_exchange_weak(cur, (cur & !mask) | val, Relaxed, Relaxed) {
+                        Ok(_) => break,
+                        Err(c) => cur = c,
+                    }
+                }
+            }
+            i += n;
+            off += n as u64;
+        }
+    }
+
+    /// Atomic read-modify-write of the aligned u32 at `off`; returns the old value.
+    #[inline]
+    pub fn rmw_u32(&self, off: u64, f: impl Fn(u32) -> u32) -> u32 {
+        let w = self.word(off);
+        let mut cur = w.load(Relaxed);
+        loop {
+            match w.compare_exchange_weak(cur, f(cur), Relaxed, Relaxed) {
+                Ok(old) => return old,
+                Err(c) => cur = c,
+            }
+        }
+    }
+
+    /// Atomic read-modify-write of the 8-byte-aligned u64 at `off` (two words, updated under a
+    /// striped lock since there is no 64-bit view of the storage); returns the old value.
+    pub fn rmw_u64(&self, off: u64, f: impl Fn(u64) -> u64) -> u64 {
+        static LOCKS: [Mutex<()>; 64] = [const { Mutex::new(()) }; 64];
+        let _g = LOCKS[((self.base + off) / 8 % 64) as usize].lock().unwrap_or_else(|p| p.into_inner());
+        let old = self.read_u32(off) as u64 | (self.read_u32(off + 4) as u64) << 32;
+        let new = f(old);
+        self.write_u32(off, new as u32);
+        self.write_u32(off + 4, (new >> 32) as u32);
+        old
+    }
+}
+
+/// The allocations of one emulated device.
+pub struct Memory {
+    regions: RwLock<Vec<Arc<Region>>>,
+    next: Mutex<u64>,
+    limit: u64,
+}
+
+impl Memory {
+    /// An empty address space that allows up to `limit` bytes of allocations.
+    pub fn new(limit: u64) -> Memory {
+        Memory { regions: RwLock::new(Vec::new()), next: Mutex::new(HEAP_BASE), limit }
+    }
+
+    /// Bytes currently allocated.
+    pub fn in_use(&self) -> u64 {
+        self.regions.read().expect("memory lock").iter().map(|r| r.size).sum()
+    }
+
+    /// Allocates `size` zeroed bytes (at least 1) and returns the address.
+    pub fn alloc(&self, size: u64) -> Result<u64, EmuError> {
+        let size = size.max(1);
+        let in_use = self.in_use();
+        if in_use.saturating_add(size) > self.limit {
+            return Err(EmuError::OutOfMemory { requested: size, in_use, limit: self.limit });
+        }
+        let mut next = self.next.lock().expect("memory lock");
+        let base = next.div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
+        *next = base + size + GUARD_GAP;
+        let region = Arc::new(Region::new(base, size));
+        let mut regions = self.regions.write().expect("memory lock");
+        regions.push(region); // bases increase monotonically: the list stays sorted
+        Ok(base)
+    }
+
+    /// Frees the allocation starting at `addr`.
+    pub fn free(&self, addr: u64) -> Result<(), EmuError> {
+        let mut regions = self.regions.write().expect("memory lock");
+        match regions.binary_search_by_key(&addr, |r| r.base) {
+            Ok(i) => {
+                regions.remove(i);
+                Ok(())
+            }
+            Err(_) => Err(EmuError::BadFree { addr }),
+        }
+    }
+
+    /// A snapshot of the allocations for a launch (lock-free lookups while kernels run).
+    pub fn view(&self) -> MemView {
+        MemView { regions: self.regions.read().expect("memory lock").clone() }
+    }
+
+    /// Host write of `data` at `addr`.
+    pub fn write(&self, addr: u64, data: &[u8]) -> Result<(), EmuError> {
+        let v = self.view();
+        let (r, off) = v.find(addr, data.len() as u64).ok_or(EmuError::HostAccess { addr, size: data.len() as u64 })?;
+        r.write_bytes(off, data);
+        Ok(())
+    }
+
+    /// Host read into `out` from `addr`.
+    pub fn read(&self, addr: u64, out: &mut [u8]) -> Result<(), EmuError> {
+        let v = self.view();
+        let (r, off) = v.find(addr, out.len() as u64).ok_or(EmuError::HostAccess { addr, size: out.len() as u64 })?;
+        r.read_bytes(off, out);
+        Ok(())
+    }
+
+    /// Device-to-device copy.
+    pub fn copy(&self, dst: u64, src: u64, bytes: u64) -> Result<(), EmuError> {
+        let mut tmp = vec![0u8; bytes as usize];
+        self.read(src, &mut tmp)?;
+        self.write(dst, &tmp)
+    }
+}
+
+/// A snapshot of the allocation list.
+#[derive(Clone)]
+pub struct MemView {
+    regions: Vec<Arc<Region>>,
+}
+
+impl MemView {
+    /// The allocation containing `[addr, addr + len)` and the offset of `addr` in it.
+    #[inline]
+    pub fn find(&self, addr: u64, len: u64) -> Option<(&Region, u64)> {
+        let i = match self.regions.binary_search_by_key(&addr, |r| r.base) {
+            Ok(i) => i,
+            Err(0) => return None,
+            Err(i) => i - 1,
+        };
+        let r = &self.regions[i];
+        let off = addr - r.base;
+        r.contains(off, len).then_some((&**r, off))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn allocations_are_aligned_disjoint_and_bounds_checked() {
+        let m = Memory::new(1 << 20);
+        let a = m.alloc(10).unwrap();
+        let b = m.alloc(10).unwrap();
+        assert_eq!(a % ALLOC_ALIGN, 0);
+        assert!(b >= a + 10 + GUARD_GAP);
+        m.write(a, &[1, 2, 3, 4, 5, 6, 7, 8, 9, 10]).unwrap();
+        let mut out = [0u8; 3];
+        m.read(a + 7, &mut out).unwrap();
+        assert_eq!(out, [8, 9, 10]);
+        assert!(m.read(a + 8, &mut out).is_err());
+        assert!(m.write(a + 10, &[0]).is_err());
+        m.free(a).unwrap();
+        assert!(m.read(a, &mut out).is_err(), "use after free must fault");
+        assert!(matches!(m.free(a), Err(EmuError::BadFree { .. })));
+        assert!(matches!(m.alloc(2 << 20), Err(EmuError::OutOfMemory { .. })));
+    }
+
+    #[test]
+    fn sub_word_writes_merge() {
+        let m = Memory::new(1 << 20);
+        let a = m.alloc(8).unwrap();
+        let v = m.view();
+        let (r, _) = v.find(a, 8).unwrap();
+        r.write_u32(0, 0xAABBCCDD);
+        r.write_bytes(1, &[0x11, 0x22]);
+        assert_eq!(r.read_u32(0), 0xAA2211DD);
+        r.write_u32(2, 0x55667788); // unaligned, straddles two words
+        assert_eq!(r.read_u32(2), 0x55667788);
+        assert_eq!(r.read_u32(0), 0x778811DD);
+    }
+}

@@ -1,0 +1,290 @@
+//! Matrix-core instructions (MFMA): `D = A * B + C` for one wave.
+//!
+//! Lane layouts (../shared/design/GFX942.md, from AMD's matrix instruction calculator): with `kpl`
+//! values of A per lane, A[i][k] is value `k % kpl` of lane `M * (k / kpl) + i`; B[k][j] the same
+//! with j; C/D for 32x32 shapes: C[i][j] in register `4 * (i / 8) + i % 4` of lane
+//! `(32 * (i / 4)) % 64 + j`; for 16x16 shapes: register `i % 4` of lane `16 * (i / 4) + j`.
+//!
+//! Arithmetic (GFX942.md, after the published bit-accurate study arXiv 2511.10909):
+//! - f32: a chain of correctly rounded FMAs in k order;
+//! - xf32: inputs truncated toward zero to tf32 (10 fraction bits), then as f32;
+//! - f16/bf16: k in fused groups of 8: the group's products and C are aligned to the largest
+//!   exponent among them and truncated to 24 fraction bits, summed exactly, and rounded once
+//!   (nearest even) to f32;
+//! - fp8/bf8: the same grouping with groups of 16. The study's separate even/odd partial sums are
+//!   not modelled, so fp8 results can differ from the hardware in the last bit.
+//! Infinities and NaNs make a group fall back to plain f64 summation, which propagates them.
+//! MFMAs ignore EXEC and write every lane. BLGP permutes B's lanes; CBSZ/ABID (A broadcast
+//! between blocks) only exist for multi-block shapes, and a non-zero value is refused.
+
+use super::error::FaultKind;
+use super::step::{Exec, Flow, Trouble, not_implemented};
+use super::wave::{LANES, Ty, Wave};
+use crate::isa::{Inst, Op, Opnd};
+use ferrocm_fp8::{e4m3fnuz_to_f32, e5m2fnuz_to_f32};
+use half::{bf16, f16};
+
+/// fp8 decoding (FNUZ), local to the emulator.
+mod ferrocm_fp8 {
+    /// E4M3FNUZ bits -> f32 (bias 8, 0x80 = NaN, no infinities).
+    pub fn e4m3fnuz_to_f32(b: u8) -> f32 {
+        decode(b, 3, 8)
+    }
+    /// E5M2FNUZ bits -> f32 (bias 16).
+    pub fn e5m2fnuz_to_f32(b: u8) -> f32 {
+        decode(b, 2, 16)
+    }
+    fn decode(b: u8, mb: u32, bias: i32) -> f32 {
+        if b == 0x80 {
+            return f32::NAN;
+        }
+        let s = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+        let e = ((b & 0x7f) >> mb) as i32;
+        let m = (b & ((1 << mb) - 1)) as f32 / (1u32 << mb) as f32;
+        if e == 0 { s * m * 2f32.powi(1 - bias) } else { s * (1.0 + m) * 2f32.powi(e - bias) }
+    }
+}
+
+/// Input element type of an MFMA.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum In {
+    F16,
+    Bf16,
+    F32,
+    Xf32,
+    Fp8,
+    Bf8,
+}
+
+/// One single-block MFMA shape.
+#[derive(Clone, Copy, Debug)]
+struct Shape {
+    m: usize,
+    k: usize,
+    a: In,
+    b: In,
+}
+
+fn shape(op: Op) -> Option<Shape> {
+    use Op::*;
+    let s = |m, k, a, b| Some(Shape { m, k, a, b });
+    match op {
+        VMfmaF3232x32x8F16 => s(32, 8, In::F16, In::F16),
+        VMfmaF3216x16x16F16 => s(16, 16, In::F16, In::F16),
+        VMfmaF3232x32x8Bf16 => s(32, 8, In::Bf16, In::Bf16),
+        VMfmaF3216x16x16Bf16 => s(16, 16, In::Bf16, In::Bf16),
+        VMfmaF3232x32x2F32 => s(32, 2, In::F32, In::F32),
+        VMfmaF3216x16x4F32 => s(16, 4, In::F32, In::F32),
+        VMfmaF3216x16x8Xf32 => s(16, 8, In::Xf32, In::Xf32),
+        VMfmaF3232x32x4Xf32 => s(32, 4, In::Xf32, In::Xf32),
+        VMfmaF3216x16x32Fp8Fp8 => s(16, 32, In::Fp8, In::Fp8),
+        VMfmaF3216x16x32Fp8Bf8 => s(16, 32, In::Fp8, In::Bf8),
+        VMfmaF3216x16x32Bf8Fp8 => s(16, 32, In::Bf8, In::Fp8),
+        VMfmaF3216x16x32Bf8Bf8 => s(16, 32, In::Bf8, In::Bf8),
+        VMfmaF3232x32x16Fp8Fp8 => s(32, 16, In::Fp8, In::Fp8),
+        VMfmaF3232x32x16Fp8Bf8 => s(32, 16, In::Fp8, In::Bf8),
+        VMfmaF3232x32x16Bf8Fp8 => s(32, 16, In::Bf8, In::Fp8),
+        VMfmaF3232x32x16Bf8Bf8 => s(32, 16, In::Bf8, In::Bf8),
+        _ => None,
+    }
+}
+
+/// True for the matrix ops (everything `v_mfma_*`), which count as MFMA issue.
+pub fn is_mfma(op: Op) -> bool {
+    op.name().starts_with("v_mfma")
+}
+
+impl In {
+    /// Values per lane (A/B operands are 64 bits for every shape except the f32 ones).
+    fn per_lane(self) -> usize {
+        match self {
+            In::F32 => 1,
+            In::Xf32 => 2,
+            In::F16 | In::Bf16 => 4,
+            In::Fp8 | In::Bf8 => 8,
+        }
+    }
+    /// Registers per lane.
+    fn regs(self) -> u16 {
+        if self == In::F32 { 1 } else { 2 }
+    }
+    /// Value `e` of a lane's packed operand.
+    fn value(self, regs: [u32; 2], e: usize) -> f64 {
+        match self {
+            In::F32 => f32::from_bits(regs[0]) as f64,
+            In::Xf32 => f32::from_bits(regs[e] & 0xffff_e000) as f64,
+            In::F16 => f16::from_bits((regs[e / 2] >> (16 * (e % 2))) as u16).to_f64(),
+            In::Bf16 => bf16::from_bits((regs[e / 2] >> (16 * (e % 2))) as u16).to_f64(),
+            In::Fp8 => e4m3fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
+            In::Bf8 => e5m2fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
+        }
+    }
+    /// Products fused per rounding step.
+    fn group(self) -> usize {
+        match self {
+            In::F32 | In::Xf32 => 1,
+            In::F16 | In::Bf16 => 8,
+            In::Fp8 | In::Bf8 => 16,
+        }
+    }
+}
+
+/// The source lane of B for `lane` under a BLGP pattern.
+fn blgp_lane(blgp: u8, lane: usize) -> usize {
+    match blgp {
+        1 => lane % 32,
+        2 => lane % 32 + 32,
+        3 => (lane + 16) % 64,
+        4 => lane % 16,
+        5 => lane % 16 + 16,
+        6 => lane % 16 + 32,
+        7 => lane % 16 + 48,
+        _ => lane,
+    }
+}
+
+/// floor(log2 |x|) for a finite non-zero f64.
+fn exponent(x: f64) -> i32 {
+    let e = ((x.to_bits() >> 52) & 0x7ff) as i32;
+    if e == 0 { x.abs().log2().floor() as i32 } else { e - 1023 }
+}
+
+/// One fused group: `c + sum(p)`, aligned to the largest exponent, truncated to 24 fraction
+/// bits, summed exactly and rounded once to f32.
+pub(crate) fn fused_group(c: f32, products: &[f64]) -> f32 {
+    let c64 = c as f64;
+    if !c64.is_finite() || products.iter().any(|p| !p.is_finite()) {
+        return (products.iter().sum::<f64>() + c64) as f32;
+    }
+    let emax = products.iter().chain(std::iter::once(&c64)).filter(|t| **t != 0.0).map(|&t| exponent(t)).max();
+    let Some(emax) = emax else {
+        return c; // everything zero: keep C (its sign included)
+    };
+    let scale = 2f64.powi(24 - emax); // one unit = 2^(emax - 24)
+    let mut sum = (c64 * scale).trunc();
+    for &p in products {
+        sum += (p * scale).trunc();
+    }
+    let r = (sum / scale) as f32;
+    if r == 0.0 && sum == 0.0 { 0.0 } else { r }
+}
+
+/// Reads a lane's A or B operand registers.
+fn operand(w: &Wave, op: Opnd, regs: u16, lane: usize) -> Result<[u32; 2], FaultKind> {
+    let mut r = [0u32; 2];
+    for k in 0..regs {
+        r[k as usize] = if op.0 >= 256 { w.vreg_at(op, k)?[lane] } else { w.sval32(op, 0, Ty::B32)? };
+    }
+    Ok(r)
+}
+
+/// (register, lane) of C[i][j].
+fn c_pos(m: usize, i: usize, j: usize) -> (usize, usize) {
+    if m == 32 { (4 * (i / 8) + i % 4, (32 * (i / 4)) % 64 + j) } else { (i % 4, 16 * (i / 4) + j) }
+}
+
+/// Executes one MFMA.
+pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
+    let Some(sh) = shape(inst.op) else {
+        return Err(not_implemented(inst));
+    };
+    if inst.mods.cbsz != 0 || inst.mods.abid != 0 {
+        return Err(Trouble::new(FaultKind::NotImplemented(format!(
+            "{} with cbsz {} abid {} (A broadcast applies to multi-block shapes only)",
+            inst.op.name(),
+            inst.mods.cbsz,
+            inst.mods.abid
+        ))));
+    }
+    let (m, kk) = (sh.m, sh.k);
+    let (kpl_a, kpl_b) = (sh.a.per_lane(), sh.b.per_lane());
+    // A as m x k and B as k x n (n == m) in f64: exact for every input type.
+    let mut a = vec![0f64; m * kk];
+    let mut b = vec![0f64; kk * m];
+    for i in 0..m {
+        for k in 0..kk {
+            let lane = m * (k / kpl_a) + i;
+            a[i * kk + k] = sh.a.value(operand(w, inst.src[0], sh.a.regs(), lane)?, k % kpl_a);
+            let blane = blgp_lane(inst.mods.blgp, m * (k / kpl_b) + i);
+            b[k * m + i] = sh.b.value(operand(w, inst.src[1], sh.b.regs(), blane)?, k % kpl_b);
+        }
+    }
+    let nregs = if m == 32 { 16 } else { 4 };
+    // C: registers, or an inline constant / literal broadcast to every element.
+    let mut c = vec![[0u32; LANES]; nregs];
+    for (r, creg) in c.iter_mut().enumerate() {
+        *creg = if inst.src[2].0 >= 256 {
+            *w.vreg_at(inst.src[2], r as u16)?
+        } else {
+            [w.sval32(inst.src[2], inst.literal, Ty::F32)?; LANES]
+        };
+    }
+    let group = sh.a.group();
+    let mut d = c.clone();
+    let mut prods = [0f64; 16];
+    for i in 0..m {
+        for j in 0..m {
+            let (r, lane) = c_pos(m, i, j);
+            let mut acc = f32::from_bits(c[r][lane]);
+            let mut k0 = 0;
+            while k0 < kk {
+                let g = group.min(kk - k0);
+                if group == 1 {
+                    acc = (a[i * kk + k0] as f32).mul_add(b[k0 * m + j] as f32, acc);
+                } else {
+                    for t in 0..g {
+                        prods[t] = a[i * kk + k0 + t] * b[(k0 + t) * m + j];
+                    }
+                    acc = fused_group(acc, &prods[..g]);
+                }
+                k0 += g;
+            }
+            d[r][lane] = acc.to_bits();
+        }
+    }
+    for (r, dreg) in d.iter().enumerate() {
+        *w.vreg_at_mut(inst.dst, r as u16)? = *dreg;
+    }
+    Ok(Flow::Next)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layouts_cover_every_lane_once() {
+        for m in [16usize, 32] {
+            let mut seen = std::collections::HashSet::new();
+            for i in 0..m {
+                for j in 0..m {
+                    assert!(seen.insert(c_pos(m, i, j)));
+                }
+            }
+            assert_eq!(seen.len(), m * m);
+            assert!(seen.iter().all(|&(r, l)| l < 64 && r < if m == 32 { 16 } else { 4 }));
+        }
+    }
+
+    #[test]
+    fn fused_group_truncates_small_terms_then_rounds_once() {
+        // 1 + 2^-30: the small product is below the 24-bit window and is truncated away.
+        assert_eq!(fused_group(1.0, &[2f64.powi(-30)]), 1.0);
+        // Exact small sums are kept.
+        assert_eq!(fused_group(0.0, &[1.0, 2.0, 3.0]), 6.0);
+        // Round-to-nearest-even of the exact window sum: 1 + 2^-24 ties to 1.
+        assert_eq!(fused_group(1.0, &[2f64.powi(-24)]), 1.0);
+        // 1 + 3*2^-24 rounds up to 1 + 2^-22.
+        assert_eq!(fused_group(1.0, &[3.0 * 2f64.powi(-24)]), 1.0 + 2f32.powi(-22));
+        assert!(fused_group(1.0, &[f64::INFINITY]).is_infinite());
+        assert!(fused_group(f32::NAN, &[1.0]).is_nan());
+    }
+
+    #[test]
+    fn fp8_decoding_matches_the_fnuz_formats() {
+        assert_eq!(e4m3fnuz_to_f32(0x7f), 240.0);
+        assert_eq!(e5m2fnuz_to_f32(0x7f), 57344.0);
+        assert!(e4m3fnuz_to_f32(0x80).is_nan());
+        assert_eq!(e4m3fnuz_to_f32(0x01), 2f32.powi(-10));
+    }
+}

@@ -1,0 +1,99 @@
+//! The execution engine: device memory, loaded modules, launches, and the instruction semantics.
+//!
+//! ```text
+//! Emulator (memory, config) --load--> Module (image + decode cache)
+//!          \--launch(module, kernel, params)--> workgroups on CPU threads --> LaunchStats
+//! ```
+//! A workgroup's waves run on one thread (see `workgroup`); workgroups run in parallel unless
+//! the kernel has global atomics, in which case they run in order for reproducible results.
+
+pub mod counters;
+mod ds;
+pub mod error;
+mod launch;
+pub mod memory;
+mod mfma;
+mod program;
+mod salu;
+mod smem;
+mod sopp;
+mod step;
+mod valu;
+mod vmem;
+pub mod wave;
+mod workgroup;
+
+pub use counters::{Access, Class, Counters, GlobalCounters, LdsCounters};
+pub use error::{EmuError, Fault, FaultKind, Space};
+pub use launch::{LDS_SIZE, LaunchParams, LaunchStats, MAX_WORKGROUP_SIZE};
+pub use memory::{Memory, PRIVATE_APERTURE, SHARED_APERTURE};
+pub use program::Module;
+pub use step::class_of;
+
+use crate::codeobj::CodeObject;
+use std::sync::Arc;
+
+/// Emulator settings.
+#[derive(Clone, Debug)]
+pub struct EmuConfig {
+    /// CPU threads workgroups are spread over.
+    pub threads: usize,
+    /// Instructions a single wave may execute before it is declared runaway.
+    pub instruction_budget: u64,
+    /// Device memory the emulator may allocate.
+    pub memory_limit: u64,
+}
+
+impl Default for EmuConfig {
+    fn default() -> Self {
+        EmuConfig {
+            threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
+            instruction_budget: 1 << 28,
+            memory_limit: 16 << 30,
+        }
+    }
+}
+
+/// An emulated gfx942: device memory plus the machinery to run kernels in it.
+pub struct Emulator {
+    pub(crate) memory: Memory,
+    pub(crate) config: EmuConfig,
+}
+
+impl std::fmt::Debug for Emulator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Emulator").field("config", &self.config).field("in_use", &self.memory.in_use()).finish()
+    }
+}
+
+impl Emulator {
+    /// A new emulated device.
+    pub fn new(config: EmuConfig) -> Emulator {
+        Emulator { memory: Memory::new(config.memory_limit), config }
+    }
+
+    /// The settings.
+    pub fn config(&self) -> &EmuConfig {
+        &self.config
+    }
+
+    /// The device memory (allocate, read, write, copy).
+    pub fn memory(&self) -> &Memory {
+        &self.memory
+    }
+
+    /// Allocates `bytes` of zeroed device memory.
+    pub fn alloc(&self, bytes: u64) -> Result<u64, EmuError> {
+        self.memory.alloc(bytes)
+    }
+
+    /// Frees an allocation.
+    pub fn free(&self, addr: u64) -> Result<(), EmuError> {
+        self.memory.free(addr)
+    }
+
+    /// Loads a code object (its image goes into device memory, as the HSA loader does).
+    pub fn load(&self, co: Arc<CodeObject>) -> Result<Module, EmuError> {
+        Module::load(&self.memory, co)
+    }
+}

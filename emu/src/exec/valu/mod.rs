@@ -1,0 +1,235 @@
+//! Vector ALU (VOP1, VOP2, VOPC, VOP3, and VOP3P packed math).
+//!
+//! Every encoding of an op runs the same code: sources are fetched for all 64 lanes with the
+//! encoding's extras applied (DPP lane permutation and bound control, SDWA sub-dword selects),
+//! the op computes per lane, and the result is written with the output modifiers (omod, clamp,
+//! SDWA dst_sel/dst_unused, DPP row/bank masks) to the lanes EXEC enables. Float abs/neg source
+//! modifiers are applied by the typed helpers, since the sign bit depends on the width.
+
+mod cmp;
+mod cvt;
+mod dpp;
+mod float;
+mod int;
+mod lane;
+mod packed;
+mod sdwa;
+
+use super::error::FaultKind;
+use super::step::{Ctx, Exec, Flow, not_implemented};
+use super::wave::{LANES, Ty, VReg, Wave};
+use crate::isa::{Enc, Ext, Inst, Op, Opnd};
+
+pub(crate) use float::{fmax32, fmax64, fmin32, fmin64};
+pub(crate) use packed::exec_vop3p;
+
+/// The lanes an instruction writes: EXEC, minus DPP-disabled lanes.
+pub(crate) struct Fetched {
+    /// Raw 32-bit sources (src0..src2) per lane, after DPP/SDWA selection.
+    pub v: [VReg; 3],
+    /// Lanes that will be written.
+    pub mask: u64,
+}
+
+/// Fetches the first `n` sources as 32-bit values of type `ty` for every lane.
+pub(crate) fn fetch32(w: &Wave, inst: &Inst, n: usize, ty: Ty) -> Result<Fetched, FaultKind> {
+    let mut f = Fetched { v: [[0; LANES]; 3], mask: w.exec() };
+    for i in 0..n {
+        f.v[i] = w.src32(inst.src[i], inst.literal, ty)?.lanes();
+    }
+    match inst.ext {
+        Ext::None => {}
+        Ext::Dpp(d) => {
+            let (vals, valid) = dpp::permute(&f.v[0], d.ctrl, f.mask)?;
+            f.v[0] = vals;
+            for l in 0..LANES {
+                if valid >> l & 1 == 0 {
+                    if d.bound_ctrl {
+                        f.v[0][l] = 0;
+                    } else {
+                        f.mask &= !(1 << l);
+                    }
+                }
+            }
+            f.mask &= dpp::row_bank_mask(d.row_mask, d.bank_mask);
+        }
+        Ext::Sdwa(s) => {
+            sdwa::select(&mut f.v[0], s.src0_sel, s.src0_sext);
+            if n > 1 {
+                sdwa::select(&mut f.v[1], s.src1_sel, s.src1_sext);
+            }
+        }
+    }
+    Ok(f)
+}
+
+/// Writes 32-bit results per lane (SDWA dst_sel/dst_unused applied) to `dst`.
+pub(crate) fn write32(w: &mut Wave, inst: &Inst, mask: u64, vals: &VReg) -> Exec {
+    if let Ext::Sdwa(s) = inst.ext {
+        if inst.enc == Enc::Vopc {
+            // VOPC-SDWA writes a mask, not a vector register.
+            unreachable_vopc(inst)?;
+        }
+        let old = *w.vreg(inst.dst)?;
+        let mut out = *vals;
+        for l in 0..LANES {
+            out[l] = sdwa::place(vals[l], old[l], s.dst_sel, s.dst_unused);
+        }
+        w.write_v32(inst.dst, mask, &out)?;
+    } else {
+        w.write_v32(inst.dst, mask, vals)?;
+    }
+    Ok(Flow::Next)
+}
+
+fn unreachable_vopc(inst: &Inst) -> Result<(), FaultKind> {
+    Err(FaultKind::Invalid(format!("{}: a compare has no vector destination", inst.op.name())))
+}
+
+/// Applies VOP3/SDWA/DPP abs and neg of source `i` to an f32.
+#[inline(always)]
+pub(crate) fn fmod32(inst: &Inst, i: usize, x: u32) -> f32 {
+    let mut b = x;
+    if inst.mods.abs >> i & 1 == 1 {
+        b &= 0x7fff_ffff;
+    }
+    if inst.mods.neg >> i & 1 == 1 {
+        b ^= 0x8000_0000;
+    }
+    f32::from_bits(b)
+}
+
+/// Applies abs and neg of source `i` to an f64.
+#[inline(always)]
+pub(crate) fn fmod64(inst: &Inst, i: usize, x: u64) -> f64 {
+    let mut b = x;
+    if inst.mods.abs >> i & 1 == 1 {
+        b &= !(1 << 63);
+    }
+    if inst.mods.neg >> i & 1 == 1 {
+        b ^= 1 << 63;
+    }
+    f64::from_bits(b)
+}
+
+/// Applies abs and neg of source `i` to f16 bits (low 16 bits of `x`).
+#[inline(always)]
+pub(crate) fn fmod16(inst: &Inst, i: usize, x: u32) -> u16 {
+    let mut b = x as u16;
+    if inst.mods.abs >> i & 1 == 1 {
+        b &= 0x7fff;
+    }
+    if inst.mods.neg >> i & 1 == 1 {
+        b ^= 0x8000;
+    }
+    b
+}
+
+/// The output modifier and clamp of an f32 result (omod first, then clamp to [0, 1]; with DX10
+/// clamp a NaN clamps to 0).
+#[inline(always)]
+pub(crate) fn out32(w: &Wave, inst: &Inst, r: f32) -> u32 {
+    let mut r = match inst.mods.omod {
+        1 => r * 2.0,
+        2 => r * 4.0,
+        3 => r * 0.5,
+        _ => r,
+    };
+    if inst.mods.clamp {
+        r = if r.is_nan() {
+            if w.mode.dx10_clamp { 0.0 } else { r }
+        } else {
+            r.clamp(0.0, 1.0)
+        };
+    }
+    flush_out32(w, r).to_bits()
+}
+
+/// As [`out32`] for f64.
+#[inline(always)]
+pub(crate) fn out64(w: &Wave, inst: &Inst, r: f64) -> u64 {
+    let mut r = match inst.mods.omod {
+        1 => r * 2.0,
+        2 => r * 4.0,
+        3 => r * 0.5,
+        _ => r,
+    };
+    if inst.mods.clamp {
+        r = if r.is_nan() {
+            if w.mode.dx10_clamp { 0.0 } else { r }
+        } else {
+            r.clamp(0.0, 1.0)
+        };
+    }
+    if w.mode.denorm16_64 & 2 == 0 && r.is_subnormal() {
+        r = 0.0f64.copysign(r);
+    }
+    r.to_bits()
+}
+
+/// Input denormal flushing of an f32 per the MODE register (bit 0 of the denorm field: keep
+/// input denormals).
+#[inline(always)]
+pub(crate) fn flush_in32(w: &Wave, x: f32) -> f32 {
+    if w.mode.denorm32 & 1 == 0 && x.is_subnormal() { 0.0f32.copysign(x) } else { x }
+}
+
+/// Output denormal flushing of an f32 (bit 1 of the denorm field: keep output denormals).
+#[inline(always)]
+pub(crate) fn flush_out32(w: &Wave, x: f32) -> f32 {
+    if w.mode.denorm32 & 2 == 0 && x.is_subnormal() { 0.0f32.copysign(x) } else { x }
+}
+
+/// Input flushing of f64 (and f16) per the 16/64 denorm field.
+#[inline(always)]
+pub(crate) fn flush_in64(w: &Wave, x: f64) -> f64 {
+    if w.mode.denorm16_64 & 1 == 0 && x.is_subnormal() { 0.0f64.copysign(x) } else { x }
+}
+
+/// Refuses rounding modes other than round-to-nearest-even rather than computing wrongly.
+#[inline(always)]
+pub(crate) fn require_rne(w: &Wave, inst: &Inst) -> Result<(), FaultKind> {
+    if w.mode.round32 != 0 || w.mode.round16_64 != 0 {
+        return Err(FaultKind::NotImplemented(format!(
+            "{} under a rounding mode other than nearest-even (MODE {:#x})",
+            inst.op.name(),
+            w.mode.to_bits()
+        )));
+    }
+    Ok(())
+}
+
+/// The destination of a compare or carry-out: VCC for `_e32`, the SGPR pair otherwise.
+#[inline]
+pub(crate) fn sdst_of(inst: &Inst) -> Opnd {
+    if inst.sdst.is_none() { Opnd::VCC } else { inst.sdst }
+}
+
+/// Writes a lane mask to a scalar pair: lanes outside `exec` read as 0 in the result.
+pub(crate) fn write_mask(w: &mut Wave, dst: Opnd, bits: u64) -> Exec {
+    w.set_s64(dst, bits)?;
+    Ok(Flow::Next)
+}
+
+/// Executes one VOP1/VOP2/VOPC/VOP3 instruction.
+pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+    if let Some(r) = int::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = float::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = cmp::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = cvt::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = lane::exec(w, inst, cx) {
+        return r;
+    }
+    match inst.op {
+        Op::VNop => Ok(Flow::Next),
+        _ => Err(not_implemented(inst)),
+    }
+}

@@ -1,0 +1,163 @@
+//! One workgroup: its waves and its LDS, run on one CPU thread.
+//!
+//! Scheduling: each running wave executes until it reaches `s_barrier`, `s_endpgm` or `s_sleep`,
+//! then the next wave runs. When every wave that has not ended waits at the barrier, the barrier
+//! opens (waves that have ended no longer count, as on the hardware). The order is fixed, so a
+//! launch is deterministic.
+
+use super::counters::{Class, Counters};
+use super::error::{Fault, FaultKind};
+use super::launch::{LaunchInfo, init_wave};
+use super::memory::MemView;
+use super::step::{Ctx, Flow, Trouble, class_of, step};
+use super::wave::{LANES, Wave, WaveStatus};
+
+/// Reusable per-thread state (waves and LDS are recycled across workgroups).
+pub(crate) struct WorkgroupRun {
+    waves: Vec<Wave>,
+    lds: Vec<u8>,
+    /// Counters updated on every instruction, kept in arrays and folded in at the end.
+    pub hot: HotCounters,
+}
+
+/// Per-instruction counters in flat arrays (a map update per instruction would dominate).
+pub(crate) struct HotCounters {
+    pub by_class: [u64; Class::ALL.len()],
+    /// Executions per dword of the code image.
+    pub per_word: Vec<u64>,
+}
+
+impl HotCounters {
+    /// Adds these counts to `c` (instruction totals, class mix, per-pc map).
+    pub fn fold_into(&self, c: &mut Counters, image_base: u64) {
+        for class in Class::ALL {
+            let n = self.by_class[class as usize];
+            if n > 0 {
+                *c.by_class.entry(class).or_default() += n;
+                c.instructions += n;
+            }
+        }
+        for (i, &n) in self.per_word.iter().enumerate() {
+            if n > 0 {
+                *c.per_pc.entry(image_base + 4 * i as u64).or_default() += n;
+            }
+        }
+    }
+}
+
+impl WorkgroupRun {
+    pub fn new(code_words: usize) -> Self {
+        WorkgroupRun {
+            waves: Vec::new(),
+            lds: Vec::new(),
+            hot: HotCounters { by_class: [0; Class::ALL.len()], per_word: vec![0; code_words] },
+        }
+    }
+}
+
+pub(crate) fn run_workgroup(
+    run: &mut WorkgroupRun,
+    info: &LaunchInfo<'_>,
+    wg: [u32; 3],
+    mem: &MemView,
+    counters: &mut Counters,
+) -> Result<(), Fault> {
+    let b = info.params.block;
+    let n_waves = ((b[0] * b[1] * b[2]) as usize).div_ceil(LANES);
+    while run.waves.len() < n_waves {
+        run.waves.push(Wave::new(0, 0));
+    }
+    run.lds.clear();
+    run.lds.resize(info.lds_bytes as usize, 0);
+    let fault = |w: &Wave, kind: FaultKind, lane: Option<u32>| Fault {
+        kernel: info.kernel.meta.name.clone(),
+        workgroup: wg,
+        wave: w.index,
+        pc: w.pc,
+        pc_offset: w.pc as i64 - info.entry_pc as i64,
+        inst: info.module.fetch(w.pc).map(|i| i.text()).unwrap_or_else(|_| info.module.raw(w.pc)),
+        lane,
+        kind,
+    };
+    for (i, w) in run.waves[..n_waves].iter_mut().enumerate() {
+        init_wave(w, info, wg, i as u32, mem).map_err(|k| fault(w, k, None))?;
+    }
+    counters.workgroups += 1;
+    counters.waves += n_waves as u64;
+
+    loop {
+        let mut any_running = false;
+        for wi in 0..n_waves {
+            if run.waves[wi].status != WaveStatus::Running {
+                continue;
+            }
+            any_running = true;
+            let (waves, lds, hot) = (&mut run.waves, &mut run.lds, &mut run.hot);
+            let mut cx = Ctx { mem, lds: &mut lds[..], counters, hot, info };
+            let w = &mut waves[wi];
+            if let Err(t) = run_wave(w, &mut cx) {
+                let kind = match t.kind {
+                    FaultKind::InstructionBudget(n) if waves[..n_waves].iter().any(|o| o.status == WaveStatus::AtBarrier) => {
+                        let waiting: Vec<u32> =
+                            waves[..n_waves].iter().filter(|o| o.status == WaveStatus::AtBarrier).map(|o| o.index).collect();
+                        FaultKind::BarrierDeadlock(format!(
+                            "waves {waiting:?} wait at s_barrier while wave {wi} ran {n} instructions without reaching one"
+                        ))
+                    }
+                    k => k,
+                };
+                return Err(fault(&waves[wi], kind, t.lane));
+            }
+        }
+        let waves = &mut run.waves[..n_waves];
+        if waves.iter().all(|w| w.status == WaveStatus::Ended) {
+            return Ok(());
+        }
+        if !any_running {
+            // Everyone left is at the barrier (or yielded): open it.
+            for w in waves.iter_mut() {
+                if w.status == WaveStatus::AtBarrier {
+                    w.status = WaveStatus::Running;
+                }
+            }
+        }
+    }
+}
+
+/// Executes one wave until it blocks (barrier, end, sleep) or faults.
+fn run_wave(w: &mut Wave, cx: &mut Ctx<'_, '_>) -> Result<(), Trouble> {
+    let module = cx.info.module;
+    loop {
+        let inst = module.fetch(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
+        w.executed += 1;
+        if w.executed > cx.info.budget {
+            return Err(Trouble::new(FaultKind::InstructionBudget(cx.info.budget)));
+        }
+        let class = class_of(inst);
+        cx.hot.by_class[class as usize] += 1;
+        if class == Class::Mfma {
+            *cx.counters.mfma.entry(inst.op.name()).or_default() += 1;
+        }
+        let slot = (w.pc - module.image_base) as usize / 4;
+        cx.hot.per_word[slot] += 1;
+        match step(w, inst, cx)? {
+            Flow::Next => w.pc += inst.size as u64,
+            Flow::Jump(target) => w.pc = target,
+            Flow::Barrier => {
+                w.pc += inst.size as u64;
+                w.status = WaveStatus::AtBarrier;
+                cx.counters.barriers += 1;
+                return Ok(());
+            }
+            Flow::Yield => {
+                w.pc += inst.size as u64;
+                // Stays Running; the scheduler moves on to the next wave and comes back.
+                return Ok(());
+            }
+            Flow::End => {
+                w.status = WaveStatus::Ended;
+                return Ok(());
+            }
+        }
+    }
+}
