@@ -58,6 +58,18 @@ fn main() {
         (builds.into_iter().map(|b| (b.arch, b.code_object)).collect(), "")
     };
 
+    // The assembly listings stay on disk (they are large); their paths are for tests and tools
+    // on the machine that built the crate.
+    let mut listings = String::from("/// (architecture, path of the assembly listing on the build machine).\n");
+    listings += "static LISTINGS: &[(&str, &str)] = &[\n";
+    for (arch, path) in &objects {
+        let asm = path.with_file_name(xtask::device_build::ASM_FILE);
+        if asm.is_file() {
+            listings += &format!("    ({arch:?}, {:?}),\n", abs(&asm));
+        }
+    }
+    listings += "];\n";
+
     let mut table = String::from("/// (architecture, code object) pairs embedded at build time.\n");
     table += "static EMBEDDED: &[(&str, &[u8])] = &[\n";
     for (arch, path) in &objects {
@@ -65,6 +77,7 @@ fn main() {
     }
     table += "];\n";
     table += &format!("/// Why nothing is embedded, when nothing is.\n#[allow(dead_code)]\nstatic SKIPPED_REASON: &str = {skipped:?};\n");
+    table += &listings;
     std::fs::write(out_dir.join("code_objects.rs"), table).expect("write code_objects.rs");
 }
 

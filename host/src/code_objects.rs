@@ -26,3 +26,9 @@ pub fn for_arch(arch: &str) -> Result<&'static [u8]> {
         },
     })
 }
+
+/// Path of the assembly listing of `arch`'s code object on the machine that built this crate
+/// (for tests and tooling; `None` when it was not kept).
+pub fn listing_path(arch: &str) -> Option<&'static str> {
+    LISTINGS.iter().find(|(a, _)| *a == arch).map(|(_, p)| *p)
+}

@@ -61,6 +61,11 @@ pub enum Error {
         value: String,
     },
 
+    /// The emulator refused a launch or a kernel faulted on it (the fault names kernel, pc,
+    /// instruction and lane).
+    #[error(transparent)]
+    Emulator(#[from] ferrocm_emu::EmuError),
+
     // ---- code objects ---------------------------------------------------------------------
     /// A code object failed validation.
     #[error(transparent)]

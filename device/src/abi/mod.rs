@@ -22,6 +22,15 @@ pub use ptr::{Ptr, PtrMut};
 #[cfg(not(target_arch = "amdgpu"))]
 pub use ptr::DevPtr;
 
+/// Every kernel symbol the device crate exports, grouped by argument struct. A test checks this
+/// list against the built code object both ways, so a kernel missing here fails the build's tests.
+pub const ALL_KERNELS: &[&[&str]] = &[
+    <basic::FillArgs as KernelArgs>::KERNELS,
+    <basic::CopyArgs as KernelArgs>::KERNELS,
+    <basic::SaxpyArgs as KernelArgs>::KERNELS,
+    <basic::MfmaTileArgs as KernelArgs>::KERNELS,
+];
+
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).
 #[cfg(not(target_arch = "amdgpu"))]
 pub type F16 = half::f16;

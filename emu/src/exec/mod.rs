@@ -14,6 +14,7 @@ mod launch;
 pub mod memory;
 mod mfma;
 mod program;
+pub mod report;
 mod salu;
 mod smem;
 mod sopp;

@@ -1,24 +1,85 @@
-//! The emulator backend: kernels run on the CPU in the gfx942 emulator (`ferrocm-emu`).
+//! The emulator backend: kernels run on the CPU in ferrocm's gfx942 emulator (`ferrocm-emu`),
+//! executing the same code object a GPU would.
+//!
+//! Launches are synchronous. Settings come from the environment: FERROCM_EMU_THREADS (CPU threads
+//! for workgroups, default: all cores), FERROCM_EMU_BUDGET (instructions per wave before a kernel
+//! is declared runaway), FERROCM_EMU_MEMORY (bytes of emulated device memory).
 
-use super::{Backend, DeviceInfo, Launch};
+use super::{Backend, BackendKind, DeviceInfo, Launch};
 use crate::error::{Error, Result};
+use ferrocm_emu::codeobj::CodeObject;
+use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
+use std::sync::{Arc, Mutex};
 
 /// A device backed by the gfx942 emulator.
-#[derive(Debug)]
 pub struct EmulatorDevice {
     info: DeviceInfo,
+    emu: Emulator,
+    module: Module,
+    last: Mutex<Option<LaunchStats>>,
+}
+
+impl std::fmt::Debug for EmulatorDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmulatorDevice").field("info", &self.info).finish()
+    }
+}
+
+fn env_num(name: &str) -> Result<Option<u64>> {
+    match std::env::var(name) {
+        Ok(v) => v.trim().parse::<u64>().map(Some).map_err(|_| Error::InvalidArgument {
+            op: "emulator",
+            message: format!("{name}={v:?} is not a number"),
+        }),
+        Err(_) => Ok(None),
+    }
 }
 
 impl EmulatorDevice {
     /// Loads `code_object` into a new emulated gfx942.
     ///
     /// # Errors
-    /// Until the emulator's execution engine lands this always reports the backend unavailable.
-    pub(crate) fn open(_code_object: &[u8]) -> Result<EmulatorDevice> {
-        Err(Error::BackendUnavailable {
-            backend: "emulator",
-            reason: "the gfx942 emulator's execution engine is not implemented yet".into(),
-        })
+    /// Bad FERROCM_EMU_* values; a code object the emulator cannot load.
+    pub(crate) fn open(code_object: &[u8]) -> Result<EmulatorDevice> {
+        let mut config = EmuConfig::default();
+        if let Some(t) = env_num("FERROCM_EMU_THREADS")? {
+            config.threads = (t as usize).max(1);
+        }
+        if let Some(b) = env_num("FERROCM_EMU_BUDGET")? {
+            config.instruction_budget = b;
+        }
+        if let Some(m) = env_num("FERROCM_EMU_MEMORY")? {
+            config.memory_limit = m;
+        }
+        let co = Arc::new(CodeObject::parse_for(code_object, crate::device::EMULATED_ARCH)?);
+        let emu = Emulator::new(config);
+        let module = emu.load(co)?;
+        let info = DeviceInfo {
+            backend: BackendKind::Emulator,
+            name: "ferrocm gfx942 emulator (MI300X)".into(),
+            arch: crate::device::EMULATED_ARCH.into(),
+            target_id: format!("{}:sramecc+:xnack-", crate::device::EMULATED_ARCH),
+            compute_units: 304,
+            clock_mhz: 2100,
+            total_memory: emu.config().memory_limit,
+            max_threads_per_block: 1024,
+        };
+        Ok(EmulatorDevice { info, emu, module, last: Mutex::new(None) })
+    }
+
+    /// Counters and timing of the most recent launch on this device.
+    pub fn last_launch(&self) -> Option<LaunchStats> {
+        self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// The emulator itself (memory, configuration).
+    pub fn emulator(&self) -> &Emulator {
+        &self.emu
+    }
+
+    /// The loaded code object.
+    pub fn module(&self) -> &Module {
+        &self.module
     }
 }
 
@@ -26,21 +87,31 @@ impl Backend for EmulatorDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
-    fn alloc(&self, _bytes: u64) -> Result<u64> {
-        unreachable!("an EmulatorDevice cannot be constructed yet")
+    fn alloc(&self, bytes: u64) -> Result<u64> {
+        self.emu.alloc(bytes).map_err(|e| match e {
+            ferrocm_emu::EmuError::OutOfMemory { requested, .. } => Error::OutOfMemory { bytes: requested },
+            e => e.into(),
+        })
     }
-    fn free(&self, _addr: u64) {}
-    fn write(&self, _dst: u64, _src: &[u8]) -> Result<()> {
-        unreachable!("an EmulatorDevice cannot be constructed yet")
+    fn free(&self, addr: u64) {
+        // Only Buffer's Drop frees, once per allocation; a failure here would be a ferrocm bug,
+        // and panicking in a destructor would be worse than leaking.
+        let _ = self.emu.free(addr);
     }
-    fn read(&self, _src: u64, _dst: &mut [u8]) -> Result<()> {
-        unreachable!("an EmulatorDevice cannot be constructed yet")
+    fn write(&self, dst: u64, src: &[u8]) -> Result<()> {
+        Ok(self.emu.memory().write(dst, src)?)
     }
-    fn copy(&self, _dst: u64, _src: u64, _bytes: u64) -> Result<()> {
-        unreachable!("an EmulatorDevice cannot be constructed yet")
+    fn read(&self, src: u64, dst: &mut [u8]) -> Result<()> {
+        Ok(self.emu.memory().read(src, dst)?)
     }
-    fn launch(&self, _launch: &Launch<'_>) -> Result<()> {
-        unreachable!("an EmulatorDevice cannot be constructed yet")
+    fn copy(&self, dst: u64, src: u64, bytes: u64) -> Result<()> {
+        Ok(self.emu.memory().copy(dst, src, bytes)?)
+    }
+    fn launch(&self, l: &Launch<'_>) -> Result<()> {
+        let params = LaunchParams { grid: l.grid, block: l.block, dynamic_lds: l.dynamic_lds, kernargs: l.kernargs.to_vec() };
+        let stats = self.emu.launch(&self.module, &l.kernel.meta.name, &params)?;
+        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+        Ok(())
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
