@@ -13,6 +13,9 @@ use xtask::report;
 const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
+  demo                                    set up the pinned toolchain if missing, build the kernels,
+                                          print the resource report, and run ferrocm's ops end to end
+                                          (on the emulator when no GPU is present)
   build [--arch LIST] [--allow-spills]   build the device code objects and print the resource report
                                          (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
   test [-- ARGS]                          build for gfx942, then run every test of the workspace
@@ -65,6 +68,37 @@ fn build(flags: &BuildFlags) -> Result<PathBuf, String> {
     Ok(out_dir)
 }
 
+/// Installs the pinned nightly and rust-src when missing (the demo's "set everything up").
+fn setup() -> Result<(), String> {
+    let device = workspace_root().join("device");
+    let toolchain = device_build::pinned_toolchain(&device).map_err(|e| e.to_string())?;
+    if device_build::check_toolchain(&toolchain).is_ok() {
+        return Ok(());
+    }
+    println!("installing the device toolchain {toolchain} (rust-src included)...");
+    let status = Command::new("rustup")
+        .args(["toolchain", "install", &toolchain, "--profile", "minimal", "--component", "rust-src"])
+        .status()
+        .map_err(|e| format!("running rustup: {e}"))?;
+    if !status.success() {
+        return Err(format!("rustup could not install {toolchain}"));
+    }
+    device_build::check_toolchain(&toolchain).map_err(|e| e.to_string())
+}
+
+fn demo() -> Result<(), String> {
+    setup()?;
+    let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
+    println!();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["run", "--quiet", "--release", "--package", "ferrocm", "--example", "demo"])
+        .env("FERROCM_PREBUILT_DIR", &out_dir)
+        .status()
+        .map_err(|e| format!("running the demo: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("the demo failed ({status})")) }
+}
+
 fn test(args: &[String]) -> Result<(), String> {
     let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
     let passthrough: Vec<&String> = args.iter().skip_while(|a| *a != "--").skip(1).collect();
@@ -84,6 +118,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build") => parse_build_flags(&args[1..]).and_then(|f| build(&f).map(|_| ())),
         Some("test") => test(&args[1..]),
+        Some("demo") => demo(),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

@@ -4,6 +4,9 @@ use super::counters::{Class, Counters};
 use super::launch::LaunchStats;
 use serde_json::{Value, json};
 
+/// A JSON value (re-exported so users need no serde_json dependency to print reports).
+pub type Json = Value;
+
 /// The counters as a JSON object.
 pub fn counters_json(c: &Counters) -> Value {
     let classes: serde_json::Map<String, Value> = Class::ALL.iter().map(|&k| (k.name().to_string(), json!(c.class(k)))).collect();
