@@ -3,6 +3,13 @@
 //!
 //! Used by `cargo xtask build` and by `host/build.rs`, so both produce the same bytes.
 //!
+//! Pipeline: rustc compiles and optimises the crate (fat LTO) to LLVM bitcode; the build sets
+//! each kernel's `amdgpu-flat-work-group-size` from the launch bound declared in
+//! `ferrocm_device::abi` (rustc has no way to say it, and without it LLVM budgets every kernel for
+//! 1024-item workgroups: 128 registers per wave); then `llc` and `rust-lld` from the same
+//! toolchain (rustup's `llvm-tools` component, the same LLVM as rustc) produce the code object
+//! and its listing.
+//!
 //! The nested cargo runs with a cleared environment: a build script inherits `RUSTFLAGS`,
 //! `CARGO_*`, `RUSTUP_TOOLCHAIN` and friends from the outer build, and any of them leaking in would
 //! build the device crate for the wrong target or with the stable compiler.
@@ -80,6 +87,20 @@ pub enum BuildError {
         /// The pinned toolchain.
         toolchain: String,
     },
+    /// The pinned nightly lacks llvm-tools (llc, llvm-dis, llvm-as, rust-lld).
+    LlvmToolsMissing {
+        /// The pinned toolchain.
+        toolchain: String,
+    },
+    /// A tool of the pipeline failed.
+    ToolFailed {
+        /// The tool.
+        tool: String,
+        /// Its exit status and message.
+        message: String,
+    },
+    /// The code object and the ABI's kernel declarations disagree.
+    KernelMismatch(String),
     /// device/rust-toolchain.toml is missing or has no channel.
     NoPin(PathBuf),
     /// The nested cargo failed.
@@ -104,8 +125,9 @@ pub enum BuildError {
     Io(PathBuf, std::io::Error),
 }
 
-fn install_command(toolchain: &str) -> String {
-    format!("rustup toolchain install {toolchain} --profile minimal --component rust-src")
+/// The one command that installs everything the device build needs.
+pub fn install_command(toolchain: &str) -> String {
+    format!("rustup toolchain install {toolchain} --profile minimal --component rust-src --component llvm-tools")
 }
 
 impl fmt::Display for BuildError {
@@ -127,6 +149,14 @@ impl fmt::Display for BuildError {
                  amdgcn). Run:\n    {}",
                 install_command(toolchain)
             ),
+            BuildError::LlvmToolsMissing { toolchain } => write!(
+                f,
+                "the toolchain {toolchain} lacks the llvm-tools component (llc, rust-lld: the device \
+                 build sets kernel launch bounds in LLVM IR). Run:\n    {}",
+                install_command(toolchain)
+            ),
+            BuildError::ToolFailed { tool, message } => write!(f, "{tool} failed: {message}"),
+            BuildError::KernelMismatch(m) => write!(f, "code object and ferrocm_device::abi disagree: {m}"),
             BuildError::NoPin(p) => write!(f, "{} is missing or names no `channel`", p.display()),
             BuildError::CargoFailed { arch, status } => {
                 write!(f, "the device build for {arch} failed ({status}); the compiler's messages are above")
@@ -172,12 +202,24 @@ fn clean_command(program: &str) -> Command {
     cmd
 }
 
-/// Checks the pinned nightly and its rust-src are installed.
-pub fn check_toolchain(toolchain: &str) -> Result<(), BuildError> {
-    let out = clean_command("rustup")
-        .args(["run", toolchain, "rustc", "--print", "sysroot"])
-        .output()
-        .map_err(|_| BuildError::RustupMissing)?;
+/// The LLVM tools of a toolchain (`<sysroot>/lib/rustlib/<host>/bin`).
+#[derive(Clone, Debug)]
+pub struct Tools {
+    dir: PathBuf,
+}
+
+impl Tools {
+    fn tool(&self, name: &str) -> PathBuf {
+        self.dir.join(name)
+    }
+}
+
+/// Checks the pinned nightly, its rust-src and its llvm-tools are installed.
+pub fn check_toolchain(toolchain: &str) -> Result<Tools, BuildError> {
+    let rustc = |args: &[&str]| {
+        clean_command("rustup").args(["run", toolchain, "rustc"]).args(args).output().map_err(|_| BuildError::RustupMissing)
+    };
+    let out = rustc(&["--print", "sysroot"])?;
     if !out.status.success() {
         return Err(BuildError::ToolchainMissing { toolchain: toolchain.to_string() });
     }
@@ -185,17 +227,73 @@ pub fn check_toolchain(toolchain: &str) -> Result<(), BuildError> {
     if !sysroot.join("lib/rustlib/src/rust/library/core/src/lib.rs").is_file() {
         return Err(BuildError::RustSrcMissing { toolchain: toolchain.to_string() });
     }
-    Ok(())
+    let vv = String::from_utf8_lossy(&rustc(&["-vV"])?.stdout).into_owned();
+    let host = vv.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("x86_64-unknown-linux-gnu").trim().to_string();
+    let tools = Tools { dir: sysroot.join("lib/rustlib").join(host).join("bin") };
+    for t in ["llc", "llvm-dis", "llvm-as", "rust-lld"] {
+        if !tools.tool(t).is_file() {
+            return Err(BuildError::LlvmToolsMissing { toolchain: toolchain.to_string() });
+        }
+    }
+    Ok(tools)
 }
 
 /// Builds every requested architecture; stops at the first failure.
 pub fn build(req: &BuildRequest) -> Result<Vec<ArchBuild>, BuildError> {
     let toolchain = pinned_toolchain(&req.device_dir)?;
-    check_toolchain(&toolchain)?;
-    req.archs.iter().map(|arch| build_arch(req, &toolchain, arch)).collect()
+    let tools = check_toolchain(&toolchain)?;
+    req.archs.iter().map(|arch| build_arch(req, &toolchain, &tools, arch)).collect()
 }
 
-fn build_arch(req: &BuildRequest, toolchain: &str, arch: &str) -> Result<ArchBuild, BuildError> {
+/// Every kernel the ABI declares, with its launch bound.
+fn declared_kernels() -> std::collections::BTreeMap<&'static str, u32> {
+    ferrocm_device::abi::ALL_KERNELS.iter().flat_map(|k| k.iter()).map(|d| (d.name, d.max_threads)).collect()
+}
+
+/// Adds `amdgpu-flat-work-group-size` to every kernel definition of an LLVM IR module.
+pub fn set_launch_bounds(ir: &str, bounds: &std::collections::BTreeMap<&str, u32>) -> Result<String, BuildError> {
+    let mut out = String::with_capacity(ir.len() + 64 * bounds.len());
+    let mut seen = 0;
+    for line in ir.split_inclusive('\n') {
+        if let Some(rest) = line.strip_prefix("define amdgpu_kernel ") {
+            let name = rest
+                .split_once('@')
+                .and_then(|(_, r)| r.split_once('('))
+                .map(|(n, _)| n.trim_matches('"'))
+                .ok_or_else(|| BuildError::KernelMismatch(format!("unparsable kernel definition: {line}")))?;
+            let bound = *bounds
+                .get(name)
+                .ok_or_else(|| BuildError::KernelMismatch(format!("kernel {name} is not declared in abi::ALL_KERNELS")))?;
+            if line.contains("amdgpu-flat-work-group-size") {
+                return Err(BuildError::KernelMismatch(format!("kernel {name} already has a flat workgroup size")));
+            }
+            let body = line.trim_end().strip_suffix('{').ok_or_else(|| {
+                BuildError::KernelMismatch(format!("kernel {name}: definition line does not end with `{{`"))
+            })?;
+            out += &format!("{body}\"amdgpu-flat-work-group-size\"=\"1,{bound}\" {{\n");
+            seen += 1;
+        } else {
+            out += line;
+        }
+    }
+    if seen != bounds.len() {
+        return Err(BuildError::KernelMismatch(format!("{} kernels declared, {seen} defined", bounds.len())));
+    }
+    Ok(out)
+}
+
+fn run_tool(cmd: &mut Command, tool: &str) -> Result<Vec<u8>, BuildError> {
+    let out = cmd.output().map_err(|e| BuildError::ToolFailed { tool: tool.to_string(), message: e.to_string() })?;
+    if !out.status.success() {
+        return Err(BuildError::ToolFailed {
+            tool: tool.to_string(),
+            message: format!("{}: {}", out.status, String::from_utf8_lossy(&out.stderr)),
+        });
+    }
+    Ok(out.stdout)
+}
+
+fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str) -> Result<ArchBuild, BuildError> {
     let target_dir = req.target_dir.join(arch);
     let mut cmd = clean_command("rustup");
     cmd.args(["run", toolchain, "cargo", "rustc", "--lib", "--crate-type", "cdylib", "--release"])
@@ -207,7 +305,7 @@ fn build_arch(req: &BuildRequest, toolchain: &str, arch: &str) -> Result<ArchBui
         // target-cpu must reach `core` too (build-std), hence a config rustflag, not a rustc arg.
         .arg("--config")
         .arg(format!("target.{DEVICE_TARGET}.rustflags=[\"-Ctarget-cpu={arch}\"]"))
-        .args(["--", "--emit=asm,link"])
+        .args(["--", "--emit=llvm-bc"])
         .current_dir(&req.device_dir);
     if !req.show_progress {
         cmd.stdout(std::process::Stdio::null());
@@ -217,12 +315,47 @@ fn build_arch(req: &BuildRequest, toolchain: &str, arch: &str) -> Result<ArchBui
         return Err(BuildError::CargoFailed { arch: arch.to_string(), status: status.to_string() });
     }
 
-    let release = target_dir.join(DEVICE_TARGET).join("release");
-    let elf = release.join("ferrocm_device.elf");
-    if !elf.is_file() {
-        return Err(BuildError::MissingOutput(elf));
+    let deps = target_dir.join(DEVICE_TARGET).join("release").join("deps");
+    let bc = deps.join("ferrocm_device.bc");
+    if !bc.is_file() {
+        return Err(BuildError::MissingOutput(bc));
     }
-    let asm = newest_asm(&release.join("deps")).ok_or_else(|| BuildError::MissingOutput(release.join("deps/*.s")))?;
+
+    // Launch bounds into the IR, then code generation and linking with the toolchain's LLVM.
+    let work = target_dir.join("pipeline");
+    std::fs::create_dir_all(&work).map_err(|e| BuildError::Io(work.clone(), e))?;
+    let ir = run_tool(Command::new(tools.tool("llvm-dis")).arg(&bc).args(["-o", "-"]), "llvm-dis")?;
+    let bounds = declared_kernels();
+    let patched = set_launch_bounds(&String::from_utf8_lossy(&ir), &bounds)?;
+    let ll = work.join("ferrocm_device.ll");
+    std::fs::write(&ll, patched).map_err(|e| BuildError::Io(ll.clone(), e))?;
+    let bc2 = work.join("ferrocm_device.bounded.bc");
+    run_tool(Command::new(tools.tool("llvm-as")).arg(&ll).arg("-o").arg(&bc2), "llvm-as")?;
+    let llc = |kind: &str, out: &Path| -> Result<(), BuildError> {
+        run_tool(
+            Command::new(tools.tool("llc"))
+                .args(["-O3", "-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={arch}"), "-relocation-model=pic"])
+                .arg(format!("-filetype={kind}"))
+                .arg(&bc2)
+                .arg("-o")
+                .arg(out),
+            "llc",
+        )
+        .map(|_| ())
+    };
+    let obj = work.join("ferrocm_device.o");
+    let asm = work.join("ferrocm_device.s");
+    llc("obj", &obj)?;
+    llc("asm", &asm)?;
+    let elf = work.join("ferrocm_device.elf");
+    run_tool(
+        Command::new(tools.tool("rust-lld"))
+            .args(["-flavor", "gnu", "--gc-sections", "-shared", "-O1", "--strip-debug"])
+            .arg(&obj)
+            .arg("-o")
+            .arg(&elf),
+        "rust-lld",
+    )?;
 
     let out = req.out_dir.join(arch);
     std::fs::create_dir_all(&out).map_err(|e| BuildError::Io(out.clone(), e))?;
@@ -234,6 +367,16 @@ fn build_arch(req: &BuildRequest, toolchain: &str, arch: &str) -> Result<ArchBui
     write_if_changed(&asm_path, &asm_text)?;
 
     let co = CodeObject::parse_for(&bytes, arch).map_err(|e| BuildError::CodeObject(e.to_string()))?;
+    for k in &co.kernels {
+        if bounds.get(k.meta.name.as_str()) != Some(&k.meta.max_flat_workgroup_size) {
+            return Err(BuildError::KernelMismatch(format!(
+                "kernel {} has max workgroup size {}, the ABI declares {:?}",
+                k.meta.name,
+                k.meta.max_flat_workgroup_size,
+                bounds.get(k.meta.name.as_str())
+            )));
+        }
+    }
     let kernels: Vec<KernelResources> = co.kernels.iter().map(|k| k.resources()).collect();
     let report_path = out.join(REPORT_FILE);
     let build = ArchBuild {
@@ -257,20 +400,6 @@ fn build_arch(req: &BuildRequest, toolchain: &str, arch: &str) -> Result<ArchBui
         return Err(BuildError::Spills { arch: arch.to_string(), kernels: spilling });
     }
     Ok(build)
-}
-
-/// The most recently written `ferrocm_device*.s` (the final, post-LTO listing).
-fn newest_asm(deps: &Path) -> Option<PathBuf> {
-    std::fs::read_dir(deps)
-        .ok()?
-        .filter_map(Result::ok)
-        .filter(|e| {
-            let n = e.file_name();
-            let n = n.to_string_lossy();
-            n.starts_with("ferrocm_device") && n.ends_with(".s")
-        })
-        .max_by_key(|e| e.metadata().and_then(|m| m.modified()).ok())
-        .map(|e| e.path())
 }
 
 /// Writes only when the content differs, so an unchanged rebuild does not retrigger dependents.
@@ -309,7 +438,19 @@ mod tests {
     fn a_missing_toolchain_names_the_install_command() {
         let err = check_toolchain("nightly-1999-01-01").unwrap_err();
         let msg = err.to_string();
-        assert!(msg.contains("rustup toolchain install nightly-1999-01-01 --profile minimal --component rust-src"), "{msg}");
+        assert!(msg.contains(&install_command("nightly-1999-01-01")), "{msg}");
+        assert!(msg.contains("--component rust-src --component llvm-tools"), "{msg}");
+    }
+
+    #[test]
+    fn launch_bounds_go_into_kernel_definitions() {
+        let ir = "define amdgpu_kernel void @k(ptr %p) unnamed_addr #0 {\nentry:\n  ret void\n}\ndefine void @helper() #1 {\n}\n";
+        let bounds = [("k", 256u32)].into_iter().collect();
+        let out = set_launch_bounds(ir, &bounds).unwrap();
+        assert!(out.contains("@k(ptr %p) unnamed_addr #0 \"amdgpu-flat-work-group-size\"=\"1,256\" {"), "{out}");
+        assert!(out.contains("define void @helper() #1 {"));
+        let none = std::collections::BTreeMap::new();
+        assert!(matches!(set_launch_bounds(ir, &none), Err(BuildError::KernelMismatch(_))));
     }
 
     #[test]

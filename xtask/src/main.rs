@@ -75,15 +75,15 @@ fn setup() -> Result<(), String> {
     if device_build::check_toolchain(&toolchain).is_ok() {
         return Ok(());
     }
-    println!("installing the device toolchain {toolchain} (rust-src included)...");
+    println!("installing the device toolchain {toolchain} (with rust-src and llvm-tools)...");
     let status = Command::new("rustup")
-        .args(["toolchain", "install", &toolchain, "--profile", "minimal", "--component", "rust-src"])
+        .args(["toolchain", "install", &toolchain, "--profile", "minimal", "--component", "rust-src", "--component", "llvm-tools"])
         .status()
         .map_err(|e| format!("running rustup: {e}"))?;
     if !status.success() {
         return Err(format!("rustup could not install {toolchain}"));
     }
-    device_build::check_toolchain(&toolchain).map_err(|e| e.to_string())
+    device_build::check_toolchain(&toolchain).map(|_| ()).map_err(|e| e.to_string())
 }
 
 fn demo() -> Result<(), String> {

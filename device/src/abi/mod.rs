@@ -15,6 +15,7 @@ mod fp8;
 mod ptr;
 
 pub mod basic;
+pub mod gemm;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use ptr::{Ptr, PtrMut};
@@ -24,11 +25,12 @@ pub use ptr::DevPtr;
 
 /// Every kernel symbol the device crate exports, grouped by argument struct. A test checks this
 /// list against the built code object both ways, so a kernel missing here fails the build's tests.
-pub const ALL_KERNELS: &[&[&str]] = &[
+pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::FillArgs as KernelArgs>::KERNELS,
     <basic::CopyArgs as KernelArgs>::KERNELS,
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
+    <gemm::GemmArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).
@@ -56,18 +58,30 @@ pub struct Bf16(pub u16);
 /// struct to a kernel does not compile.
 pub struct Kernel<A> {
     name: &'static str,
+    max_threads: u32,
     _args: core::marker::PhantomData<fn(A)>,
 }
 
 impl<A> Kernel<A> {
-    /// A handle for the kernel symbol `name` taking `A`. Use the constants of the `abi` modules.
+    /// A handle for the kernel symbol `name` taking `A`, launchable with up to 1024 work-items
+    /// per workgroup. Use the constants of the `abi` modules.
     pub const fn new(name: &'static str) -> Self {
-        Kernel { name, _args: core::marker::PhantomData }
+        Self::with_max_threads(name, DEFAULT_MAX_THREADS)
+    }
+
+    /// A handle whose kernel was compiled for at most `max_threads` work-items per workgroup.
+    pub const fn with_max_threads(name: &'static str, max_threads: u32) -> Self {
+        Kernel { name, max_threads, _args: core::marker::PhantomData }
     }
 
     /// The kernel's symbol name in the code object (its descriptor is `<name>.kd`).
     pub const fn name(&self) -> &'static str {
         self.name
+    }
+
+    /// The largest workgroup the kernel was compiled for.
+    pub const fn max_threads(&self) -> u32 {
+        self.max_threads
     }
 }
 
@@ -82,6 +96,24 @@ impl<A> core::fmt::Debug for Kernel<A> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         write!(f, "Kernel({})", self.name)
     }
+}
+
+/// The workgroup size bound of kernels that declare none (the hardware maximum).
+pub const DEFAULT_MAX_THREADS: u32 = 1024;
+
+/// A declared kernel: its symbol and the largest workgroup it is compiled for.
+///
+/// Why the bound matters: LLVM sizes a kernel's register budget for its largest workgroup. At
+/// 1024 work-items (16 waves, 4 per SIMD) a wave gets 128 registers; at 256 (1 wave per SIMD
+/// minimum) it may use all 512. The device build passes the bound to LLVM as
+/// `amdgpu-flat-work-group-size`, so it also lands in the code object's metadata and launches
+/// with larger workgroups are refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct KernelDecl {
+    /// The entry symbol.
+    pub name: &'static str,
+    /// The largest workgroup (work-items) it may be launched with.
+    pub max_threads: u32,
 }
 
 /// Where one field of an argument struct lives (what the launch compares with the metadata).
@@ -99,8 +131,8 @@ pub struct FieldLayout {
 pub trait KernelArgs: Copy {
     /// The struct's name, for error messages.
     const NAME: &'static str;
-    /// The entry symbols that take this struct.
-    const KERNELS: &'static [&'static str];
+    /// The kernels that take this struct.
+    const KERNELS: &'static [KernelDecl];
     /// The struct's fields in declaration order.
     const FIELDS: &'static [FieldLayout];
 
@@ -169,6 +201,8 @@ impl KernArg for half::bf16 {
 /// ```
 /// Fields must be scalars or [`Ptr`]/[`PtrMut`]. The body is any expression callable as
 /// `fn(SaxpyArgs)`, typically an `#[inline(always)]` function (or a generic instance of one).
+/// `NAME = "symbol" @ 256 => body` compiles the kernel for workgroups of at most 256 work-items
+/// (see [`KernelDecl`]); without `@` the bound is 1024.
 #[macro_export]
 macro_rules! kernel_abi {
     (
@@ -182,7 +216,7 @@ macro_rules! kernel_abi {
 
     (@struct [$(#[$meta:meta])*] $name:ident {
         $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
-    } [ $( $(#[$kmeta:meta])* $konst:ident = $sym:literal => $body:expr ),* $(,)? ]) => {
+    } [ $( $(#[$kmeta:meta])* $konst:ident = $sym:literal $(@ $mt:literal)? => $body:expr ),* $(,)? ]) => {
         $(#[$meta])*
         #[repr(C)]
         #[derive(Clone, Copy, Debug)]
@@ -190,7 +224,9 @@ macro_rules! kernel_abi {
 
         impl $crate::abi::KernelArgs for $name {
             const NAME: &'static str = stringify!($name);
-            const KERNELS: &'static [&'static str] = &[ $( $sym ),* ];
+            const KERNELS: &'static [$crate::abi::KernelDecl] = &[ $(
+                $crate::abi::KernelDecl { name: $sym, max_threads: $crate::kernel_abi!(@bound $($mt)?) }
+            ),* ];
             const FIELDS: &'static [$crate::abi::FieldLayout] = &[ $(
                 $crate::abi::FieldLayout {
                     name: stringify!($field),
@@ -209,13 +245,17 @@ macro_rules! kernel_abi {
 
         $(
             $(#[$kmeta])*
-            pub const $konst: $crate::abi::Kernel<$name> = $crate::abi::Kernel::new($sym);
+            pub const $konst: $crate::abi::Kernel<$name> =
+                $crate::abi::Kernel::with_max_threads($sym, $crate::kernel_abi!(@bound $($mt)?));
         )*
     };
 
+    (@bound) => { $crate::abi::DEFAULT_MAX_THREADS };
+    (@bound $mt:literal) => { $mt };
+
     (@kernels $name:ident $fields:tt) => {};
     (@kernels $name:ident $fields:tt
-        $(#[$kmeta:meta])* $konst:ident = $sym:literal => $body:expr $(, $($rest:tt)*)?
+        $(#[$kmeta:meta])* $konst:ident = $sym:literal $(@ $mt:literal)? => $body:expr $(, $($rest:tt)*)?
     ) => {
         $crate::kernel_abi!(@entry $name $fields $sym $body);
         $( $crate::kernel_abi!(@kernels $name $fields $($rest)*); )?

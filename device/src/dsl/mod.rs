@@ -7,11 +7,17 @@
 //! - [`simd`]: the vector types MFMA and 128-bit memory accesses take.
 //! - [`mfma`]: the gfx942 matrix instructions as plain functions.
 //! - [`mem`]: vector loads and stores of global memory.
+//! - [`math`]: exp, log, erf, tanh, GELU forms (no libm on the device).
+//! - [`convert`]: f32 <-> bf16/f16 bit conversions.
+//! - [`unroll`]: the `unroll!` macro (constant-indexed register arrays).
 
+pub mod convert;
 pub mod ids;
+pub mod math;
 pub mod lds;
 pub mod mem;
 pub mod mfma;
 pub mod simd;
 pub mod sync;
+pub mod unroll;
 pub mod wave;

@@ -3,5 +3,6 @@
 
 pub mod copy;
 pub mod fill;
+pub mod gemm;
 pub mod mfma_tile;
 pub mod saxpy;

@@ -1,0 +1,126 @@
+//! GEMM on the matrix cores: `C = alpha * A * B^T + beta * C` with an epilogue, where A is
+//! `[batch][M][K]` and B is `[batch][N][K]`, both K-contiguous ("NT" in row-major terms, the layout
+//! of `X * W^T` in inference and of DeepGEMM). Other layouts are packed into this one by the host.
+//!
+//! One argument struct serves every input dtype; the kernel symbol fixes the dtype and the tile
+//! configuration, and the host op checks the operand dtypes against it.
+
+use super::{Ptr, PtrMut};
+
+/// Bytes of K each row contributes to one K-tile (4 chunks of 16 bytes): 32 bf16/f16 values,
+/// 64 fp8 values, 16 f32 values.
+pub const K_TILE_BYTES: u32 = 64;
+
+/// Output element types (`GemmArgs::out_type`).
+pub mod out_type {
+    /// f32 output.
+    pub const F32: u32 = 0;
+    /// f16 output (round to nearest even).
+    pub const F16: u32 = 1;
+    /// bf16 output (round to nearest even).
+    pub const BF16: u32 = 2;
+}
+
+/// Epilogue activations (`GemmArgs::activation`), applied after bias and before the residual.
+pub mod activation {
+    /// None.
+    pub const NONE: u32 = 0;
+    /// max(x, 0).
+    pub const RELU: u32 = 1;
+    /// x * Phi(x) with the exact (erf) normal CDF.
+    pub const GELU_ERF: u32 = 2;
+    /// The tanh approximation of GELU.
+    pub const GELU_TANH: u32 = 3;
+    /// x * sigmoid(x).
+    pub const SILU: u32 = 4;
+}
+
+/// Bits of `GemmArgs::flags`.
+pub mod flags {
+    /// `bias` points at N f32 values added per column.
+    pub const BIAS: u32 = 1 << 0;
+    /// `residual` points at an `[batch][M][ldr]` tensor of the output dtype added last.
+    pub const RESIDUAL: u32 = 1 << 1;
+    /// `beta != 0`: C is read and `beta * C` added (before bias).
+    pub const BETA: u32 = 1 << 2;
+    /// A, B, C and the leading dimensions allow 16-byte vector accesses (host-checked).
+    pub const VECTOR_OK: u32 = 1 << 3;
+    /// Write the f32 partial sums to `c` as f32 without the epilogue (split-K first pass).
+    pub const PARTIAL: u32 = 1 << 4;
+}
+
+crate::kernel_abi! {
+    /// Arguments of every `gemm_*` kernel. Grid: x = N tiles, y = M tiles, z = batch * split_k.
+    pub struct GemmArgs {
+        /// A, `[batch][M][lda]`, K-contiguous, of the kernel's input dtype.
+        pub a: Ptr<u8>,
+        /// B, `[batch][N][ldb]`, K-contiguous, of the kernel's input dtype (B[n][k] = op(B)[k][n]).
+        pub b: Ptr<u8>,
+        /// C, `[batch][M][ldc]` of `out_type`; read when `BETA` is set.
+        pub c: PtrMut<u8>,
+        /// N f32 values (when `BIAS`).
+        pub bias: Ptr<f32>,
+        /// `[batch][M][ldr]` of `out_type` (when `RESIDUAL`).
+        pub residual: Ptr<u8>,
+        /// Batch strides in elements (0 broadcasts one matrix to every batch).
+        pub batch_stride_a: u64,
+        /// See `batch_stride_a`.
+        pub batch_stride_b: u64,
+        /// See `batch_stride_a`.
+        pub batch_stride_c: u64,
+        /// See `batch_stride_a`.
+        pub batch_stride_r: u64,
+        /// Elements between the f32 partial results of consecutive splits (when `PARTIAL`).
+        pub split_stride_c: u64,
+        /// Rows of A and C.
+        pub m: u32,
+        /// Rows of B, columns of C.
+        pub n: u32,
+        /// The reduction length.
+        pub k: u32,
+        /// Row strides in elements.
+        pub lda: u32,
+        /// See `lda`.
+        pub ldb: u32,
+        /// See `lda`.
+        pub ldc: u32,
+        /// See `lda`.
+        pub ldr: u32,
+        /// Scale of the product.
+        pub alpha: f32,
+        /// Scale of the existing C.
+        pub beta: f32,
+        /// An [`out_type`] value.
+        pub out_type: u32,
+        /// An [`activation`] value.
+        pub activation: u32,
+        /// [`flags`] bits.
+        pub flags: u32,
+        /// K-tiles each split of a split-K launch reduces (the whole K when 1 split).
+        pub k_tiles_per_split: u32,
+        /// Splits of K (grid z = batch * splits); partial results go to `c` as f32 `[split][batch][M][ldc]`.
+        pub splits: u32,
+    }
+    kernels {
+        /// bf16 inputs, 128x128 block tile, 4 waves of 64x64, v_mfma_f32_16x16x16_bf16.
+        GEMM_BF16_128X128 = "gemm_bf16_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf16In, 4, 4, 2, 2>,
+        /// f16 inputs, 128x128 block tile, 4 waves of 64x64, v_mfma_f32_16x16x16_f16.
+        GEMM_F16_128X128 = "gemm_f16_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F16In, 4, 4, 2, 2>,
+        /// f32 inputs, 128x128 block tile, v_mfma_f32_16x16x4_f32.
+        GEMM_F32_128X128 = "gemm_f32_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F32In, 4, 4, 2, 2>,
+        /// f32 inputs truncated to tf32 (opt-in), 128x128, v_mfma_f32_16x16x8_xf32.
+        GEMM_XF32_128X128 = "gemm_xf32_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Xf32In, 4, 4, 2, 2>,
+        /// E4M3FNUZ inputs, 128x128, v_mfma_f32_16x16x32_fp8_fp8.
+        GEMM_FP8_128X128 = "gemm_fp8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, 4, 4, 2, 2>,
+        /// E5M2FNUZ inputs, 128x128, v_mfma_f32_16x16x32_bf8_bf8.
+        GEMM_BF8_128X128 = "gemm_bf8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, 4, 4, 2, 2>,
+    }
+}
+
+/// Waves per workgroup of the 128x128 configurations.
+pub const GEMM_128_WAVES: u32 = 4;
+
+/// Dynamic LDS of a configuration: two stages of an A tile and a B tile, `K_TILE_BYTES` per row.
+pub const fn gemm_lds_bytes(block_m: u32, block_n: u32) -> u32 {
+    2 * (block_m + block_n) * K_TILE_BYTES
+}

@@ -1,0 +1,119 @@
+//! Float math for kernels (no_std has no libm): the hardware's fast paths via LLVM intrinsics,
+//! plus erf, tanh, sigmoid and the GELU forms built on them.
+//!
+//! Accuracy: `exp`/`log`/`sqrt` are LLVM's AMDGPU lowerings (about 1 ulp, with range reduction);
+//! `erf` has absolute error <= 1.5e-7 (see [`erf`]); `tanh` is
+//! computed from `exp` with a small-argument path. Tests state per-op tolerances against f64.
+
+use core::intrinsics;
+
+/// e^x.
+#[inline(always)]
+pub fn exp(x: f32) -> f32 {
+    intrinsics::expf32(x)
+}
+
+/// 2^x.
+#[inline(always)]
+pub fn exp2(x: f32) -> f32 {
+    intrinsics::exp2f32(x)
+}
+
+/// Natural logarithm.
+#[inline(always)]
+pub fn log(x: f32) -> f32 {
+    intrinsics::logf32(x)
+}
+
+/// Square root (correctly rounded).
+#[inline(always)]
+pub fn sqrt(x: f32) -> f32 {
+    intrinsics::sqrtf32(x)
+}
+
+/// 1 / sqrt(x).
+#[inline(always)]
+pub fn rsqrt(x: f32) -> f32 {
+    1.0 / sqrt(x)
+}
+
+/// Fused multiply-add `a * b + c`.
+#[inline(always)]
+pub fn fma(a: f32, b: f32, c: f32) -> f32 {
+    intrinsics::fmaf32(a, b, c)
+}
+
+/// Absolute value.
+#[inline(always)]
+pub fn abs(x: f32) -> f32 {
+    f32::from_bits(x.to_bits() & 0x7fff_ffff)
+}
+
+/// x with the sign of s.
+#[inline(always)]
+pub fn copysign(x: f32, s: f32) -> f32 {
+    f32::from_bits((x.to_bits() & 0x7fff_ffff) | (s.to_bits() & 0x8000_0000))
+}
+
+/// Hyperbolic tangent.
+#[inline(always)]
+pub fn tanh(x: f32) -> f32 {
+    let a = abs(x);
+    if a < 0.0625 {
+        // Taylor: x - x^3/3 + 2x^5/15 (relative error < 1e-9 here).
+        let x2 = x * x;
+        return x * fma(x2, fma(x2, 2.0 / 15.0, -1.0 / 3.0), 1.0);
+    }
+    if a > 9.0 {
+        return copysign(1.0, x); // tanh(9) = 1 - 3e-8, below half an f32 ulp of 1
+    }
+    // tanh(a) = 1 - 2 / (e^(2a) + 1)
+    let e = exp(2.0 * a);
+    copysign(1.0 - 2.0 / (e + 1.0), x)
+}
+
+/// Logistic sigmoid 1 / (1 + e^-x).
+#[inline(always)]
+pub fn sigmoid(x: f32) -> f32 {
+    1.0 / (1.0 + exp(-x))
+}
+
+/// Error function. |x| < 0.5: its Maclaurin series (relative error < 1e-8 before rounding);
+/// otherwise Abramowitz & Stegun 7.1.26, `1 - t(a1 + t(a2 + ...)) e^(-x^2)` with
+/// `t = 1 / (1 + p x)`, absolute error <= 1.5e-7.
+#[inline(always)]
+pub fn erf(x: f32) -> f32 {
+    let a = abs(x);
+    let r = if a < 0.5 {
+        // 2/sqrt(pi) * (x - x^3/3 + x^5/10 - x^7/42 + x^9/216 - x^11/1320)
+        let z = a * a;
+        let s = fma(z, fma(z, fma(z, fma(z, fma(z, -1.0 / 1320.0, 1.0 / 216.0), -1.0 / 42.0), 1.0 / 10.0), -1.0 / 3.0), 1.0);
+        1.128_379_2 * a * s
+    } else if a < 9.0 {
+        let t = 1.0 / fma(0.327_591_1, a, 1.0);
+        let poly = t * fma(t, fma(t, fma(t, fma(t, 1.061_405_4, -1.453_152_1), 1.421_413_8), -0.284_496_74), 0.254_829_6);
+        1.0 - poly * exp(-a * a)
+    } else {
+        1.0
+    };
+    if x.is_nan() { x } else { copysign(r, x) }
+}
+
+/// GELU with the exact normal CDF: x * (1 + erf(x / sqrt 2)) / 2.
+#[inline(always)]
+pub fn gelu_erf(x: f32) -> f32 {
+    0.5 * x * (1.0 + erf(x * core::f32::consts::FRAC_1_SQRT_2))
+}
+
+/// GELU, tanh approximation: x * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3))) / 2.
+#[inline(always)]
+pub fn gelu_tanh(x: f32) -> f32 {
+    const K: f32 = 0.797_884_6; // sqrt(2/pi)
+    0.5 * x * (1.0 + tanh(K * fma(0.044715 * x, x * x, x)))
+}
+
+/// SiLU: x * sigmoid(x).
+#[inline(always)]
+pub fn silu(x: f32) -> f32 {
+    x * sigmoid(x)
+}

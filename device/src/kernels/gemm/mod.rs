@@ -1,0 +1,177 @@
+//! GEMM: `C = alpha * A * B^T + beta * C` (+ bias, activation, residual), A `[M][K]`, B `[N][K]`.
+//!
+//! Structure (one workgroup = one `BM x BN` block of C, `WY x WX` waves of `TM x TN` 16x16 tiles):
+//! - prologue: K-tile 0 global -> registers -> LDS stage 0, barrier;
+//! - main loop, per K-tile: issue the global loads of the next K-tile into registers; read this
+//!   tile's MFMA fragments from LDS (one 128-bit read per 16x16 tile row/column) and run the
+//!   MFMAs; store the prefetched registers into the other LDS stage; one barrier. Two LDS stages
+//!   plus the register stage hide global latency behind the MFMAs;
+//! - epilogue: alpha, beta * C, bias, activation, residual, conversion, store (or raw f32 partial
+//!   sums for split-K).
+
+mod epilogue;
+mod mma;
+mod tile;
+
+pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
+
+use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use tile::{CHUNKS, Operand, lds_index, regs_to_lds};
+
+/// Max 16-byte chunks one thread moves per operand per K-tile (sizes the register stage).
+const MAX_CHUNKS_PER_THREAD: usize = 8;
+
+/// The GEMM kernel for input type `E`, `TM x TN` MFMA tiles per wave, `WY x WX` waves.
+#[inline(always)]
+pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const WX: usize>(args: GemmArgs) {
+    let threads = WY * WX * 64;
+    let (bm, bn) = (WY * TM * 16, WX * TN * 16);
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (wy, wx) = (wave / WX, wave % WX);
+
+    let splits = args.splits.max(1);
+    let z = workgroup_id_z();
+    let (batch, split) = ((z / splits) as usize, z % splits);
+    let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
+    let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
+    let eb = E::BYTES;
+    let k_tiles = (k * eb).div_ceil(K_TILE_BYTES as usize);
+    let kt0 = (split * args.k_tiles_per_split) as usize;
+    let kt1 = (kt0 + args.k_tiles_per_split as usize).min(k_tiles);
+
+    let vector_ok = args.flags & flags::VECTOR_OK != 0;
+    let (na, nb) = (bm * CHUNKS / threads, bn * CHUNKS / threads);
+    let k_bytes = k * eb;
+    // K-tiles entirely inside K take 128-bit loads; the last partial one is zero-filled.
+    let full_tiles = if vector_ok { k_bytes / K_TILE_BYTES as usize } else { 0 };
+    // SAFETY: the host checked that every batch's matrices lie in the buffers.
+    let (a, b) = unsafe {
+        (
+            Operand::<MAX_CHUNKS_PER_THREAD>::new(
+                args.a.add((batch as u64 * args.batch_stride_a) as usize * eb + row0 * args.lda as usize * eb),
+                args.lda as usize * eb,
+                m.saturating_sub(row0),
+                k_bytes,
+                thread,
+                threads,
+                na,
+            ),
+            Operand::<MAX_CHUNKS_PER_THREAD>::new(
+                args.b.add((batch as u64 * args.batch_stride_b) as usize * eb + col0 * args.ldb as usize * eb),
+                args.ldb as usize * eb,
+                n.saturating_sub(col0),
+                k_bytes,
+                thread,
+                threads,
+                nb,
+            ),
+        )
+    };
+
+    let mut lds = LdsArena::new();
+    let lds_a = lds.take::<U32x4>(2 * bm * CHUNKS);
+    let lds_b = lds.take::<U32x4>(2 * bn * CHUNKS);
+    let mut ra = [U32x4::splat(0); MAX_CHUNKS_PER_THREAD];
+    let mut rb = [U32x4::splat(0); MAX_CHUNKS_PER_THREAD];
+
+    let mut acc = [[F32x4::splat(0.0); TN]; TM];
+    // Fragment rows of this lane: row/column (lane % 16) of each 16x16 tile, chunk lane / 16.
+    let frag_q = lane / 16;
+    let a_row = wy * TM * 16 + lane % 16;
+    let b_row = wx * TN * 16 + lane % 16;
+
+    // Global -> registers for K-tile `kt`: 128-bit loads for full tiles, element-wise (zero
+    // past K) for the last partial one or unaligned inputs.
+    macro_rules! load_tile {
+        ($kt:expr, fast) => {{
+            let kb = $kt * K_TILE_BYTES as usize;
+            a.load_fast(kb, na, &mut ra);
+            b.load_fast(kb, nb, &mut rb);
+        }};
+        ($kt:expr, slow) => {{
+            let kb = $kt * K_TILE_BYTES as usize;
+            a.load_slow(eb, kb, na, &mut ra);
+            b.load_slow(eb, kb, nb, &mut rb);
+        }};
+    }
+
+    if kt0 < kt1 {
+        if kt0 < full_tiles {
+            load_tile!(kt0, fast);
+        } else {
+            load_tile!(kt0, slow);
+        }
+        // SAFETY: stage 0 is not read before the barrier below.
+        unsafe {
+            regs_to_lds(lds_a, 0, bm, thread, threads, na, &ra);
+            regs_to_lds(lds_b, 0, bn, thread, threads, nb, &rb);
+        }
+    }
+    barrier();
+
+    let mut kt = kt0;
+    // One K-tile on LDS stage `$stage`; `$next` loads the next tile (`fast`, `slow`) or not.
+    macro_rules! step {
+        ($stage:expr, $next:ident, $has_next:expr) => {{
+            let stage: usize = $stage;
+            let has_next: bool = $has_next;
+            // Phase 1: the next K-tile's global loads (they complete behind the MFMAs).
+            if has_next {
+                load_tile!(kt + 1, $next);
+            }
+            // Phase 2: this K-tile's fragments from LDS, then the MFMAs.
+            let mut fa = [U32x4::splat(0); TM];
+            let mut fb = [U32x4::splat(0); TN];
+            crate::unroll!(i < TM => {
+                // SAFETY: inside the stage, written before the last barrier.
+                fa[i] = unsafe { lds_a.read(lds_index(stage, bm, a_row + 16 * i, frag_q)) };
+            });
+            crate::unroll!(j < TN => {
+                // SAFETY: as above.
+                fb[j] = unsafe { lds_b.read(lds_index(stage, bn, b_row + 16 * j, frag_q)) };
+            });
+            crate::unroll!(i < TM => {
+                crate::unroll!(j < TN => {
+                    acc[i][j] = E::mma(fa[i], fb[j], acc[i][j]);
+                });
+            });
+            // Phase 3: the prefetched tile into the other stage, then the barrier that both
+            // publishes it and frees this stage for the iteration after next.
+            if has_next {
+                // SAFETY: every wave finished reading the other stage before the last barrier.
+                unsafe {
+                    regs_to_lds(lds_a, 1 - stage, bm, thread, threads, na, &ra);
+                    regs_to_lds(lds_b, 1 - stage, bn, thread, threads, nb, &rb);
+                }
+            }
+            barrier();
+            kt += 1;
+        }};
+    }
+
+    // Hot loop: the next tile is a full one. Unrolled by two so the LDS stages are constants.
+    let fast_limit = kt1.min(full_tiles);
+    loop {
+        if kt + 1 >= fast_limit {
+            break;
+        }
+        step!(0, fast, true);
+        if kt + 1 >= fast_limit {
+            break;
+        }
+        step!(1, fast, true);
+    }
+    // Tail: at most the last full tile and the partial one.
+    while kt < kt1 {
+        step!((kt - kt0) & 1, slow, kt + 1 < kt1);
+    }
+
+    epilogue::store::<TM, TN>(&args, &acc, batch, split as usize, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
+}
