@@ -417,8 +417,16 @@ def learn_vop3():
     for op, lr in sorted(lrs.items()):
         for _, text, _ in lr.accepted:
             sample(text)
+        texts = MOD_TEXTS[("enc_vop3", op)]
+        sext = [i for i in range(3) if "sext(" in (texts.get("neg%d" % i) or "")]
+        nopsel = 0
+        for i in range(4):
+            t = texts.get("opsel%d" % i) or ""
+            mm = re.search(r"op_sel:\[([01,]*)\]", t)
+            if mm and mods[op]["opsel%d" % i] == "ok":
+                nopsel = len(mm.group(1).split(","))
         out[op] = dict(fmt="VOP3", op=op, mnem=lr.mnem, fields=lr.fields, mods=mods[op],
-                       template=lr.template)
+                       template=lr.template, sext=sext, nopsel=nopsel)
     return out
 
 
@@ -478,8 +486,14 @@ def learn_vop3p():
         texts = MOD_TEXTS[("enc_vop3p", op)]
         mix = "|" in (texts.get("neg_hi0") or "")
         hi_default0 = "op_sel_hi" in lr.best[1]
+        nlist = 0
+        for name in ("opsel0", "opsel1", "opsel2", "neg0", "neg1", "neg2"):
+            mm = re.search(r"(?:op_sel|neg_lo):\[([01,]*)\]", texts.get(name) or "")
+            if mm:
+                nlist = max(nlist, len(mm.group(1).split(",")))
         out[op] = dict(fmt="VOP3P", op=op, mnem=lr.mnem, fields=lr.fields, mai=False,
-                       mods=mods[op], template=lr.template, mix=mix, hi_default0=hi_default0)
+                       mods=mods[op], template=lr.template, mix=mix, hi_default0=hi_default0,
+                       nlist=nlist)
     return out
 
 
@@ -534,8 +548,13 @@ def learn_ds():
         t = lr.best[1]
         offs = "two" if "offset0:" in t else ("swizzle" if "swizzle(" in t else
                                               ("one" if "offset:" in t else "none"))
+        acc_addr = False
+        ta = res[(op, "acc")][0]
+        if ta and lr.fields["addr"]["use"] == "used":
+            pos = lr.fields["addr"]["pos"]
+            acc_addr = parse(ta)[1][pos].startswith("a")
         out[op] = dict(fmt="DS", op=op, mnem=lr.mnem, fields=lr.fields, mods=mods, offs=offs,
-                       gds=gds, template=lr.template)
+                       gds=gds, template=lr.template, acc_addr=acc_addr)
     return out
 
 
@@ -780,6 +799,7 @@ def learn_ext(e32):
             m[name] = "bad" if invalid(t) else ("ign" if t == d["text"] else "ok")
             sample(t)
         d["mods"] = m
+        d["sext"] = [i for i in range(2) if "sext(" in (res[(fmt, op, "src%d_neg" % i)][0] or "")]
     return sdwa, dpp
 
 
@@ -922,6 +942,9 @@ def build_forms():
         F = fm["fields"]
         ok, ign = bits(fm["mods"], V3_MODS)
         x = 32 if TIED.match(fm["mnem"]) else 0
+        for i in fm["sext"]:
+            x |= 1 << (8 + i)
+        x |= fm["nopsel"] << 11
         add("VOP3", op, fm["mnem"], [fld(F["vdst"], True), fld(F["src0"]), fld(F["src1"]),
                                      fld(F["src2"]), fld(F["sdst"])], ok, ign, x)
     for op, fm in learn_vop3p().items():
@@ -940,7 +963,7 @@ def build_forms():
                 x |= 16
         else:
             ok, ign = bits(fm["mods"], P_MODS)
-            x = (32 if fm["mix"] else 0) | (64 if fm["hi_default0"] else 0)
+            x = (32 if fm["mix"] else 0) | (64 if fm["hi_default0"] else 0) | (fm["nlist"] << 8)
         add("VOP3P", op, fm["mnem"], [fld(F["vdst"], True), fld(F["src0"]), fld(F["src1"]),
                                       fld(F["src2"])], ok, ign, x)
     sdwa, dpp = learn_ext(e32)
@@ -949,7 +972,8 @@ def build_forms():
         base = [fm for (t, i, fm) in forms if t == fmt and i == op][0]
         ok, ign = bits(s["mods"], SDWA_MODS)
         mn = parse(s["text"])[0]
-        add("SDWA" + fmt[3:], op, mn, base["f"], ok, ign, base["x"] | (s["base_index"] << 8))
+        no_dst = 0 if ("dst_sel:" in s["text"] or fmt == "VOPC") else 1 << 16
+        add("SDWA" + fmt[3:], op, mn, base["f"], ok, ign, base["x"] | (s["base_index"] << 8) | no_dst)
     for (fmt, op), d in dpp.items():
         base = [fm for (t, i, fm) in forms if t == fmt and i == op][0]
         ok, ign = bits(d["mods"], DPP_MODS)
@@ -960,12 +984,16 @@ def build_forms():
         # Ignored reserved bits 17/18 are accepted by LLVM: remember them as ignorable.
         if d["mods"].get("b17") == "ign" and d["mods"].get("b18") == "ign":
             ign |= 1 << 5
-        add("DPP" + fmt[3:], op, mn, base["f"], ok, ign, base["x"] | (ctrl_classes.index(ctrls) << 8))
+        sext = sum(1 << (16 + i) for i in d["sext"])
+        add("DPP" + fmt[3:], op, mn, base["f"], ok, ign,
+            base["x"] | (ctrl_classes.index(ctrls) << 8) | sext)
     for op, fm in learn_ds().items():
         F = fm["fields"]
         ok, ign = bits(fm["mods"], DS_MODS)
         x = {"none": 0, "one": 1, "two": 2, "swizzle": 3}[fm["offs"]]
         x |= {"need": 4, "ign": 8, "no": 0}[fm["gds"]]
+        if fm["acc_addr"]:
+            x |= 16
         add("DS", op, fm["mnem"], [fld(F["vdst"]), fld(F["addr"]), fld(F["data0"]), fld(F["data1"])],
             ok, ign, x)
     for (seg, op), fm in learn_flat().items():
@@ -1174,8 +1202,8 @@ def main():
     per = {}
     lines = []
     for s in SAMPLES:
-        key = re.sub(r"\d+", "#", s)
-        mn = s.split(" ", 1)[0]
+        mn, _, rest = s.partition(" ")
+        key = mn + " " + re.sub(r"\d+", "#", rest)
         if key in seen or per.get(mn, 0) >= 64:
             continue
         seen.add(key)

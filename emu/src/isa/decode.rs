@@ -877,7 +877,8 @@ impl Cx<'_> {
         }
         inst.imm = (off0 | off1 << 8) as i32;
         let [fd, fa, f0, f1, _] = &form.f;
-        let regs = [(w1 >> 24, fd, acc), (w1 & 0xFF, fa, false), ((w1 >> 8) & 0xFF, f0, acc),
+        let acc_addr = acc && form.x & x::DS_ACC_ADDR != 0;
+        let regs = [(w1 >> 24, fd, acc), (w1 & 0xFF, fa, acc_addr), ((w1 >> 8) & 0xFF, f0, acc),
                     ((w1 >> 16) & 0xFF, f1, acc)];
         let mut out = [Opnd::NONE; 4];
         for (i, (v, f, a)) in regs.into_iter().enumerate() {
@@ -989,7 +990,7 @@ impl Cx<'_> {
         if !lds && form.x & x::BUF_LDS_ONLY != 0 {
             return Err(self.err("this instruction needs the lds bit"));
         }
-        if bare && (offen || idxen) {
+        if (bare || !form.f[1].used()) && (offen || idxen) {
             return Err(self.err("offen/idxen not accepted"));
         }
         if bit(w0, 14) == 1 {

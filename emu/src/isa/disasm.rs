@@ -4,7 +4,7 @@
 
 use std::fmt::{self, Write};
 
-use super::form::{cls, m, x, Form, Ty};
+use super::form::{m, x, Form, Ty};
 use super::inst::{flags, Ext, Inst, Opnd};
 use super::operand::{is_constant, opnd_text, sreg_name};
 use super::tables::{self, FORMS, NO_FORM};
@@ -285,12 +285,13 @@ impl Printer<'_> {
             }
             if i == 0 && f.x & x::K_MID != 0 {
                 ops.sep(self.out);
-                self.opnd(Opnd::LITERAL, 1, f0.ty);
+                let _ = write!(self.out, "{:#x}", inst.literal);
             }
         }
+        // K is printed as a plain 32-bit hex number whatever its type.
         if k && f.x & x::K_END != 0 {
             ops.sep(self.out);
-            self.opnd(Opnd::LITERAL, 1, f0.ty);
+            let _ = write!(self.out, "{:#x}", inst.literal);
         }
         if f.x & x::VCC_SRC2 != 0 {
             ops.sep(self.out);
@@ -306,7 +307,7 @@ impl Printer<'_> {
     fn src_sdwa(&mut self, i: usize, o: Opnd, w: u8, ty: Ty) {
         let sext = match self.inst.ext {
             Ext::Sdwa(s) => (i == 0 && s.src0_sext) || (i == 1 && s.src1_sext),
-            _ => false,
+            _ => self.form.x & (x::DPP_SEXT_SRC0 << i) != 0 && self.inst.mods.neg >> i & 1 == 1,
         };
         if sext {
             self.out.push_str("sext(");
@@ -323,7 +324,7 @@ impl Printer<'_> {
         self.omod_clamp();
         let sel = |v: u8| ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"][v as usize];
         let vopc = self.inst.enc == super::inst::Enc::Vopc;
-        if !vopc {
+        if !vopc && self.form.x & x::SDWA_NO_DST_SEL == 0 {
             let du = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"][s.dst_unused as usize];
             let _ = write!(self.out, " dst_sel:{} dst_unused:{}", sel(s.dst_sel), du);
         }
@@ -356,26 +357,34 @@ impl Printer<'_> {
             ops.sep(self.out);
             self.opnd(inst.sdst, fs.w, Ty::B32);
         }
-        let mut nsrc = 0;
         for (i, fl) in [f0, f1, f2].into_iter().enumerate() {
             if fl.used() {
                 ops.sep(self.out);
-                self.fp_src(i, inst.src[i], fl.w, fl.ty);
-                nsrc += 1;
+                if f.x & (x::SEXT_SRC0 << i) != 0 {
+                    let sext = inst.mods.neg >> i & 1 == 1;
+                    if sext {
+                        self.out.push_str("sext(");
+                    }
+                    self.opnd(inst.src[i], fl.w, fl.ty);
+                    if sext {
+                        self.out.push(')');
+                    }
+                } else {
+                    self.fp_src(i, inst.src[i], fl.w, fl.ty);
+                }
             }
         }
-        // op_sel lists one entry per source, plus the destination when the op has that bit.
-        let has_opsel = f.ok >> m::V3_OPSEL0 & 0xF != 0;
-        if has_opsel && inst.mods.op_sel != 0 {
+        // op_sel lists its sources (hidden ones included), then the destination if it has one.
+        let n = (f.x >> x::OPSEL_N_SHIFT & 7) as usize;
+        if n > 0 && inst.mods.op_sel != 0 {
+            let dst = f.ok >> (m::V3_OPSEL0 + 3) & 1 == 1;
             self.out.push_str(" op_sel:[");
-            for i in 0..nsrc {
-                if i > 0 {
+            for k in 0..n {
+                if k > 0 {
                     self.out.push(',');
                 }
-                self.out.push(if inst.mods.op_sel >> i & 1 == 1 { '1' } else { '0' });
-            }
-            if f.ok >> (m::V3_OPSEL0 + 3) & 1 == 1 {
-                self.out.push_str(if inst.mods.op_sel >> 3 & 1 == 1 { ",1" } else { ",0" });
+                let b = if dst && k == n - 1 { 3 } else { k };
+                self.out.push(if inst.mods.op_sel >> b & 1 == 1 { '1' } else { '0' });
             }
             self.out.push(']');
         }
@@ -433,6 +442,8 @@ impl Printer<'_> {
             }
             return;
         }
+        let n = (f.x >> x::LIST_N_SHIFT & 7) as usize;
+        let nsrc = if n > 0 { n } else { nsrc };
         let all = (1u8 << nsrc) - 1;
         if md.op_sel & all != 0 {
             self.list("op_sel", md.op_sel, nsrc);
@@ -549,13 +560,15 @@ impl Printer<'_> {
             let v = if inst.dst.is_none() { inst.src[1] } else { inst.dst };
             self.opnd(v, fdata.w, Ty::B32);
         }
-        ops.sep(self.out);
         let offen = inst.flags & flags::OFFEN != 0;
         let idxen = inst.flags & flags::IDXEN != 0;
-        if inst.src[0].is_none() {
-            self.out.push_str("off");
-        } else {
-            self.opnd(inst.src[0], offen as u8 + idxen as u8, Ty::B32);
+        if f.f[1].used() {
+            ops.sep(self.out);
+            if inst.src[0].is_none() {
+                self.out.push_str("off");
+            } else {
+                self.opnd(inst.src[0], offen as u8 + idxen as u8, Ty::B32);
+            }
         }
         ops.sep(self.out);
         sreg_name(self.out, inst.src[2].0, frsrc.w);
@@ -570,11 +583,15 @@ impl Printer<'_> {
         if inst.imm != 0 {
             let _ = write!(self.out, " offset:{}", inst.imm);
         }
-        self.cpol();
-        if lds {
+        // The lds-only opcode spells lds as part of its operands, before the cache policy.
+        let lds_only = f.x & x::BUF_LDS_ONLY != 0;
+        if lds_only {
             self.out.push_str(" lds");
         }
-        let _ = cls::V;
+        self.cpol();
+        if lds && !lds_only {
+            self.out.push_str(" lds");
+        }
     }
 }
 

@@ -147,6 +147,11 @@ pub(crate) mod x {
     pub const K_END: u32 = 16;
     /// mac/fmac/dot*c: the destination is also the addend (src2).
     pub const TIED: u32 = 32;
+    /// VOP3: the neg bit of source 0 (+ i) is an integer sign-extension, printed sext(...).
+    pub const SEXT_SRC0: u32 = 1 << 8;
+    /// VOP3: number of op_sel entries LLVM prints (bits 11-13; the last one is the
+    /// destination when op_sel bit 3 is accepted).
+    pub const OPSEL_N_SHIFT: u32 = 11;
     // VOP3P
     /// Matrix (MAI) instruction: the high bits are acc/cbsz/abid/blgp.
     pub const MAI: u32 = 1;
@@ -162,6 +167,8 @@ pub(crate) mod x {
     pub const MIX: u32 = 32;
     /// op_sel_hi defaults to 0 (non-packed ops) and prints when set.
     pub const HI_DEFAULT0: u32 = 64;
+    /// VOP3P: number of entries in the op_sel/op_sel_hi/neg lists (bits 8-10).
+    pub const LIST_N_SHIFT: u32 = 8;
     // DS: offset kind in bits 0-1, gds handling in bits 2-3.
     pub const DS_OFF_NONE: u32 = 0;
     pub const DS_OFF_ONE: u32 = 1;
@@ -169,6 +176,8 @@ pub(crate) mod x {
     pub const DS_OFF_SWIZZLE: u32 = 3;
     pub const DS_GDS_NEED: u32 = 4;
     pub const DS_GDS_IGNORED: u32 = 8;
+    /// The acc bit turns the addr register into an AGPR too (ds_gws_*: it holds data).
+    pub const DS_ACC_ADDR: u32 = 16;
     // FLAT/GLOBAL/SCRATCH: when vdst is an operand.
     pub const FLAT_VDST_ALWAYS: u32 = 1;
     pub const FLAT_VDST_SC0: u32 = 2;
@@ -184,8 +193,12 @@ pub(crate) mod x {
     // SDWA: which SDWA_BASES entry of the generator LLVM accepted (bits 8-11); it fixes the
     // selector values the ok/ign bits do not mention.
     pub const SDWA_BASE_SHIFT: u32 = 8;
+    /// SDWA: LLVM prints no dst_sel/dst_unused for this opcode.
+    pub const SDWA_NO_DST_SEL: u32 = 1 << 16;
     // DPP: the class of accepted dpp_ctrl values (index into DPP_CTRLS) in bits 8-15.
     pub const DPP_CTRL_SHIFT: u32 = 8;
+    /// DPP: the neg bit of source 0 (+ i) is an integer sign-extension, printed sext(...).
+    pub const DPP_SEXT_SRC0: u32 = 1 << 16;
 }
 
 /// Modifier bit numbers in [`Form::ok`] / [`Form::ign`], per format.

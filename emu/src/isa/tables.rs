@@ -4290,7 +4290,7 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VMaxI16, mnem: "v_max_i16_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x130
     Form { op: Op::VMinU16, mnem: "v_min_u16_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x131
     Form { op: Op::VMinI16, mnem: "v_min_i16_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x132
-    Form { op: Op::VLdexpF16, mnem: "v_ldexp_f16_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x0 }, // VOP3 0x133
+    Form { op: Op::VLdexpF16, mnem: "v_ldexp_f16_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x200 }, // VOP3 0x133
     Form { op: Op::VAddU32, mnem: "v_add_u32_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x134
     Form { op: Op::VSubU32, mnem: "v_sub_u32_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x135
     Form { op: Op::VSubrevU32, mnem: "v_subrev_u32_e64", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x136
@@ -4408,7 +4408,7 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VSadHiU8, mnem: "v_sad_hi_u8", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x1da
     Form { op: Op::VSadU16, mnem: "v_sad_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x1db
     Form { op: Op::VSadU32, mnem: "v_sad_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x1dc
-    Form { op: Op::VCvtPkU8F32, mnem: "v_cvt_pk_u8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0xf1, ign: 0x3f00, x: 0x0 }, // VOP3 0x1dd
+    Form { op: Op::VCvtPkU8F32, mnem: "v_cvt_pk_u8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0xf1, ign: 0x3f00, x: 0x600 }, // VOP3 0x1dd
     Form { op: Op::VDivFixupF32, mnem: "v_div_fixup_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3ff, ign: 0x3c00, x: 0x0 }, // VOP3 0x1de
     Form { op: Op::VDivFixupF64, mnem: "v_div_fixup_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 2, 7, 1), f(2, 2, 7, 1), f(1, 0, 0, 0)], ok: 0x3ff, ign: 0x3c00, x: 0x0 }, // VOP3 0x1df
     Form { op: Op::VDivScaleF32, mnem: "v_div_scale_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 2, 2, 0)], ok: 0x2b7f, ign: 0x1400, x: 0x0 }, // VOP3 0x1e0
@@ -4427,40 +4427,40 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VPermB32, mnem: "v_perm_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x1ed
     Form { op: Op::VFmaLegacyF16, mnem: "v_fma_legacy_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3ff, ign: 0x3c00, x: 0x0 }, // VOP3 0x1ee
     Form { op: Op::VDivFixupLegacyF16, mnem: "v_div_fixup_legacy_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3ff, ign: 0x3c00, x: 0x0 }, // VOP3 0x1ef
-    Form { op: Op::VCvtPkaccumU8F32, mnem: "v_cvt_pkaccum_u8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xb1, ign: 0x3d00, x: 0x0 }, // VOP3 0x1f0
-    Form { op: Op::VMadU32U16, mnem: "v_mad_u32_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f1
-    Form { op: Op::VMadI32I16, mnem: "v_mad_i32_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f2
+    Form { op: Op::VCvtPkaccumU8F32, mnem: "v_cvt_pkaccum_u8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xb1, ign: 0x3d00, x: 0x200 }, // VOP3 0x1f0
+    Form { op: Op::VMadU32U16, mnem: "v_mad_u32_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f1
+    Form { op: Op::VMadI32I16, mnem: "v_mad_i32_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f2
     Form { op: Op::VXadU32, mnem: "v_xad_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x1f3
-    Form { op: Op::VMin3F16, mnem: "v_min3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x1f4
-    Form { op: Op::VMin3I16, mnem: "v_min3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f5
-    Form { op: Op::VMin3U16, mnem: "v_min3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f6
-    Form { op: Op::VMax3F16, mnem: "v_max3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x1f7
-    Form { op: Op::VMax3I16, mnem: "v_max3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f8
-    Form { op: Op::VMax3U16, mnem: "v_max3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1f9
-    Form { op: Op::VMed3F16, mnem: "v_med3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x1fa
-    Form { op: Op::VMed3I16, mnem: "v_med3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1fb
-    Form { op: Op::VMed3U16, mnem: "v_med3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x1fc
+    Form { op: Op::VMin3F16, mnem: "v_min3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x1f4
+    Form { op: Op::VMin3I16, mnem: "v_min3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f5
+    Form { op: Op::VMin3U16, mnem: "v_min3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f6
+    Form { op: Op::VMax3F16, mnem: "v_max3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x1f7
+    Form { op: Op::VMax3I16, mnem: "v_max3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f8
+    Form { op: Op::VMax3U16, mnem: "v_max3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1f9
+    Form { op: Op::VMed3F16, mnem: "v_med3_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x1fa
+    Form { op: Op::VMed3I16, mnem: "v_med3_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1fb
+    Form { op: Op::VMed3U16, mnem: "v_med3_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x1fc
     Form { op: Op::VLshlAddU32, mnem: "v_lshl_add_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x1fd
     Form { op: Op::VAddLshlU32, mnem: "v_add_lshl_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x1fe
     Form { op: Op::VAdd3U32, mnem: "v_add3_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x1ff
     Form { op: Op::VLshlOrB32, mnem: "v_lshl_or_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x200
     Form { op: Op::VAndOrB32, mnem: "v_and_or_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x201
     Form { op: Op::VOr3B32, mnem: "v_or3_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x202
-    Form { op: Op::VMadF16, mnem: "v_mad_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x203
-    Form { op: Op::VMadU16, mnem: "v_mad_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x204
-    Form { op: Op::VMadI16, mnem: "v_mad_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x0 }, // VOP3 0x205
-    Form { op: Op::VFmaF16, mnem: "v_fma_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x206
-    Form { op: Op::VDivFixupF16, mnem: "v_div_fixup_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x0 }, // VOP3 0x207
+    Form { op: Op::VMadF16, mnem: "v_mad_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x203
+    Form { op: Op::VMadU16, mnem: "v_mad_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x204
+    Form { op: Op::VMadI16, mnem: "v_mad_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(2, 1, 7, 4), f(1, 0, 0, 0)], ok: 0x3c01, ign: 0x3f0, x: 0x2000 }, // VOP3 0x205
+    Form { op: Op::VFmaF16, mnem: "v_fma_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x206
+    Form { op: Op::VDivFixupF16, mnem: "v_div_fixup_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(1, 0, 0, 0)], ok: 0x3fff, ign: 0x0, x: 0x2000 }, // VOP3 0x207
     Form { op: Op::VLshlAddU64, mnem: "v_lshl_add_u64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 1, 7, 0), f(2, 2, 7, 1), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x208
     Form { op: Op::VAddF64, mnem: "v_add_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x280
     Form { op: Op::VMulF64, mnem: "v_mul_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x281
     Form { op: Op::VMinF64, mnem: "v_min_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x282
     Form { op: Op::VMaxF64, mnem: "v_max_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x283
-    Form { op: Op::VLdexpF64, mnem: "v_ldexp_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x0 }, // VOP3 0x284
+    Form { op: Op::VLdexpF64, mnem: "v_ldexp_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x200 }, // VOP3 0x284
     Form { op: Op::VMulLoU32, mnem: "v_mul_lo_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x285
     Form { op: Op::VMulHiU32, mnem: "v_mul_hi_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x286
     Form { op: Op::VMulHiI32, mnem: "v_mul_hi_i32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x287
-    Form { op: Op::VLdexpF32, mnem: "v_ldexp_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x0 }, // VOP3 0x288
+    Form { op: Op::VLdexpF32, mnem: "v_ldexp_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x200 }, // VOP3 0x288
     Form { op: Op::VReadlaneB32, mnem: "v_readlane_b32", f: [f(2, 1, 2, 0), f(2, 1, 1, 0), f(2, 1, 6, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x289
     Form { op: Op::VWritelaneB32, mnem: "v_writelane_b32", f: [f(2, 1, 1, 0), f(2, 1, 6, 0), f(2, 1, 6, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x28a
     Form { op: Op::VBcntU32B32, mnem: "v_bcnt_u32_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x28b
@@ -4469,25 +4469,25 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VLshlrevB64, mnem: "v_lshlrev_b64", f: [f(2, 2, 1, 0), f(2, 1, 7, 0), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x28f
     Form { op: Op::VLshrrevB64, mnem: "v_lshrrev_b64", f: [f(2, 2, 1, 0), f(2, 1, 7, 0), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x290
     Form { op: Op::VAshrrevI64, mnem: "v_ashrrev_i64", f: [f(2, 2, 1, 0), f(2, 1, 7, 0), f(2, 2, 7, 1), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x291
-    Form { op: Op::VTrigPreopF64, mnem: "v_trig_preop_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x0 }, // VOP3 0x292
+    Form { op: Op::VTrigPreopF64, mnem: "v_trig_preop_f64", f: [f(2, 2, 1, 0), f(2, 2, 7, 1), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0xbf, ign: 0x3d00, x: 0x200 }, // VOP3 0x292
     Form { op: Op::VBfmB32, mnem: "v_bfm_b32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x293
     Form { op: Op::VCvtPknormI16F32, mnem: "v_cvt_pknorm_i16_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1b1, ign: 0x3c00, x: 0x0 }, // VOP3 0x294
     Form { op: Op::VCvtPknormU16F32, mnem: "v_cvt_pknorm_u16_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1b1, ign: 0x3c00, x: 0x0 }, // VOP3 0x295
     Form { op: Op::VCvtPkrtzF16F32, mnem: "v_cvt_pkrtz_f16_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x296
     Form { op: Op::VCvtPkU16U32, mnem: "v_cvt_pk_u16_u32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x297
     Form { op: Op::VCvtPkI16I32, mnem: "v_cvt_pk_i16_i32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x0, ign: 0x3c00, x: 0x0 }, // VOP3 0x298
-    Form { op: Op::VCvtPknormI16F16, mnem: "v_cvt_pknorm_i16_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x0 }, // VOP3 0x299
-    Form { op: Op::VCvtPknormU16F16, mnem: "v_cvt_pknorm_u16_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x0 }, // VOP3 0x29a
+    Form { op: Op::VCvtPknormI16F16, mnem: "v_cvt_pknorm_i16_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x1800 }, // VOP3 0x299
+    Form { op: Op::VCvtPknormU16F16, mnem: "v_cvt_pknorm_u16_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x1800 }, // VOP3 0x29a
     Form { op: Op::VAddI32, mnem: "v_add_i32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x29c
     Form { op: Op::VSubI32, mnem: "v_sub_i32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1, ign: 0x3c00, x: 0x0 }, // VOP3 0x29d
-    Form { op: Op::VAddI16, mnem: "v_add_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2c01, ign: 0x1b0, x: 0x0 }, // VOP3 0x29e
-    Form { op: Op::VSubI16, mnem: "v_sub_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2c01, ign: 0x1b0, x: 0x0 }, // VOP3 0x29f
-    Form { op: Op::VPackB32F16, mnem: "v_pack_b32_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x0 }, // VOP3 0x2a0
+    Form { op: Op::VAddI16, mnem: "v_add_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2c01, ign: 0x1b0, x: 0x1800 }, // VOP3 0x29e
+    Form { op: Op::VSubI16, mnem: "v_sub_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 4), f(2, 1, 7, 4), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2c01, ign: 0x1b0, x: 0x1800 }, // VOP3 0x29f
+    Form { op: Op::VPackB32F16, mnem: "v_pack_b32_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db1, ign: 0x0, x: 0x1800 }, // VOP3 0x2a0
     Form { op: Op::VMulLegacyF32, mnem: "v_mul_legacy_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x1bf, ign: 0x3c00, x: 0x0 }, // VOP3 0x2a1
-    Form { op: Op::VCvtPkFp8F32, mnem: "v_cvt_pk_fp8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db0, ign: 0x0, x: 0x0 }, // VOP3 0x2a2
-    Form { op: Op::VCvtPkBf8F32, mnem: "v_cvt_pk_bf8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db0, ign: 0x0, x: 0x0 }, // VOP3 0x2a3
-    Form { op: Op::VCvtSrFp8F32, mnem: "v_cvt_sr_fp8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x3c90, ign: 0x360, x: 0x0 }, // VOP3 0x2a4
-    Form { op: Op::VCvtSrBf8F32, mnem: "v_cvt_sr_bf8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x3c90, ign: 0x360, x: 0x0 }, // VOP3 0x2a5
+    Form { op: Op::VCvtPkFp8F32, mnem: "v_cvt_pk_fp8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db0, ign: 0x0, x: 0x1800 }, // VOP3 0x2a2
+    Form { op: Op::VCvtPkBf8F32, mnem: "v_cvt_pk_bf8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x2db0, ign: 0x0, x: 0x1800 }, // VOP3 0x2a3
+    Form { op: Op::VCvtSrFp8F32, mnem: "v_cvt_sr_fp8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x3c90, ign: 0x360, x: 0x2000 }, // VOP3 0x2a4
+    Form { op: Op::VCvtSrBf8F32, mnem: "v_cvt_sr_bf8_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(1, 0, 0, 0)], ok: 0x3c90, ign: 0x360, x: 0x2000 }, // VOP3 0x2a5
     Form { op: Op::VMfmaF3216x16x8Xf32, mnem: "v_mfma_f32_16x16x8_xf32", f: [f(2, 4, 1, 0), f(2, 2, 1, 0), f(2, 2, 1, 0), f(2, 4, 5, 0), f(0, 0, 0, 0)], ok: 0x1fffffff, ign: 0x0, x: 0x1f }, // VOP3P 0x3e
     Form { op: Op::VMfmaF3232x32x4Xf32, mnem: "v_mfma_f32_32x32x4_xf32", f: [f(2, 16, 1, 0), f(2, 2, 1, 0), f(2, 2, 1, 0), f(2, 16, 5, 0), f(0, 0, 0, 0)], ok: 0x1fffffff, ign: 0x0, x: 0x1f }, // VOP3P 0x3f
     Form { op: Op::VMfmaF3232x32x12bF32, mnem: "v_mfma_f32_32x32x1_2b_f32", f: [f(2, 32, 1, 0), f(2, 1, 1, 0), f(2, 1, 1, 0), f(2, 32, 5, 0), f(0, 0, 0, 0)], ok: 0x1fffffff, ign: 0x0, x: 0x1f }, // VOP3P 0x40
@@ -4536,39 +4536,39 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VSmfmacF3232x32x32Bf8Fp8, mnem: "v_smfmac_f32_32x32x32_bf8_fp8", f: [f(2, 16, 1, 0), f(2, 2, 1, 0), f(2, 4, 1, 0), f(2, 1, 1, 0), f(0, 0, 0, 0)], ok: 0x3fffff, ign: 0x0, x: 0xf }, // VOP3P 0x7d
     Form { op: Op::VSmfmacF3232x32x32Fp8Bf8, mnem: "v_smfmac_f32_32x32x32_fp8_bf8", f: [f(2, 16, 1, 0), f(2, 2, 1, 0), f(2, 4, 1, 0), f(2, 1, 1, 0), f(0, 0, 0, 0)], ok: 0x3fffff, ign: 0x0, x: 0xf }, // VOP3P 0x7e
     Form { op: Op::VSmfmacF3232x32x32Fp8Fp8, mnem: "v_smfmac_f32_32x32x32_fp8_fp8", f: [f(2, 16, 1, 0), f(2, 2, 1, 0), f(2, 4, 1, 0), f(2, 1, 1, 0), f(0, 0, 0, 0)], ok: 0x3fffff, ign: 0x0, x: 0xf }, // VOP3P 0x7f
-    Form { op: Op::VPkMadI16, mnem: "v_pk_mad_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x0
-    Form { op: Op::VPkMulLoU16, mnem: "v_pk_mul_lo_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x1
-    Form { op: Op::VPkAddI16, mnem: "v_pk_add_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x2
-    Form { op: Op::VPkSubI16, mnem: "v_pk_sub_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x3
-    Form { op: Op::VPkLshlrevB16, mnem: "v_pk_lshlrev_b16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x4
-    Form { op: Op::VPkLshrrevB16, mnem: "v_pk_lshrrev_b16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x5
-    Form { op: Op::VPkAshrrevI16, mnem: "v_pk_ashrrev_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x6
-    Form { op: Op::VPkMaxI16, mnem: "v_pk_max_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x7
-    Form { op: Op::VPkMinI16, mnem: "v_pk_min_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x8
-    Form { op: Op::VPkMadU16, mnem: "v_pk_mad_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x9
-    Form { op: Op::VPkAddU16, mnem: "v_pk_add_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0xa
-    Form { op: Op::VPkSubU16, mnem: "v_pk_sub_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0xb
-    Form { op: Op::VPkMaxU16, mnem: "v_pk_max_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0xc
-    Form { op: Op::VPkMinU16, mnem: "v_pk_min_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0xd
-    Form { op: Op::VPkFmaF16, mnem: "v_pk_fma_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0xe
-    Form { op: Op::VPkAddF16, mnem: "v_pk_add_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0xf
-    Form { op: Op::VPkMulF16, mnem: "v_pk_mul_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x10
-    Form { op: Op::VPkMinF16, mnem: "v_pk_min_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x11
-    Form { op: Op::VPkMaxF16, mnem: "v_pk_max_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x12
-    Form { op: Op::VFmaMixF32, mnem: "v_fma_mix_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x60 }, // VOP3P 0x20
-    Form { op: Op::VFmaMixloF16, mnem: "v_fma_mixlo_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x60 }, // VOP3P 0x21
-    Form { op: Op::VFmaMixhiF16, mnem: "v_fma_mixhi_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x60 }, // VOP3P 0x22
-    Form { op: Op::VDot2F32F16, mnem: "v_dot2_f32_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x23
-    Form { op: Op::VDot2I32I16, mnem: "v_dot2_i32_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x26
-    Form { op: Op::VDot2U32U16, mnem: "v_dot2_u32_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x27
-    Form { op: Op::VDot4I32I8, mnem: "v_dot4_i32_i8", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x28
-    Form { op: Op::VDot4U32U8, mnem: "v_dot4_u32_u8", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x29
-    Form { op: Op::VDot8I32I4, mnem: "v_dot8_i32_i4", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x2a
-    Form { op: Op::VDot8U32U4, mnem: "v_dot8_u32_u4", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x2b
-    Form { op: Op::VPkFmaF32, mnem: "v_pk_fma_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x0 }, // VOP3P 0x30
-    Form { op: Op::VPkMulF32, mnem: "v_pk_mul_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x31
-    Form { op: Op::VPkAddF32, mnem: "v_pk_add_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x32
-    Form { op: Op::VPkMovB32, mnem: "v_pk_mov_b32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x0 }, // VOP3P 0x33
+    Form { op: Op::VPkMadI16, mnem: "v_pk_mad_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x0
+    Form { op: Op::VPkMulLoU16, mnem: "v_pk_mul_lo_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x1
+    Form { op: Op::VPkAddI16, mnem: "v_pk_add_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x2
+    Form { op: Op::VPkSubI16, mnem: "v_pk_sub_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x3
+    Form { op: Op::VPkLshlrevB16, mnem: "v_pk_lshlrev_b16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x4
+    Form { op: Op::VPkLshrrevB16, mnem: "v_pk_lshrrev_b16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x5
+    Form { op: Op::VPkAshrrevI16, mnem: "v_pk_ashrrev_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x6
+    Form { op: Op::VPkMaxI16, mnem: "v_pk_max_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x7
+    Form { op: Op::VPkMinI16, mnem: "v_pk_min_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x8
+    Form { op: Op::VPkMadU16, mnem: "v_pk_mad_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x9
+    Form { op: Op::VPkAddU16, mnem: "v_pk_add_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0xa
+    Form { op: Op::VPkSubU16, mnem: "v_pk_sub_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0xb
+    Form { op: Op::VPkMaxU16, mnem: "v_pk_max_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0xc
+    Form { op: Op::VPkMinU16, mnem: "v_pk_min_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0xd
+    Form { op: Op::VPkFmaF16, mnem: "v_pk_fma_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0xe
+    Form { op: Op::VPkAddF16, mnem: "v_pk_add_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0xf
+    Form { op: Op::VPkMulF16, mnem: "v_pk_mul_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x10
+    Form { op: Op::VPkMinF16, mnem: "v_pk_min_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x11
+    Form { op: Op::VPkMaxF16, mnem: "v_pk_max_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x12
+    Form { op: Op::VFmaMixF32, mnem: "v_fma_mix_f32", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x360 }, // VOP3P 0x20
+    Form { op: Op::VFmaMixloF16, mnem: "v_fma_mixlo_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x360 }, // VOP3P 0x21
+    Form { op: Op::VFmaMixhiF16, mnem: "v_fma_mixhi_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x360 }, // VOP3P 0x22
+    Form { op: Op::VDot2F32F16, mnem: "v_dot2_f32_f16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x23
+    Form { op: Op::VDot2I32I16, mnem: "v_dot2_i32_i16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x26
+    Form { op: Op::VDot2U32U16, mnem: "v_dot2_u32_u16", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x27
+    Form { op: Op::VDot4I32I8, mnem: "v_dot4_i32_i8", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x28
+    Form { op: Op::VDot4U32U8, mnem: "v_dot4_u32_u8", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x29
+    Form { op: Op::VDot8I32I4, mnem: "v_dot8_i32_i4", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x2a
+    Form { op: Op::VDot8U32U4, mnem: "v_dot8_u32_u4", f: [f(2, 1, 1, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(2, 1, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x2b
+    Form { op: Op::VPkFmaF32, mnem: "v_pk_fma_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0)], ok: 0x1fff, ign: 0x0, x: 0x300 }, // VOP3P 0x30
+    Form { op: Op::VPkMulF32, mnem: "v_pk_mul_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x31
+    Form { op: Op::VPkAddF32, mnem: "v_pk_add_f32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x32
+    Form { op: Op::VPkMovB32, mnem: "v_pk_mov_b32", f: [f(2, 2, 1, 0), f(2, 2, 7, 0), f(2, 2, 7, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xdb7, ign: 0x40, x: 0x200 }, // VOP3P 0x33
     Form { op: Op::VMovB32, mnem: "v_mov_b32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc11c01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x1
     Form { op: Op::VCvtF32I32, mnem: "v_cvt_f32_i32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1fc01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x5
     Form { op: Op::VCvtF32U32, mnem: "v_cvt_f32_u32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1fc01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x6
@@ -4627,10 +4627,10 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VCvtNormI16F16, mnem: "v_cvt_norm_i16_f16_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 3), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc61c01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x4d
     Form { op: Op::VCvtNormU16F16, mnem: "v_cvt_norm_u16_f16_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 3), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc61c01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x4e
     Form { op: Op::VSatPkU8I16, mnem: "v_sat_pk_u8_i16_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc11c01fbf, ign: 0x18000206040, x: 0x100 }, // SDWA1 0x4f
-    Form { op: Op::VCvtF32Fp8, mnem: "v_cvt_f32_fp8_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x100 }, // SDWA1 0x54
-    Form { op: Op::VCvtF32Bf8, mnem: "v_cvt_f32_bf8_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x100 }, // SDWA1 0x55
-    Form { op: Op::VCvtPkF32Fp8, mnem: "v_cvt_pk_f32_fp8_sdwa", f: [f(2, 2, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x100 }, // SDWA1 0x56
-    Form { op: Op::VCvtPkF32Bf8, mnem: "v_cvt_pk_f32_bf8_sdwa", f: [f(2, 2, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x100 }, // SDWA1 0x57
+    Form { op: Op::VCvtF32Fp8, mnem: "v_cvt_f32_fp8_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x10100 }, // SDWA1 0x54
+    Form { op: Op::VCvtF32Bf8, mnem: "v_cvt_f32_bf8_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x10100 }, // SDWA1 0x55
+    Form { op: Op::VCvtPkF32Fp8, mnem: "v_cvt_pk_f32_fp8_sdwa", f: [f(2, 2, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x10100 }, // SDWA1 0x56
+    Form { op: Op::VCvtPkF32Bf8, mnem: "v_cvt_pk_f32_bf8_sdwa", f: [f(2, 2, 1, 0), f(2, 1, 15, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xc1f001f80, ign: 0x18000e06040, x: 0x10100 }, // SDWA1 0x57
     Form { op: Op::VCndmaskB32, mnem: "v_cndmask_b32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x3f61cfdfbf, ign: 0x18000302040, x: 0x2 }, // SDWA2 0x0
     Form { op: Op::VAddF32, mnem: "v_add_f32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x3f6fcfdfbf, ign: 0x18000302040, x: 0x0 }, // SDWA2 0x1
     Form { op: Op::VSubF32, mnem: "v_sub_f32_sdwa", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x3f6fcfdfbf, ign: 0x18000302040, x: 0x0 }, // SDWA2 0x2
@@ -4937,7 +4937,7 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::VMaxI16, mnem: "v_max_i16_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 4), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x30
     Form { op: Op::VMinU16, mnem: "v_min_u16_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 4), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x31
     Form { op: Op::VMinI16, mnem: "v_min_i16_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 4), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x32
-    Form { op: Op::VLdexpF16, mnem: "v_ldexp_f16_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 3), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xf, ign: 0x30, x: 0x0 }, // DPP2 0x33
+    Form { op: Op::VLdexpF16, mnem: "v_ldexp_f16_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 3), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0xf, ign: 0x30, x: 0x20000 }, // DPP2 0x33
     Form { op: Op::VAddU32, mnem: "v_add_u32_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x34
     Form { op: Op::VSubU32, mnem: "v_sub_u32_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x35
     Form { op: Op::VSubrevU32, mnem: "v_subrev_u32_dpp", f: [f(2, 1, 1, 0), f(2, 1, 15, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x1, ign: 0x20, x: 0x0 }, // DPP2 0x36
@@ -5061,11 +5061,11 @@ pub(crate) static FORMS: [Form; 1851] = [
     Form { op: Op::DsAddRtnF64, mnem: "ds_add_rtn_f64", f: [f(2, 2, 1, 0), f(2, 1, 1, 0), f(2, 2, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x9 }, // DS 0x7c
     Form { op: Op::DsCondxchg32RtnB64, mnem: "ds_condxchg32_rtn_b64", f: [f(2, 2, 1, 0), f(2, 1, 1, 0), f(2, 2, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x9 }, // DS 0x7e
     Form { op: Op::DsGwsSemaReleaseAll, mnem: "ds_gws_sema_release_all", f: [f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x6, ign: 0x0, x: 0x5 }, // DS 0x98
-    Form { op: Op::DsGwsInit, mnem: "ds_gws_init", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x5 }, // DS 0x99
+    Form { op: Op::DsGwsInit, mnem: "ds_gws_init", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x15 }, // DS 0x99
     Form { op: Op::DsGwsSemaV, mnem: "ds_gws_sema_v", f: [f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x6, ign: 0x0, x: 0x5 }, // DS 0x9a
-    Form { op: Op::DsGwsSemaBr, mnem: "ds_gws_sema_br", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x5 }, // DS 0x9b
+    Form { op: Op::DsGwsSemaBr, mnem: "ds_gws_sema_br", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x15 }, // DS 0x9b
     Form { op: Op::DsGwsSemaP, mnem: "ds_gws_sema_p", f: [f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x6, ign: 0x0, x: 0x5 }, // DS 0x9c
-    Form { op: Op::DsGwsBarrier, mnem: "ds_gws_barrier", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x5 }, // DS 0x9d
+    Form { op: Op::DsGwsBarrier, mnem: "ds_gws_barrier", f: [f(0, 0, 0, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x15 }, // DS 0x9d
     Form { op: Op::DsReadAddtidB32, mnem: "ds_read_addtid_b32", f: [f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x9 }, // DS 0xb6
     Form { op: Op::DsPkAddRtnF16, mnem: "ds_pk_add_rtn_f16", f: [f(2, 1, 1, 0), f(2, 1, 1, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x9 }, // DS 0xb7
     Form { op: Op::DsPkAddRtnBf16, mnem: "ds_pk_add_rtn_bf16", f: [f(2, 1, 1, 0), f(2, 1, 1, 0), f(2, 1, 1, 0), f(0, 0, 0, 0), f(0, 0, 0, 0)], ok: 0x7, ign: 0x0, x: 0x9 }, // DS 0xb8
