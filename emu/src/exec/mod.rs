@@ -7,6 +7,10 @@
 //! A workgroup's waves run on one thread (see `workgroup`); workgroups run in parallel unless
 //! the kernel has global atomics, in which case they run in order for reproducible results.
 
+// Families match on `Op` variants by name: a misspelt or non-gfx942 name would be a catch-all
+// binding, so these lints are errors here.
+#![deny(unreachable_patterns, unused_variables)]
+
 pub mod counters;
 mod ds;
 pub mod error;

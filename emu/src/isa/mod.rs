@@ -1,29 +1,21 @@
 //! The gfx942 instruction set: decoding, opcode tables, disassembly.
+//!
+//! - [`decode`] / [`decode_range`] turn machine words into [`Inst`]s (the contract in
+//!   [`inst`] says where each operand goes);
+//! - [`Inst::text`] prints one back exactly as `llvm-objdump-19 --mcpu=gfx942` does;
+//! - [`Op`] names every gfx942 mnemonic.
+//!
+//! What each opcode accepts was learned from LLVM's disassembler by `emu/tools/gen_isa.py`,
+//! which writes `tables.rs`.
 
+mod decode;
+mod disasm;
+mod form;
 pub mod inst;
 pub mod op;
+mod operand;
+mod tables;
 
+pub use decode::{decode, decode_range, DecodeError};
 pub use inst::{Dpp, Enc, Ext, Inst, Mods, Opnd, Sdwa, flags};
 pub use op::Op;
-
-/// PROVISIONAL until the decoder lands: every instruction is refused.
-#[derive(Debug)]
-pub struct DecodeError(pub String);
-
-impl std::fmt::Display for DecodeError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-/// PROVISIONAL until the decoder lands.
-pub fn decode(words: &[u32], pc: u64) -> Result<Inst, DecodeError> {
-    Err(DecodeError(format!("no decoder yet: {:08x} at {pc:#x}", words.first().copied().unwrap_or(0))))
-}
-
-impl Inst {
-    /// PROVISIONAL until the disassembler lands.
-    pub fn text(&self) -> String {
-        format!("{:?}", self.op)
-    }
-}

@@ -177,6 +177,25 @@ fn f64_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f64, f64, f64) -> f64) 
     Ok(super::super::step::Flow::Next)
 }
 
+/// `v_fmac_f64`: `D = S0 * S1 + D` (the destination pair is also the addend).
+fn f64_acc(w: &mut Wave, inst: &Inst) -> Exec {
+    require_rne(w, inst)?;
+    let exec = w.exec();
+    let mut out = [0u64; LANES];
+    {
+        let a = w.src64_of(inst, 0, Ty::F64)?;
+        let b = w.src64_of(inst, 1, Ty::F64)?;
+        let d = w.src64(inst.dst, 0, Ty::F64)?;
+        for l in 0..LANES {
+            let x = flush_in64(w, fmod64(inst, 0, a.get(l)));
+            let y = flush_in64(w, fmod64(inst, 1, b.get(l)));
+            out[l] = out64(w, inst, x.mul_add(y, flush_in64(w, f64::from_bits(d.get(l)))));
+        }
+    }
+    w.write_v64(inst.dst, exec, &out)?;
+    Ok(super::super::step::Flow::Next)
+}
+
 /// `f(f64, i32) -> f64` (ldexp_f64: src1 is a 32-bit integer).
 fn f64_i32(w: &mut Wave, inst: &Inst, f: impl Fn(f64, i32) -> f64) -> Exec {
     require_rne(w, inst)?;
@@ -222,9 +241,8 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VMax3F32 => f32_n(w, inst, 3, |a, b, c| fmax32(fmax32(a, b), c)),
         VMed3F32 => f32_n(w, inst, 3, fmed3_32),
         VFmaF32 => f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c)),
-        // MAD: the product is rounded before the add (not fused).
-        VMadF32 | VMadmkF32 | VMadakF32 => f32_n(w, inst, 3, |a, b, c| a * b + c),
-        VMacF32 => f32_acc(w, inst, |a, b, c| a * b + c),
+        // fmamk: src0 * K + src1; fmaak: src0 * src1 + K (the decoder puts K in its slot).
+        VFmamkF32 | VFmaakF32 => f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c)),
         VFmacF32 => f32_acc(w, inst, |a, b, c| a.mul_add(b, c)),
         VLdexpF32 => {
             let s = match fetch32(w, inst, 2, Ty::F32) {
@@ -259,6 +277,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VAddF64 => f64_n(w, inst, 2, |a, b, _| a + b),
         VMulF64 => f64_n(w, inst, 2, |a, b, _| a * b),
         VFmaF64 => f64_n(w, inst, 3, |a, b, c| a.mul_add(b, c)),
+        VFmacF64 => f64_acc(w, inst),
         VMinF64 => f64_n(w, inst, 2, |a, b, _| fmin64(a, b)),
         VMaxF64 => f64_n(w, inst, 2, |a, b, _| fmax64(a, b)),
         VLdexpF64 => f64_i32(w, inst, ldexp64),

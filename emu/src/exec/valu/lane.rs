@@ -1,11 +1,10 @@
-//! Cross-lane and lane-indexed ops: readlane/readfirstlane/writelane, mbcnt, swap, M0-relative
-//! moves.
+//! Cross-lane and lane-indexed ops: readlane/readfirstlane/writelane, mbcnt, swap.
 
 use super::super::error::FaultKind;
 use super::super::step::{Ctx, Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, write32};
-use crate::isa::{Inst, Op, Opnd};
+use crate::isa::{Inst, Op};
 
 fn lane_index(w: &Wave, inst: &Inst, i: usize) -> Result<usize, FaultKind> {
     Ok((w.sval32(inst.src[i], inst.literal, Ty::B32)? & 63) as usize)
@@ -15,8 +14,9 @@ fn lane_index(w: &Wave, inst: &Inst, i: usize) -> Result<usize, FaultKind> {
 pub(crate) fn exec(w: &mut Wave, inst: &Inst, _cx: &mut Ctx<'_, '_>) -> Option<Exec> {
     use Op::*;
     match inst.op {
-        VReadlaneB32 | VReadfirstlaneB32 | VWritelaneB32 | VMbcntLoU32B32 | VMbcntHiU32B32 | VSwapB32 | VMovrelsB32
-        | VMovreldB32 | VMovrelsdB32 => Some(run(w, inst)),
+        VReadlaneB32 | VReadfirstlaneB32 | VWritelaneB32 | VMbcntLoU32B32 | VMbcntHiU32B32 | VSwapB32 => {
+            Some(run(w, inst))
+        }
         _ => None,
     }
 }
@@ -67,18 +67,6 @@ fn run(w: &mut Wave, inst: &Inst) -> Exec {
                 let b = *w.vreg(inst.src[0])?;
                 w.write_v32(inst.dst, exec, &b)?;
                 w.write_v32(inst.src[0], exec, &a)?;
-                Ok(Flow::Next)
-            }
-            VMovrelsB32 | VMovreldB32 | VMovrelsdB32 => {
-                let m0 = w.m0() as u16;
-                let (src, dst) = match inst.op {
-                    VMovrelsB32 => (Opnd(inst.src[0].0 + m0), inst.dst),
-                    VMovreldB32 => (inst.src[0], Opnd(inst.dst.0 + m0)),
-                    _ => (Opnd(inst.src[0].0 + m0), Opnd(inst.dst.0 + m0)),
-                };
-                let exec = w.exec();
-                let v = w.src32(src, inst.literal, Ty::B32)?.lanes();
-                w.write_v32(dst, exec, &v)?;
                 Ok(Flow::Next)
             }
             _ => Err(super::super::step::not_implemented(inst)),
