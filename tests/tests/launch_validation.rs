@@ -55,9 +55,11 @@ fn an_argument_struct_with_fields_in_the_wrong_place() {
 #[test]
 fn a_block_larger_than_the_kernel_allows() {
     let d = dev();
-    let cfg = LaunchConfig { grid: [1, 1, 1], block: [64, 32, 1], dynamic_lds_bytes: 0 };
+    // fill_u32 is compiled for workgroups of at most 256 work-items (its declared bound).
+    assert_eq!(FILL_U32.max_threads(), 256);
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [64, 8, 1], dynamic_lds_bytes: 0 };
     let err = d.validate_launch(FILL_U32, &cfg).unwrap_err();
-    assert!(matches!(err, Error::BlockTooLarge { threads: 2048, max: 1024, .. }), "{err}");
+    assert!(matches!(err, Error::BlockTooLarge { threads: 512, max: 256, .. }), "{err}");
     let args = fill_args(&d);
     // SAFETY: refused before anything runs.
     let err = unsafe { d.launch(FILL_U32, cfg, &args) }.unwrap_err();
