@@ -258,6 +258,15 @@ impl Tensor {
         Ok(Tensor { storage: self.storage.clone(), dtype: self.dtype, shape: shape.to_vec(), strides, offset: self.offset })
     }
 
+    /// A contiguous tensor with the same elements: `self` (sharing storage) if already
+    /// contiguous, else a device-side copy. See [`ops::layout::contiguous`](crate::ops::layout::contiguous).
+    ///
+    /// # Errors
+    /// As [`ops::layout::contiguous`](crate::ops::layout::contiguous).
+    pub fn contiguous(&self) -> Result<Tensor> {
+        crate::ops::layout::contiguous(self)
+    }
+
     /// The same elements with another shape; the tensor must be contiguous.
     ///
     /// # Errors

@@ -16,6 +16,7 @@ mod ptr;
 
 pub mod basic;
 pub mod gemm;
+pub mod layout;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use ptr::{Ptr, PtrMut};
@@ -31,6 +32,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
+    <layout::CopyStridedArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

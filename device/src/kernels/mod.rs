@@ -4,5 +4,6 @@
 pub mod copy;
 pub mod fill;
 pub mod gemm;
+pub mod layout;
 pub mod mfma_tile;
 pub mod saxpy;

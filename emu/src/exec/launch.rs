@@ -19,6 +19,8 @@ pub const MAX_WORKGROUP_SIZE: u32 = 1024;
 pub const LDS_SIZE: u32 = 64 * 1024;
 /// Size of `hsa_kernel_dispatch_packet_t`.
 const DISPATCH_PACKET_SIZE: u64 = 64;
+/// Zero bytes after the kernarg segment (see `launch`).
+const KERNARG_PADDING: usize = 256;
 /// Bytes reserved for the (zeroed) `hsa_queue_t` a queue pointer points at.
 const QUEUE_SIZE: u64 = 128;
 
@@ -154,7 +156,10 @@ impl Emulator {
                 kernarg[off..off + n].copy_from_slice(&v.to_le_bytes()[..n]);
             }
         }
-        let kernarg_addr = mem.alloc(ka_size as u64)?;
+        // Scalar loads fetch kernargs in blocks of up to 64 bytes and may read past the segment's
+        // end (LLVM merges neighbouring loads); the runtime's kernarg buffers are padded, so the
+        // emulator's is too.
+        let kernarg_addr = mem.alloc((ka_size + KERNARG_PADDING) as u64)?;
         mem.write(kernarg_addr, &kernarg)?;
 
         let packet_addr = mem.alloc(DISPATCH_PACKET_SIZE)?;

@@ -22,7 +22,7 @@ use super::step::{Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, Ty, Wave};
 use crate::isa::{Inst, Op, Opnd};
 use ferrocm_fp8::{e4m3fnuz_to_f32, e5m2fnuz_to_f32};
-use half::{bf16, f16};
+use half::f16;
 
 /// fp8 decoding (FNUZ), local to the emulator.
 mod ferrocm_fp8 {
@@ -114,7 +114,8 @@ impl In {
             In::F32 => f32::from_bits(regs[0]) as f64,
             In::Xf32 => f32::from_bits(regs[e] & 0xffff_e000) as f64,
             In::F16 => f16::from_bits((regs[e / 2] >> (16 * (e % 2))) as u16).to_f64(),
-            In::Bf16 => bf16::from_bits((regs[e / 2] >> (16 * (e % 2))) as u16).to_f64(),
+            // bf16 is the top half of an f32.
+            In::Bf16 => f32::from_bits((regs[e / 2] >> (16 * (e % 2))) << 16) as f64,
             In::Fp8 => e4m3fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
             In::Bf8 => e5m2fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
         }
@@ -143,44 +144,76 @@ fn blgp_lane(blgp: u8, lane: usize) -> usize {
     }
 }
 
-/// floor(log2 |x|) for a finite non-zero f64.
-fn exponent(x: f64) -> i32 {
-    let e = ((x.to_bits() >> 52) & 0x7ff) as i32;
-    if e == 0 { x.abs().log2().floor() as i32 } else { e - 1023 }
+/// Biased f64 exponent field of `x` (0 for zero and denormals, 2047 for inf/NaN).
+#[inline(always)]
+fn exp_field(x: f64) -> i32 {
+    ((x.to_bits() >> 52) & 0x7ff) as i32
 }
 
-/// One fused group: `c + sum(p)`, aligned to the largest exponent, truncated to 24 fraction
-/// bits, summed exactly and rounded once to f32.
+/// One fused group: `c + sum(p)`, every term aligned to the largest exponent and truncated
+/// toward zero to 24 fraction bits, summed exactly, rounded once (nearest even) to f32.
+///
+/// Implemented in fixed point: with `e` the largest exponent, each term times `2^(24 - e)` is
+/// truncated to an integer (below 2^25 in magnitude), the integers are summed in i64 (exact),
+/// and the sum scaled back and rounded. Terms that are zero or denormal in f64 cannot occur for
+/// these input types except as exact zeros.
+#[inline(always)]
 pub(crate) fn fused_group(c: f32, products: &[f64]) -> f32 {
     let c64 = c as f64;
-    if !c64.is_finite() || products.iter().any(|p| !p.is_finite()) {
+    let mut emax = exp_field(c64);
+    let mut special = emax == 2047;
+    for &p in products {
+        let e = exp_field(p);
+        special |= e == 2047;
+        emax = emax.max(e);
+    }
+    if special {
+        // An infinity or NaN: plain summation propagates it as the hardware does.
         return (products.iter().sum::<f64>() + c64) as f32;
     }
-    let emax = products.iter().chain(std::iter::once(&c64)).filter(|t| **t != 0.0).map(|&t| exponent(t)).max();
-    let Some(emax) = emax else {
-        return c; // everything zero: keep C (its sign included)
-    };
-    let scale = 2f64.powi(24 - emax); // one unit = 2^(emax - 24)
-    let mut sum = (c64 * scale).trunc();
+    if emax == 0 {
+        return c; // everything is zero: keep C, sign included
+    }
+    // 2^(24 - (emax - 1023)) as an f64, built from its bits (emax is a biased exponent).
+    let shift = 24 - (emax - 1023);
+    let scale = f64::from_bits(((shift + 1023) as u64) << 52);
+    let mut sum = (c64 * scale) as i64;
     for &p in products {
-        sum += (p * scale).trunc();
+        sum += (p * scale) as i64;
     }
-    let r = (sum / scale) as f32;
-    if r == 0.0 && sum == 0.0 { 0.0 } else { r }
+    if sum == 0 {
+        return 0.0;
+    }
+    (sum as f64 / scale) as f32
 }
 
-/// Reads a lane's A or B operand registers.
-fn operand(w: &Wave, op: Opnd, regs: u16, lane: usize) -> Result<[u32; 2], FaultKind> {
-    let mut r = [0u32; 2];
-    for k in 0..regs {
-        r[k as usize] = if op.0 >= 256 { w.vreg_at(op, k)?[lane] } else { w.sval32(op, 0, Ty::B32)? };
+/// [`fused_group`] over the products `a[t] * b[t]` of one group, with fixed-size arrays so the
+/// compiler unrolls and vectorises it (this is the emulator's hottest loop).
+#[inline(always)]
+fn fused_group_n<const N: usize>(c: f32, a: &[f64; N], b: &[f64; N]) -> f32 {
+    let mut p = [0f64; N];
+    let c64 = c as f64;
+    let mut emax = exp_field(c64);
+    let mut special = emax == 2047;
+    for t in 0..N {
+        p[t] = a[t] * b[t];
+        let e = exp_field(p[t]);
+        special |= e == 2047;
+        emax = emax.max(e);
     }
-    Ok(r)
-}
-
-/// (register, lane) of C[i][j].
-fn c_pos(m: usize, i: usize, j: usize) -> (usize, usize) {
-    if m == 32 { (4 * (i / 8) + i % 4, (32 * (i / 4)) % 64 + j) } else { (i % 4, 16 * (i / 4) + j) }
+    if special || emax == 0 {
+        return fused_group(c, &p);
+    }
+    let shift = 24 - (emax - 1023);
+    let scale = f64::from_bits(((shift + 1023) as u64) << 52);
+    let mut sum = (c64 * scale) as i64;
+    for t in 0..N {
+        sum += (p[t] * scale) as i64;
+    }
+    if sum == 0 {
+        return 0.0;
+    }
+    (sum as f64 / scale) as f32
 }
 
 /// Executes one MFMA.
@@ -198,54 +231,84 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
     }
     let (m, kk) = (sh.m, sh.k);
     let (kpl_a, kpl_b) = (sh.a.per_lane(), sh.b.per_lane());
-    // A as m x k and B as k x n (n == m) in f64: exact for every input type.
-    let mut a = vec![0f64; m * kk];
-    let mut b = vec![0f64; kk * m];
-    for i in 0..m {
-        for k in 0..kk {
-            let lane = m * (k / kpl_a) + i;
-            a[i * kk + k] = sh.a.value(operand(w, inst.src[0], sh.a.regs(), lane)?, k % kpl_a);
-            let blane = blgp_lane(inst.mods.blgp, m * (k / kpl_b) + i);
-            b[k * m + i] = sh.b.value(operand(w, inst.src[1], sh.b.regs(), blane)?, k % kpl_b);
+    // A as m x k and B^T as m x k (row j of B^T is column j of B), in f64: exact for every input
+    // type. Lane L holds row L % m, k values (L / m) * kpl .. + kpl.
+    let mut a = [0f64; MAX_MK];
+    let mut bt = [0f64; MAX_MK];
+    let ra = lanes(w, inst.src[0], sh.a.regs())?;
+    let rb = lanes(w, inst.src[1], sh.b.regs())?;
+    for lane in 0..LANES {
+        let (i, kb) = (lane % m, (lane / m) * kpl_a);
+        let regs = [ra[0][lane], ra[1][lane]];
+        for e in 0..kpl_a {
+            a[i * kk + kb + e] = sh.a.value(regs, e);
+        }
+        let src = blgp_lane(inst.mods.blgp, lane);
+        let (j, kb) = (lane % m, (lane / m) * kpl_b);
+        let regs = [rb[0][src], rb[1][src]];
+        for e in 0..kpl_b {
+            bt[j * kk + kb + e] = sh.b.value(regs, e);
         }
     }
     let nregs = if m == 32 { 16 } else { 4 };
     // C: registers, or an inline constant / literal broadcast to every element.
-    let mut c = vec![[0u32; LANES]; nregs];
-    for (r, creg) in c.iter_mut().enumerate() {
-        *creg = if inst.src[2].0 >= 256 {
+    let mut d = [[0u32; LANES]; 16];
+    for r in 0..nregs {
+        d[r] = if inst.src[2].0 >= 256 {
             *w.vreg_at(inst.src[2], r as u16)?
         } else {
             [w.sval32(inst.src[2], inst.literal, Ty::F32)?; LANES]
         };
     }
     let group = sh.a.group();
-    let mut d = c.clone();
-    let mut prods = [0f64; 16];
     for i in 0..m {
+        let ai = &a[i * kk..i * kk + kk];
         for j in 0..m {
+            let bj = &bt[j * kk..j * kk + kk];
             let (r, lane) = c_pos(m, i, j);
-            let mut acc = f32::from_bits(c[r][lane]);
-            let mut k0 = 0;
-            while k0 < kk {
-                let g = group.min(kk - k0);
-                if group == 1 {
-                    acc = (a[i * kk + k0] as f32).mul_add(b[k0 * m + j] as f32, acc);
-                } else {
-                    for t in 0..g {
-                        prods[t] = a[i * kk + k0 + t] * b[(k0 + t) * m + j];
+            let mut acc = f32::from_bits(d[r][lane]);
+            match group {
+                1 => {
+                    for k in 0..kk {
+                        acc = (ai[k] as f32).mul_add(bj[k] as f32, acc);
                     }
-                    acc = fused_group(acc, &prods[..g]);
                 }
-                k0 += g;
+                8 => {
+                    for (ag, bg) in ai.chunks_exact(8).zip(bj.chunks_exact(8)) {
+                        acc = fused_group_n::<8>(acc, ag.try_into().expect("8"), bg.try_into().expect("8"));
+                    }
+                }
+                _ => {
+                    for (ag, bg) in ai.chunks_exact(16).zip(bj.chunks_exact(16)) {
+                        acc = fused_group_n::<16>(acc, ag.try_into().expect("16"), bg.try_into().expect("16"));
+                    }
+                }
             }
             d[r][lane] = acc.to_bits();
         }
     }
-    for (r, dreg) in d.iter().enumerate() {
+    for (r, dreg) in d.iter().take(nregs).enumerate() {
         *w.vreg_at_mut(inst.dst, r as u16)? = *dreg;
     }
     Ok(Flow::Next)
+}
+
+/// The largest m * k of the supported shapes (32 x 16 and 16 x 32).
+const MAX_MK: usize = 512;
+
+/// The registers of an A/B operand for every lane (`regs` of them; an SGPR or constant source is
+/// broadcast).
+fn lanes(w: &Wave, op: Opnd, regs: u16) -> Result<[[u32; LANES]; 2], FaultKind> {
+    let mut out = [[0u32; LANES]; 2];
+    for k in 0..regs {
+        out[k as usize] = if op.0 >= 256 { *w.vreg_at(op, k)? } else { [w.sval32(op, 0, Ty::B32)?; LANES] };
+    }
+    Ok(out)
+}
+
+/// (register, lane) of C[i][j].
+fn c_pos(m: usize, i: usize, j: usize) -> (usize, usize) {
+    if m == 32 { (4 * (i / 8) + i % 4, (32 * (i / 4)) % 64 + j) } else { (i % 4, 16 * (i / 4) + j) }
 }
 
 #[cfg(test)]

@@ -319,10 +319,11 @@ impl Wave {
     /// Mutable access to the vector register an operand names.
     #[inline]
     pub fn vreg_mut(&mut self, op: Opnd) -> Result<&mut VReg, FaultKind> {
-        let err = self.reg_fault(op);
+        let (nv, na) = (self.v.len(), self.a.len());
+        let fault = || FaultKind::Register(format!("{op:?} (the wave has {nv} VGPRs and {na} AGPRs)"));
         match op.0 {
-            256..=511 => self.v.get_mut((op.0 - 256) as usize).ok_or(err),
-            512..=767 => self.a.get_mut((op.0 - 512) as usize).ok_or(err),
+            256..=511 => self.v.get_mut((op.0 - 256) as usize).ok_or_else(fault),
+            512..=767 => self.a.get_mut((op.0 - 512) as usize).ok_or_else(fault),
             _ => Err(FaultKind::Invalid(format!("{op:?} is not a vector register"))),
         }
     }

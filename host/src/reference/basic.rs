@@ -23,12 +23,14 @@ pub fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
 pub fn matmul<T: Element>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
     assert_eq!(a.len(), m * k, "matmul: A is not m x k");
     assert_eq!(b.len(), k * n, "matmul: B is not k x n");
+    let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
     let mut c = vec![0f64; m * n];
     for i in 0..m {
+        let row = &mut c[i * n..i * n + n];
         for p in 0..k {
             let av = a[i * k + p].to_f64();
-            for j in 0..n {
-                c[i * n + j] += av * b[p * n + j].to_f64();
+            for (cj, bj) in row.iter_mut().zip(&b64[p * n..p * n + n]) {
+                *cj += av * bj;
             }
         }
     }

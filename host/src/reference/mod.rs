@@ -5,3 +5,5 @@
 //! and tests can share them.
 
 pub mod basic;
+pub mod gemm;
+pub mod math;

@@ -1,0 +1,387 @@
+//! GEMM on the matrix cores: `C = alpha * A * B + beta * C`, then bias, activation, residual.
+//!
+//! Operands are tensors; transposes are views. `A` is `[..., M, K]`, `B` is `[..., K, N]`, and
+//! the leading (batch) dimensions broadcast like numpy's `matmul`. The kernels read both operands
+//! K-contiguous (`A` row-major, `B` as `B^T` row-major — the layout of `X * W^T` with a row-major
+//! weight `W`), so `gemm(&x, &w.transpose(0, 1)?, ..)` runs without copies. Any other layout is
+//! first packed into that one on the device (a strided gather), which costs one extra pass over
+//! the operand.
+//!
+//! ```no_run
+//! use ferrocm::{Device, Tensor, ops::gemm};
+//! let dev = Device::new()?;
+//! let x = Tensor::from_slice(&dev, &vec![ferrocm::bf16::ONE; 64 * 128], &[64, 128])?;
+//! let w = Tensor::from_slice(&dev, &vec![ferrocm::bf16::ONE; 256 * 128], &[256, 128])?;
+//! let y = gemm::matmul(&x, &w.transpose(0, 1)?)?; // [64, 256], bf16, f32 accumulation
+//! # Ok::<(), ferrocm::Error>(())
+//! ```
+//!
+//! Precision: f16/bf16/fp8 inputs accumulate in f32 on the matrix cores; f32 inputs use the f32
+//! MFMA (exact products, f32 sums) unless [`F32Precision::Xf32`] opts into the tf32 path.
+//! fp8 is gfx942's FNUZ formats ([`Fp8E4M3Fnuz`](crate::Fp8E4M3Fnuz), [`Fp8E5M2Fnuz`](crate::Fp8E5M2Fnuz)).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::launch::LaunchConfig;
+use crate::ops::layout::{contiguous, simplify};
+use crate::tensor::Tensor;
+use ferrocm_device::abi::gemm::{self as abi, GemmArgs, K_TILE_BYTES, activation, flags, out_type};
+use ferrocm_device::abi::{DevPtr, Kernel};
+
+/// The activation fused into the epilogue (after bias, before the residual).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Activation {
+    /// None.
+    #[default]
+    None,
+    /// `max(x, 0)`.
+    Relu,
+    /// GELU with the exact normal CDF.
+    GeluErf,
+    /// GELU, tanh approximation.
+    GeluTanh,
+    /// `x * sigmoid(x)`.
+    Silu,
+}
+
+impl Activation {
+    fn code(self) -> u32 {
+        match self {
+            Activation::None => activation::NONE,
+            Activation::Relu => activation::RELU,
+            Activation::GeluErf => activation::GELU_ERF,
+            Activation::GeluTanh => activation::GELU_TANH,
+            Activation::Silu => activation::SILU,
+        }
+    }
+}
+
+/// How f32 GEMMs use the matrix cores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum F32Precision {
+    /// `v_mfma_f32_16x16x4_f32`: exact products, f32 sums (the default).
+    #[default]
+    Exact,
+    /// `v_mfma_f32_16x16x8_xf32`: inputs truncated to tf32 (10 fraction bits) by the hardware,
+    /// twice the throughput. Opt-in only.
+    Xf32,
+}
+
+/// Everything besides the operands.
+#[derive(Clone, Copy, Debug)]
+pub struct GemmOptions<'a> {
+    /// Scale of `A * B`.
+    pub alpha: f32,
+    /// Scale of the existing C (only with [`gemm_into`]).
+    pub beta: f32,
+    /// Per-column bias, `[N]` f32.
+    pub bias: Option<&'a Tensor>,
+    /// The fused activation.
+    pub activation: Activation,
+    /// Added last, `[..., M, N]` of the output dtype.
+    pub residual: Option<&'a Tensor>,
+    /// Output dtype (f32, f16 or bf16). Default: the input dtype for f32/f16/bf16, bf16 for fp8.
+    pub out_dtype: Option<DType>,
+    /// f32 inputs: exact or tf32.
+    pub f32_precision: F32Precision,
+}
+
+impl Default for GemmOptions<'_> {
+    fn default() -> Self {
+        GemmOptions {
+            alpha: 1.0,
+            beta: 0.0,
+            bias: None,
+            activation: Activation::None,
+            residual: None,
+            out_dtype: None,
+            f32_precision: F32Precision::Exact,
+        }
+    }
+}
+
+/// One kernel configuration (tile sizes and waves); the set is enumerable for tuning.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct GemmConfig {
+    /// Rows of C per workgroup.
+    pub block_m: u32,
+    /// Columns of C per workgroup.
+    pub block_n: u32,
+    /// Waves per workgroup.
+    pub waves: u32,
+    /// MFMA shape used (M x N x K per instruction, for reports).
+    pub mfma: &'static str,
+}
+
+/// The configurations available for an input dtype (one today: 128x128 blocks, 4 waves of 64x64,
+/// 16x16 MFMAs, K-tiles of 64 bytes, two LDS stages).
+pub fn configs(dtype: DType) -> &'static [GemmConfig] {
+    const CFG_16: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x16" }];
+    const CFG_32F: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x4" }];
+    const CFG_8: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x32" }];
+    match dtype {
+        DType::F32 => CFG_32F,
+        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => CFG_8,
+        _ => CFG_16,
+    }
+}
+
+/// The configuration chosen for a problem. Rule (documented for the tuner): the only
+/// configuration today; split-K is not used yet.
+pub fn choose_config(dtype: DType, _m: usize, _n: usize, _k: usize) -> GemmConfig {
+    configs(dtype)[0]
+}
+
+fn kernel_for(dtype: DType, precision: F32Precision) -> Result<Kernel<GemmArgs>> {
+    Ok(match (dtype, precision) {
+        (DType::Bf16, _) => abi::GEMM_BF16_128X128,
+        (DType::F16, _) => abi::GEMM_F16_128X128,
+        (DType::F32, F32Precision::Exact) => abi::GEMM_F32_128X128,
+        (DType::F32, F32Precision::Xf32) => abi::GEMM_XF32_128X128,
+        (DType::Fp8E4M3Fnuz, _) => abi::GEMM_FP8_128X128,
+        (DType::Fp8E5M2Fnuz, _) => abi::GEMM_BF8_128X128,
+        (d, _) => {
+            return Err(Error::DTypeMismatch {
+                op: "gemm",
+                what: "A",
+                got: d,
+                expected: "f32, f16, bf16, fp8e4m3fnuz or fp8e5m2fnuz".into(),
+            });
+        }
+    })
+}
+
+fn out_code(d: DType) -> Result<u32> {
+    match d {
+        DType::F32 => Ok(out_type::F32),
+        DType::F16 => Ok(out_type::F16),
+        DType::Bf16 => Ok(out_type::BF16),
+        d => Err(Error::DTypeMismatch { op: "gemm", what: "output", got: d, expected: "f32, f16 or bf16".into() }),
+    }
+}
+
+fn u32_dim(what: &str, v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Unsupported { op: "gemm", what: format!("{what} = {v} (more than 2^32)") })
+}
+
+/// numpy broadcast of two batch shapes.
+fn broadcast_batch(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return Err(Error::Shape { op: "gemm", message: format!("batch dimensions {a:?} and {b:?} do not broadcast") });
+        };
+    }
+    Ok(out)
+}
+
+/// An operand as the kernel reads it: rows of K contiguous elements.
+struct Packed {
+    t: Tensor,
+    ld: usize,
+    batch_stride: usize,
+}
+
+/// `x` viewed as `[batch..., rows, K]` (the last dimension K) made K-contiguous, with its batch
+/// dimensions broadcast to `batch` and collapsed to one stride (materialised if they cannot be).
+fn pack(x: &Tensor, batch: &[usize]) -> Result<Packed> {
+    let r = x.rank();
+    let (rows, k) = (x.shape()[r - 2], x.shape()[r - 1]);
+    let mut full: Vec<usize> = batch.to_vec();
+    full.extend([rows, k]);
+    let mut t = x.broadcast_to(&full)?;
+    let k_ok = k <= 1 || t.strides()[full.len() - 1] == 1;
+    let (bshape, bstrides) = simplify(&full[..batch.len()], &t.strides()[..batch.len()]);
+    let batch_ok = bshape.len() <= 1 || bstrides.iter().all(|&s| s == 0);
+    if !k_ok || !batch_ok {
+        t = contiguous(&t)?;
+    }
+    let n = full.len();
+    let ld = if rows <= 1 { k.max(1) } else { t.strides()[n - 2] };
+    let (_, bstrides) = simplify(&full[..batch.len()], &t.strides()[..batch.len()]);
+    let batch_stride = bstrides.first().copied().unwrap_or(0);
+    Ok(Packed { t, ld, batch_stride })
+}
+
+/// `A * B` with default options (output in the input dtype; bf16 for fp8 inputs).
+///
+/// # Errors
+/// As [`gemm`].
+pub fn matmul(a: &Tensor, b: &Tensor) -> Result<Tensor> {
+    gemm(a, b, &GemmOptions::default())
+}
+
+/// `alpha * A * B` (+ bias, activation, residual) into a new tensor `[batch..., M, N]`.
+///
+/// # Errors
+/// [`Error::Shape`] for mismatched inner dimensions or batch shapes, [`Error::DTypeMismatch`] for
+/// unsupported or mixed dtypes, bias/residual of the wrong shape or dtype; allocation and
+/// launch errors.
+pub fn gemm(a: &Tensor, b: &Tensor, opts: &GemmOptions<'_>) -> Result<Tensor> {
+    if opts.beta != 0.0 {
+        return Err(Error::InvalidArgument { op: "gemm", message: "beta != 0 needs an existing C: use gemm_into".into() });
+    }
+    let (batch, m, n, _) = shapes(a, b)?;
+    let out_dtype = opts.out_dtype.unwrap_or(default_out(a.dtype()));
+    let mut shape = batch.clone();
+    shape.extend([m, n]);
+    let c = Tensor::empty(a.device(), &shape, out_dtype)?;
+    run(a, b, &c, opts)?;
+    Ok(c)
+}
+
+/// `C = alpha * A * B + beta * C` (+ bias, activation, residual) into the existing tensor `c`
+/// (`[batch..., M, N]`, contiguous, not sharing storage with A, B or the residual).
+///
+/// # Errors
+/// As [`gemm`], and [`Error::Layout`] for a non-contiguous or aliasing C.
+pub fn gemm_into(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()> {
+    let (batch, m, n, _) = shapes(a, b)?;
+    let mut shape = batch;
+    shape.extend([m, n]);
+    if c.shape() != shape.as_slice() {
+        return Err(Error::Shape { op: "gemm", message: format!("C is {:?}, the product is {shape:?}", c.shape()) });
+    }
+    if !c.is_contiguous() {
+        return Err(Error::Layout { op: "gemm", message: "C must be contiguous".into() });
+    }
+    if let Some(d) = opts.out_dtype {
+        if d != c.dtype() {
+            return Err(Error::DTypeMismatch { op: "gemm", what: "C", got: c.dtype(), expected: d.to_string() });
+        }
+    }
+    for (what, t) in [("A", Some(a)), ("B", Some(b)), ("residual", opts.residual)] {
+        if let Some(t) = t {
+            if std::sync::Arc::ptr_eq(t.storage(), c.storage()) {
+                return Err(Error::Layout { op: "gemm", message: format!("C shares storage with {what}") });
+            }
+        }
+    }
+    run(a, b, c, opts)
+}
+
+fn default_out(d: DType) -> DType {
+    match d {
+        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => DType::Bf16,
+        d => d,
+    }
+}
+
+/// (broadcast batch, M, N, K) after checking ranks, inner dimensions and dtypes.
+fn shapes(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, usize, usize, usize)> {
+    if a.rank() < 2 || b.rank() < 2 {
+        return Err(Error::Shape { op: "gemm", message: format!("operands must be at least 2-D, got {:?} and {:?}", a.shape(), b.shape()) });
+    }
+    if !a.device().same_device(b.device()) {
+        return Err(Error::DeviceMismatch);
+    }
+    if a.dtype() != b.dtype() {
+        return Err(Error::DTypeMismatch { op: "gemm", what: "B", got: b.dtype(), expected: a.dtype().to_string() });
+    }
+    let (ra, rb) = (a.rank(), b.rank());
+    let (m, ka) = (a.shape()[ra - 2], a.shape()[ra - 1]);
+    let (kb, n) = (b.shape()[rb - 2], b.shape()[rb - 1]);
+    if ka != kb {
+        return Err(Error::Shape { op: "gemm", message: format!("inner dimensions differ: A is {:?}, B is {:?}", a.shape(), b.shape()) });
+    }
+    let batch = broadcast_batch(&a.shape()[..ra - 2], &b.shape()[..rb - 2])?;
+    Ok((batch, m, n, ka))
+}
+
+fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()> {
+    let (batch, m, n, k) = shapes(a, b)?;
+    let kernel = kernel_for(a.dtype(), opts.f32_precision)?;
+    let oc = out_code(c.dtype())?;
+    let batches: usize = batch.iter().product();
+    if m == 0 || n == 0 || batches == 0 {
+        return Ok(());
+    }
+    let eb = a.dtype().size();
+    let dev = a.device();
+
+    let pa = pack(a, &batch)?;
+    // B is [.., K, N]; the kernel reads B^T = [.., N, K] K-contiguous.
+    let bt = b.transpose(b.rank() - 2, b.rank() - 1)?;
+    let pb = pack(&bt, &batch)?;
+
+    let mut fl = 0u32;
+    let zero = DevPtr::<f32>::NULL;
+    let bias_ptr = match opts.bias {
+        Some(bias) => {
+            if bias.shape() != [n] || bias.dtype() != DType::F32 {
+                return Err(Error::Shape { op: "gemm", message: format!("bias must be [{n}] f32, got {:?} {}", bias.shape(), bias.dtype()) });
+            }
+            let bias = contiguous(bias)?;
+            fl |= flags::BIAS;
+            bias.as_ptr::<f32>()?
+        }
+        None => zero,
+    };
+    let (res_addr, ldr, rstride) = match opts.residual {
+        Some(r) => {
+            let mut want = batch.clone();
+            want.extend([m, n]);
+            if r.dtype() != c.dtype() {
+                return Err(Error::DTypeMismatch { op: "gemm", what: "residual", got: r.dtype(), expected: c.dtype().to_string() });
+            }
+            let r = r.broadcast_to(&want)?;
+            let p = pack(&r, &batch)?;
+            fl |= flags::RESIDUAL;
+            (p.t.storage().addr() + (p.t.offset() * c.dtype().size()) as u64, p.ld, p.batch_stride)
+        }
+        None => (0, 0, 0),
+    };
+    if opts.beta != 0.0 {
+        fl |= flags::BETA;
+    }
+    let addr = |p: &Packed| p.t.storage().addr() + (p.t.offset() * eb) as u64;
+    let aligned = |p: &Packed| addr(p) % 16 == 0 && (p.ld * eb) % 16 == 0 && (p.batch_stride * eb) % 16 == 0;
+    if aligned(&pa) && aligned(&pb) {
+        fl |= flags::VECTOR_OK;
+    }
+    let cfg = choose_config(a.dtype(), m, n, k);
+    let k_tiles = (k * eb).div_ceil(K_TILE_BYTES as usize);
+    let args = GemmArgs {
+        a: DevPtr::from_addr(addr(&pa)),
+        b: DevPtr::from_addr(addr(&pb)),
+        c: DevPtr::from_addr(c.storage().addr() + (c.offset() * c.dtype().size()) as u64),
+        bias: bias_ptr,
+        residual: DevPtr::from_addr(res_addr),
+        batch_stride_a: pa.batch_stride as u64,
+        batch_stride_b: pb.batch_stride as u64,
+        batch_stride_c: (m * n) as u64,
+        batch_stride_r: rstride as u64,
+        split_stride_c: 0,
+        m: u32_dim("M", m)?,
+        n: u32_dim("N", n)?,
+        k: u32_dim("K", k)?,
+        lda: u32_dim("lda", pa.ld)?,
+        ldb: u32_dim("ldb", pb.ld)?,
+        ldc: u32_dim("N", n)?,
+        ldr: u32_dim("ldr", ldr)?,
+        alpha: opts.alpha,
+        beta: opts.beta,
+        out_type: oc,
+        activation: opts.activation.code(),
+        flags: fl,
+        k_tiles_per_split: u32_dim("K tiles", k_tiles.max(1))?,
+        splits: 1,
+    };
+    let grid = [
+        u32_dim("N blocks", n.div_ceil(cfg.block_n as usize))?,
+        u32_dim("M blocks", m.div_ceil(cfg.block_m as usize))?,
+        u32_dim("batch", batches)?,
+    ];
+    let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemm_lds_bytes(cfg.block_m, cfg.block_n) };
+    // SAFETY: A and B are K-contiguous views of `[batch][rows][ld]` inside their storage (the
+    // kernel clamps rows and reads at most K elements per row); C, residual and bias were shaped
+    // and typed above.
+    unsafe { dev.launch(kernel, launch, &args) }
+}
