@@ -15,8 +15,10 @@ mod fp8;
 mod ptr;
 
 pub mod basic;
+pub mod elementwise;
 pub mod gemm;
 pub mod layout;
+pub mod movement;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use ptr::{Ptr, PtrMut};
@@ -33,6 +35,10 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
+    <elementwise::EltArgs as KernelArgs>::KERNELS,
+    <elementwise::FillPatternArgs as KernelArgs>::KERNELS,
+    <movement::CopyRowsArgs as KernelArgs>::KERNELS,
+    <movement::TransposeArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

@@ -117,3 +117,77 @@ pub fn gelu_tanh(x: f32) -> f32 {
 pub fn silu(x: f32) -> f32 {
     x * sigmoid(x)
 }
+
+/// Base-2 logarithm.
+#[inline(always)]
+pub fn log2(x: f32) -> f32 {
+    intrinsics::log2f32(x)
+}
+
+/// Rounds toward zero to an integer.
+#[inline(always)]
+pub fn trunc(x: f32) -> f32 {
+    intrinsics::truncf32(x)
+}
+
+/// `max(x, 0)`; NaN stays NaN and `relu(-0) = +0`.
+#[inline(always)]
+pub fn relu(x: f32) -> f32 {
+    if x > 0.0 || x.is_nan() { x } else { 0.0 }
+}
+
+/// The larger of `a` and `b`, propagating NaN (unlike `v_max_f32`, which returns the other
+/// operand); `maximum(-0, +0) = +0`.
+#[inline(always)]
+pub fn maximum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        a + b
+    } else if a == b {
+        f32::from_bits(a.to_bits() & b.to_bits()) // only differ in sign for zeros
+    } else if a > b {
+        a
+    } else {
+        b
+    }
+}
+
+/// The smaller of `a` and `b`, propagating NaN; `minimum(-0, +0) = -0`.
+#[inline(always)]
+pub fn minimum(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() {
+        a + b
+    } else if a == b {
+        f32::from_bits(a.to_bits() | b.to_bits())
+    } else if a < b {
+        a
+    } else {
+        b
+    }
+}
+
+/// `x^y` with the special cases of C99 `powf` (F.9.4.4): `y = ±0` or `x = 1` give 1 (even for
+/// NaN), `(-1)^±inf = 1`, a finite negative `x` with a non-integer finite `y` is NaN, and the sign
+/// of a negative `x` (including -0 and -inf) survives odd integer powers.
+///
+/// Computed as `2^(y * log2 |x|)` in f32: the relative error grows with `|y * log2 |x||`
+/// (about `2^-23 * |y log2 x|` plus a few ulp); tests state that bound.
+#[inline(always)]
+pub fn pow(x: f32, y: f32) -> f32 {
+    let ax = abs(x);
+    let r = exp2(y * log2(ax));
+    let y_int = trunc(y) == y; // true for ±inf too
+    // Odd integers are exact in f32 below 2^24; above, every f32 is even.
+    let y_odd = y_int && abs(y) < 16_777_216.0 && (y as i32) & 1 == 1;
+    let negative = x.to_bits() >> 31 == 1;
+    let mut res = if negative && y_odd { -r } else { r };
+    if x < 0.0 && x.is_finite() && !y_int {
+        res = f32::NAN;
+    }
+    if ax == 1.0 && y.is_infinite() {
+        res = 1.0;
+    }
+    if y == 0.0 || x == 1.0 {
+        res = 1.0;
+    }
+    res
+}

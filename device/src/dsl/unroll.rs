@@ -20,3 +20,18 @@ macro_rules! unroll {
         } )*
     };
 }
+
+/// [`unroll!`] with a stated bound on `n`: `unroll_max!(i < n, 4 => { .. })` emits only the
+/// copies `0..4` (bounds 1, 2, 3, 4, 6, 8 and 16). Nested `unroll!`s multiply their 16 copies
+/// before LLVM folds the guards, which can exhaust the compiler's memory; small loops say how
+/// small they are.
+#[macro_export]
+macro_rules! unroll_max {
+    ($i:ident < $n:expr, 1 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0) };
+    ($i:ident < $n:expr, 2 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0 1) };
+    ($i:ident < $n:expr, 3 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0 1 2) };
+    ($i:ident < $n:expr, 4 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0 1 2 3) };
+    ($i:ident < $n:expr, 6 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0 1 2 3 4 5) };
+    ($i:ident < $n:expr, 8 => $body:block) => { $crate::unroll!(@each $i, $n, $body, 0 1 2 3 4 5 6 7) };
+    ($i:ident < $n:expr, 16 => $body:block) => { $crate::unroll!($i < $n => $body) };
+}

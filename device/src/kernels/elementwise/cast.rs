@@ -1,0 +1,78 @@
+//! Casts between f32, f16, bf16, fp8 (E4M3FNUZ, E5M2FNUZ) and i32.
+//!
+//! Rules (each value is rounded once):
+//! - float -> float: through f32 (exact for every narrower format), then to nearest even;
+//!   f16/bf16 overflow to infinity, fp8 saturates to its largest finite value; NaN stays NaN (fp8:
+//!   0x80, its only NaN); fp8 has no negative zero, so values that round to zero become +0.
+//! - float -> i32: toward zero, saturating at the i32 range, NaN -> 0.
+//! - i32 -> float: nearest even, rounding the integer directly (so i32 -> bf16 does not round
+//!   twice through f32).
+//! - same type: the bits are copied (NaN payloads kept).
+//!
+//! One kernel per input type; the output type is the uniform `type_code`. Each arm moves
+//! `16 / min(input bytes, output bytes)` elements per work-item so both sides use 128-bit accesses.
+
+use super::dtype::{Bf16, Dt, F16, F32, Fp8E4M3, Fp8E5M2, I32};
+use super::nary::{EltFn, Inputs, run};
+use core::marker::PhantomData;
+use crate::abi::elementwise::{EltArgs, type_code};
+
+/// The function of an `I -> O` cast.
+struct Cast<I, O>(PhantomData<(I, O)>);
+
+impl<I: Dt, O: Dt> EltFn for Cast<I, O> {
+    #[inline(always)]
+    fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N] {
+        let mut y = [0u32; N];
+        crate::unroll!(k < N => {
+            let v = x[0][k];
+            y[k] = if I::CODE == O::CODE {
+                v
+            } else if I::IS_INT {
+                O::from_i32(v as i32)
+            } else {
+                O::from_f32(I::to_f32(v))
+            };
+        });
+        y
+    }
+}
+
+/// `I -> O` over the launch, `EPL` elements per work-item.
+#[inline(always)]
+fn cast<I: Dt, O: Dt, const EPL: usize>(args: &EltArgs) {
+    run::<EPL, 1, I, I, I, O, _>(args, &Cast::<I, O>(PhantomData));
+}
+
+macro_rules! cast_kernel {
+    ($(#[$meta:meta])* $name:ident, $in:ty, [$f32:literal, $f16:literal, $bf16:literal, $e4:literal, $e5:literal, $i32:literal]) => {
+        $(#[$meta])*
+        #[inline(always)]
+        pub fn $name(args: EltArgs) {
+            match args.type_code {
+                type_code::F32 => cast::<$in, F32, $f32>(&args),
+                type_code::F16 => cast::<$in, F16, $f16>(&args),
+                type_code::BF16 => cast::<$in, Bf16, $bf16>(&args),
+                type_code::FP8_E4M3 => cast::<$in, Fp8E4M3, $e4>(&args),
+                type_code::FP8_E5M2 => cast::<$in, Fp8E5M2, $e5>(&args),
+                type_code::I32 => cast::<$in, I32, $i32>(&args),
+                // The host only passes the codes above.
+                _ => {}
+            }
+        }
+    };
+}
+
+// Elements per work-item per output type: 16 / min(input bytes, output bytes).
+cast_kernel!(/// f32 -> `type_code`.
+    cast_from_f32, F32, [4, 8, 8, 16, 16, 4]);
+cast_kernel!(/// f16 -> `type_code`.
+    cast_from_f16, F16, [8, 8, 8, 16, 16, 8]);
+cast_kernel!(/// bf16 -> `type_code`.
+    cast_from_bf16, Bf16, [8, 8, 8, 16, 16, 8]);
+cast_kernel!(/// fp8 E4M3FNUZ -> `type_code`.
+    cast_from_fp8e4m3, Fp8E4M3, [16, 16, 16, 16, 16, 16]);
+cast_kernel!(/// fp8 E5M2FNUZ -> `type_code`.
+    cast_from_fp8e5m2, Fp8E5M2, [16, 16, 16, 16, 16, 16]);
+cast_kernel!(/// i32 -> `type_code`.
+    cast_from_i32, I32, [4, 8, 8, 16, 16, 4]);

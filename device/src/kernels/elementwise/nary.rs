@@ -1,0 +1,135 @@
+//! The driver every n-ary elementwise kernel runs: index the launch, load the inputs, apply the
+//! kernel's function to `EPL` elements, store the contiguous output.
+//!
+//! Two paths, chosen by the host with a uniform flag, share the function body (so each op is
+//! compiled once per kernel):
+//! - vector: work-item `g` owns output elements `g*EPL .. g*EPL+EPL`, stored with 128-bit stores.
+//!   Each input is read with 128-bit loads when its flag says it is contiguous and aligned along
+//!   the innermost dimension, with one load when it is broadcast along it (stride 0), or element
+//!   by element otherwise. The host only picks this path when no work-item's run crosses a row
+//!   (rank 1, or an innermost size that is a multiple of `EPL`), so one index split per run is
+//!   enough; the one work-item at the ragged end of a rank-1 launch goes element by element.
+//! - scalar: element `k` of work-item `t` in workgroup `w` is `(w*EPL + k)*BLOCK + t`, so every
+//!   access instruction of a wave touches consecutive elements (coalesced even though each lane
+//!   moves one element). Used for misaligned operands and innermost sizes that are not a
+//!   multiple of `EPL`.
+
+use super::chunk::{load_one, load_vec, store_one, store_vec};
+use super::dtype::Dt;
+use super::index::{Indexer, MAX_INPUTS};
+use crate::abi::elementwise::{ELT_BLOCK, EltArgs, elt_flags};
+use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
+
+/// Raw input runs handed to a kernel's function: `x[j][k]` is element `k` of input `j`.
+pub type Inputs<const EPL: usize> = [[u32; EPL]; MAX_INPUTS];
+
+/// One input's run in the vector path.
+///
+/// # Safety
+/// `off` and the run lie inside the input (host-checked); `vec` only when 16-byte aligned.
+#[inline(always)]
+unsafe fn load_run<D: Dt, const EPL: usize>(p: *const u8, off: u32, stride: u32, vec: bool, valid: u32) -> [u32; EPL] {
+    let mut x = [0u32; EPL];
+    // SAFETY: caller.
+    unsafe {
+        if vec && valid >= EPL as u32 {
+            x = load_vec::<D, EPL>(p.add(off as usize * D::BYTES));
+        } else if stride == 0 {
+            // Broadcast along the innermost dimension: one load serves the whole run.
+            let v = load_one::<D>(p, off);
+            x = [v; EPL];
+        } else {
+            crate::unroll!(k < EPL => {
+                if (k as u32) < valid {
+                    x[k] = load_one::<D>(p, off + k as u32 * stride);
+                }
+            });
+        }
+    }
+    x
+}
+
+/// A kernel's per-element function on raw bits, for any run length: `apply::<EPL>` in the vector
+/// path, `apply::<1>` in the scalar path's rolled loop (so the scalar path costs one copy of the
+/// index math and of the function, not `EPL`).
+pub trait EltFn {
+    /// `y[k] = f(x[0][k], x[1][k], x[2][k])`.
+    fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N];
+}
+
+/// Runs `f` over the launch described by `args`: `NIN` inputs of types `D0`, `D1`, `D2` (unused
+/// ones are not touched), output type `DO`, `EPL` elements per work-item.
+#[inline(always)]
+pub fn run<const EPL: usize, const NIN: usize, D0: Dt, D1: Dt, D2: Dt, DO: Dt, F: EltFn>(args: &EltArgs, f: &F) {
+    let n = args.n;
+    let ix = Indexer::new(args);
+    let tid = workitem_id_x();
+    let wg = workgroup_id_x();
+
+    if args.flags & elt_flags::VECTOR != 0 {
+        let i0 = (wg * ELT_BLOCK + tid) * EPL as u32;
+        if i0 >= n {
+            return;
+        }
+        let valid = n - i0;
+        let off = ix.offsets::<NIN>(i0);
+        let mut x: Inputs<EPL> = [[0u32; EPL]; MAX_INPUTS];
+        // Phase 1: the inputs' runs.
+        // SAFETY: the host checked that every index of every input view lies in its buffer and
+        // set the INk_VEC flags only for 16-byte aligned, innermost-contiguous inputs.
+        unsafe {
+            if NIN > 0 {
+                x[0] = load_run::<D0, EPL>(args.in0, off[0], ix.strides[0][0], args.flags & elt_flags::IN0_VEC != 0, valid);
+            }
+            if NIN > 1 {
+                x[1] = load_run::<D1, EPL>(args.in1, off[1], ix.strides[1][0], args.flags & elt_flags::IN1_VEC != 0, valid);
+            }
+            if NIN > 2 {
+                x[2] = load_run::<D2, EPL>(args.in2, off[2], ix.strides[2][0], args.flags & elt_flags::IN2_VEC != 0, valid);
+            }
+        }
+        // Phase 2: the function.
+        let y = f.apply::<EPL>(&x);
+        // Phase 3: the contiguous output run.
+        // SAFETY: out holds n elements of DO and is 16-byte aligned when VECTOR is set.
+        unsafe {
+            if valid >= EPL as u32 {
+                store_vec::<DO, EPL>(args.out.add(i0 as usize * DO::BYTES), &y);
+            } else {
+                crate::unroll!(k < EPL => {
+                    if (k as u32) < valid {
+                        store_one::<DO>(args.out, i0 + k as u32, y[k]);
+                    }
+                });
+            }
+        }
+    } else {
+        // Element k of this work-item: (wg * EPL + k) * BLOCK + tid. A rolled loop: each
+        // iteration is independent, so waves overlap their latencies instead of one wave
+        // unrolling EPL copies of the index math.
+        let base = wg * ELT_BLOCK * EPL as u32 + tid;
+        let mut k = 0;
+        while k < EPL as u32 {
+            let i = base + k * ELT_BLOCK;
+            if i >= n {
+                break;
+            }
+            let off = ix.offsets::<NIN>(i);
+            let mut x: Inputs<1> = [[0u32; 1]; MAX_INPUTS];
+            // SAFETY: as above; out holds n elements.
+            unsafe {
+                if NIN > 0 {
+                    x[0][0] = load_one::<D0>(args.in0, off[0]);
+                }
+                if NIN > 1 {
+                    x[1][0] = load_one::<D1>(args.in1, off[1]);
+                }
+                if NIN > 2 {
+                    x[2][0] = load_one::<D2>(args.in2, off[2]);
+                }
+                store_one::<DO>(args.out, i, f.apply::<1>(&x)[0]);
+            }
+            k += 1;
+        }
+    }
+}

@@ -1,0 +1,40 @@
+//! `out = cond ? a : b` with numpy broadcasting. Values are selected as bits (no conversion), so
+//! one kernel serves every dtype of a width; the condition is i8 or i32 (`type_code`), nonzero
+//! meaning true.
+
+use super::dtype::{Dt, I8, I32};
+use super::nary::{EltFn, Inputs, run};
+use crate::abi::elementwise::{EltArgs, type_code};
+
+/// The function of `where`: raw bits of input 1 where input 0 is nonzero, else of input 2.
+struct Select;
+
+impl EltFn for Select {
+    #[inline(always)]
+    fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N] {
+        let mut y = [0u32; N];
+        crate::unroll!(k < N => {
+            y[k] = if x[0][k] != 0 { x[1][k] } else { x[2][k] };
+        });
+        y
+    }
+}
+
+/// `cond ? a : b` with condition type `C`, `EPL` elements per work-item.
+#[inline(always)]
+fn select<C: Dt, V: Dt, const EPL: usize>(args: &EltArgs) {
+    run::<EPL, 3, C, V, V, V, _>(args, &Select);
+}
+
+/// The `where` kernel for values of `V`'s width. An i8 condition moves 16 elements per work-item
+/// (one 128-bit condition load); an i32 one `16 / V::BYTES`, like the values.
+#[inline(always)]
+pub fn where_<V: Dt>(args: EltArgs) {
+    match (args.type_code, V::BYTES) {
+        (type_code::I8, _) => select::<I8, V, 16>(&args),
+        (type_code::I32, 4) => select::<I32, V, 4>(&args),
+        (type_code::I32, _) => select::<I32, V, 8>(&args),
+        // The host only passes the codes above.
+        _ => {}
+    }
+}
