@@ -86,7 +86,7 @@ impl Element for f16 {
         self.to_f64()
     }
     fn from_f64(v: f64) -> Self {
-        f16::from_f64(v)
+        f16::from_f32(f64_to_f32_round_odd(v))
     }
 }
 impl Element for bf16 {
@@ -95,8 +95,28 @@ impl Element for bf16 {
         self.to_f64()
     }
     fn from_f64(v: f64) -> Self {
-        bf16::from_f64(v)
+        bf16::from_f32(f64_to_f32_round_odd(v))
     }
+}
+
+/// `v` rounded to f32 toward zero with the last bit forced to 1 when inexact ("round to odd").
+///
+/// Why: `half`'s f64 -> f16/bf16 conversions drop the low 32 bits of the f64 significand before
+/// rounding, so a value a hair above a halfway point rounds like the halfway point. Rounding to
+/// odd in f32 keeps that information in a sticky bit (f32 has 13 and 16 more significand bits
+/// than f16 and bf16, at least the 2 needed), after which `half`'s correct f32 conversion
+/// rounds to nearest even exactly once.
+fn f64_to_f32_round_odd(v: f64) -> f32 {
+    let f = v as f32;
+    if !f.is_finite() || f as f64 == v {
+        return f;
+    }
+    // Nearest rounding went away from zero: step back to the truncation.
+    let mut bits = f.to_bits();
+    if (f as f64).abs() > v.abs() {
+        bits -= 1;
+    }
+    f32::from_bits(bits | 1)
 }
 impl Element for Fp8E4M3Fnuz {
     const DTYPE: DType = DType::Fp8E4M3Fnuz;
@@ -168,6 +188,22 @@ impl Element for u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn f16_and_bf16_from_f64_round_once() {
+        // Just above the f16 midpoint between 1 and 1 + 2^-10: must round up.
+        let v = 1.0 + 2f64.powi(-11) + 2f64.powi(-40);
+        assert_eq!(<f16 as Element>::from_f64(v).to_f64(), 1.0 + 2f64.powi(-10));
+        assert_eq!(<f16 as Element>::from_f64(1.0 + 2f64.powi(-11)).to_f64(), 1.0);
+        // The bf16 case behind i32 casts: 2^25 + 2^17 + 1 is just above a midpoint.
+        let v = (1u64 << 25) as f64 + (1u64 << 17) as f64 + 1.0;
+        assert_eq!(<bf16 as Element>::from_f64(v).to_f64(), ((1u64 << 25) + (1u64 << 18)) as f64);
+        assert_eq!(<bf16 as Element>::from_f64(-v).to_f64(), -(((1u64 << 25) + (1u64 << 18)) as f64));
+        // Overflow, NaN and tiny values keep their meaning.
+        assert!(<f16 as Element>::from_f64(1e10).to_f64().is_infinite());
+        assert!(<bf16 as Element>::from_f64(f64::NAN).is_nan());
+        assert_eq!(<bf16 as Element>::from_f64(1e-300).to_f64(), 0.0);
+    }
 
     #[test]
     fn fp8_from_f64_does_not_double_round() {

@@ -229,6 +229,19 @@ pub enum Error {
         /// What is wrong.
         message: String,
     },
+    /// A gather index outside the indexed axis (found by the kernel, which zero-fills that row;
+    /// the output is discarded).
+    #[error("{op}: index {index} at position {position} is out of range for an axis of size {size}")]
+    IndexOutOfRange {
+        /// The operation.
+        op: &'static str,
+        /// Position of the offending index in the index tensor (one of them, if several).
+        position: usize,
+        /// The index found there.
+        index: i64,
+        /// The size of the indexed axis.
+        size: usize,
+    },
     /// The operation is known but not implemented for this case (never a silent no-op).
     #[error("{op}: not implemented: {what}")]
     Unsupported {

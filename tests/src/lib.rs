@@ -3,6 +3,9 @@
 //! - [`device`]: the device under test (HIP when present, else the emulator; FERROCM_BACKEND
 //!   overrides), created once per test binary.
 //! - [`proptest_config`]: case counts, raised with FERROCM_PROPTEST_CASES for long local runs.
+//! - [`values`]: random values and views of any dtype, ulp-based closeness (elementwise suites).
+
+pub mod values;
 
 use ferrocm::Device;
 use std::sync::OnceLock;

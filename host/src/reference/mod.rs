@@ -5,5 +5,7 @@
 //! and tests can share them.
 
 pub mod basic;
+pub mod elementwise;
 pub mod gemm;
 pub mod math;
+pub mod movement;
