@@ -181,6 +181,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VAndB32 => map2(w, inst, |a, b| a & b),
         VOrB32 => map2(w, inst, |a, b| a | b),
         VXorB32 => map2(w, inst, |a, b| a ^ b),
+        VXnorB32 => map2(w, inst, |a, b| !(a ^ b)),
         VMinU32 => map2(w, inst, u32::min),
         VMaxU32 => map2(w, inst, u32::max),
         VMinI32 => map2(w, inst, |a, b| (a as i32).min(b as i32) as u32),
