@@ -9,7 +9,7 @@
 use super::super::step::Exec;
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, require_rne, write32};
-use crate::isa::{Ext, Inst, Op};
+use crate::isa::{Inst, Op};
 
 /// IEEE maxNum with -0 < +0.
 pub(crate) fn fmax32(a: f32, b: f32) -> f32 {
@@ -182,17 +182,14 @@ fn cube(op: Op, x: f32, y: f32, z: f32) -> f32 {
 
 fn f64_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f64, f64, f64) -> f64) -> Exec {
     require_rne(w, inst)?;
-    if inst.ext != Ext::None {
-        return Err(super::super::step::not_implemented(inst));
-    }
-    let exec = w.exec();
+    // src0 may carry DPP (row_newbcast on gfx942); the mask then drops DPP-disabled lanes.
+    let (a, exec) = super::fetch64(w, inst, 0, Ty::F64)?;
     let mut out = [0u64; LANES];
     {
-        let a = w.src64_of(inst, 0, Ty::F64)?;
         let b = if n > 1 { Some(w.src64_of(inst, 1, Ty::F64)?) } else { None };
         let c = if n > 2 { Some(w.src64_of(inst, 2, Ty::F64)?) } else { None };
         for l in 0..LANES {
-            let x = flush_in64(w, fmod64(inst, 0, a.get(l)));
+            let x = flush_in64(w, fmod64(inst, 0, a[l]));
             let y = b.map_or(0.0, |b| flush_in64(w, fmod64(inst, 1, b.get(l))));
             let z = c.map_or(0.0, |c| flush_in64(w, fmod64(inst, 2, c.get(l))));
             out[l] = out64(w, inst, f(x, y, z));

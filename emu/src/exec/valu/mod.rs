@@ -72,6 +72,45 @@ pub(crate) fn fetch32(w: &Wave, inst: &Inst, n: usize, ty: Ty) -> Result<Fetched
     Ok(f)
 }
 
+/// Source `i` as 64-bit values per lane, with DPP applied to src0 (gfx942 allows only
+/// row_newbcast on 64-bit operands; the same lane permutation moves both halves). Returns the
+/// values and the lanes to write.
+pub(crate) fn fetch64(w: &Wave, inst: &Inst, i: usize, ty: Ty) -> Result<([u64; LANES], u64), FaultKind> {
+    let mut mask = w.exec();
+    let s = w.src64_of(inst, i, ty)?;
+    let mut v = [0u64; LANES];
+    for l in 0..LANES {
+        v[l] = s.get(l);
+    }
+    match inst.ext {
+        Ext::None => {}
+        Ext::Dpp(d) if i == 0 => {
+            let mut lo = [0u32; LANES];
+            let mut hi = [0u32; LANES];
+            for l in 0..LANES {
+                lo[l] = v[l] as u32;
+                hi[l] = (v[l] >> 32) as u32;
+            }
+            let (lo, valid) = dpp::permute(&lo, d.ctrl, mask)?;
+            let (hi, _) = dpp::permute(&hi, d.ctrl, mask)?;
+            for l in 0..LANES {
+                v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                if valid >> l & 1 == 0 {
+                    if d.bound_ctrl {
+                        v[l] = 0;
+                    } else {
+                        mask &= !(1 << l);
+                    }
+                }
+            }
+            mask &= dpp::row_bank_mask(d.row_mask, d.bank_mask);
+        }
+        Ext::Dpp(d) => mask &= dpp::row_bank_mask(d.row_mask, d.bank_mask),
+        Ext::Sdwa(_) => return Err(FaultKind::NotImplemented(format!("{} with SDWA on a 64-bit operand", inst.op.name()))),
+    }
+    Ok((v, mask))
+}
+
 /// Writes 32-bit results per lane (SDWA dst_sel/dst_unused applied) to `dst`.
 pub(crate) fn write32(w: &mut Wave, inst: &Inst, mask: u64, vals: &VReg) -> Exec {
     if let Ext::Sdwa(s) = inst.ext {
