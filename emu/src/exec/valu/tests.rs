@@ -385,3 +385,250 @@ v_div_fixup_f64 v[0:1], v[4:5], v[2:3], v[0:1]";
         }
     }
 }
+
+// ---- fp8 / bf8 --------------------------------------------------------------------------------
+
+/// Independent decoder: sign * 2^(e - bias) * (1 + m / 2^mbits), subnormals without the 1.
+fn decode8(b: u8, ebits: u32, mbits: u32, bias: i32) -> f64 {
+    if b == 0x80 {
+        return f64::NAN;
+    }
+    let e = ((b & 0x7f) >> mbits) as i32;
+    let m = (b as u32 & ((1 << mbits) - 1)) as f64 / (1u32 << mbits) as f64;
+    let _ = ebits;
+    let v = if e == 0 { m * 2f64.powi(1 - bias) } else { (1.0 + m) * 2f64.powi(e - bias) };
+    if b & 0x80 != 0 { -v } else { v }
+}
+
+#[test]
+fn fp8_and_bf8_decode_every_code_and_select_bytes() {
+    for (op, eb, mb, bias, max) in [("fp8", 4, 3, 8, 240.0), ("bf8", 5, 2, 16, 57344.0)] {
+        let codes: Vec<(u32, u32)> = (0..256u32).map(|b| (b << 16, 0)).collect();
+        // SDWA byte select: the code sits in byte 2.
+        let f = lanes2(&format!("v_cvt_f32_{op}_sdwa v3, v1 src0_sel:BYTE_2"), &codes);
+        for b in 0..256u32 {
+            let want = decode8(b as u8, eb, mb, bias);
+            let got = f32::from_bits(f[b as usize]) as f64;
+            assert!(got == want || (got.is_nan() && want.is_nan()), "{op} {b:#x}: {got} vs {want}");
+        }
+        assert_eq!(decode8(0x7f, eb, mb, bias), max);
+        // The packed form reads a word: SDWA WORD_1 takes codes from bits 31:16.
+        let mut w = wave();
+        w.v[1][0] = 0x3840_0000 | 0x1234;
+        run_asm(&mut w, &format!("v_cvt_pk_f32_{op}_sdwa v[4:5], v1 src0_sel:WORD_1"));
+        assert_eq!(f32::from_bits(w.v[4][0]) as f64, decode8(0x40, eb, mb, bias));
+        assert_eq!(f32::from_bits(w.v[5][0]) as f64, decode8(0x38, eb, mb, bias));
+    }
+}
+
+/// Brute-force round to nearest (ties to the even code) over all finite codes; None = overflow.
+fn nearest8(x: f32, eb: u32, mb: u32, bias: i32) -> Option<u8> {
+    let x = x as f64;
+    let mut best: Option<(f64, u8)> = None;
+    for b in 0..=255u8 {
+        let v = decode8(b, eb, mb, bias);
+        if v.is_nan() || (v == 0.0 && b != 0) {
+            continue;
+        }
+        let d = (v - x).abs();
+        match best {
+            Some((bd, bb)) if d > bd || (d == bd && (bb & 1) == 0) => {}
+            _ => best = Some((d, b)),
+        }
+    }
+    let (d, b) = best.unwrap();
+    let max = decode8(0x7f, eb, mb, bias);
+    // Beyond max + half an ulp of the top binade (or on it, ties to the even 2^(emax+1)).
+    let half_ulp = 2f64.powi((1 << eb) - 1 - bias - mb as i32 - 1);
+    if x.abs() > max + half_ulp || (x.abs() == max + half_ulp) { None } else { let _ = d; Some(b) }
+}
+
+#[test]
+fn f32_to_fp8_and_bf8_round_to_nearest_even_or_nan_on_overflow() {
+    let mut rng = Rng(11);
+    for (op, eb, mb, bias) in [("fp8", 4u32, 3u32, 8), ("bf8", 5, 2, 16)] {
+        let mut xs: Vec<f32> = (0..64 * 40)
+            .map(|_| {
+                let e = 127 - 20 + rng.next() % 38; // 2^-20 .. 2^17
+                f32::from_bits((rng.next() & 0x8000_0000) | e << 23 | (rng.next() & 0x7f_ffff))
+            })
+            .collect();
+        // Exact codes, midpoints between neighbours, and the specials.
+        for b in 0..=127u8 {
+            let v = decode8(b, eb, mb, bias);
+            xs.push(v as f32);
+            let next = decode8(b + 1, eb, mb, bias);
+            if b < 127 {
+                xs.push(((v + next) / 2.0) as f32);
+            }
+        }
+        xs.extend([0.0, -0.0, -1e-30, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, 1e30, -1e30]);
+        let pairs: Vec<(u32, u32)> = xs.iter().map(|x| (x.to_bits(), (-x).to_bits())).collect();
+        let mut w_init = wave();
+        let _ = &mut w_init;
+        let r = lanes2(&format!("v_cvt_pk_{op}_f32 v3, v1, v2"), &pairs);
+        for (k, &x) in xs.iter().enumerate() {
+            let want = if x.is_nan() || x.is_infinite() { 0x80 } else { nearest8(x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b }) };
+            let want_neg = if x.is_nan() || x.is_infinite() { 0x80 } else { nearest8(-x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b }) };
+            assert_eq!(r[k] & 0xff, want as u32, "{op} of {x:e}");
+            assert_eq!((r[k] >> 8) & 0xff, want_neg as u32, "{op} of {:e}", -x);
+        }
+    }
+}
+
+#[test]
+fn fp8_pack_selects_words_and_sr_selects_bytes() {
+    let mut w = wave();
+    w.v[1][0] = 1.0f32.to_bits();
+    w.v[2][0] = (-2.0f32).to_bits();
+    w.v[3][0] = 0xaabb_ccdd;
+    w.v[4][0] = 0xaabb_ccdd;
+    w.v[5][0] = 0xaabb_ccdd;
+    run_asm(
+        &mut w,
+        "v_cvt_pk_fp8_f32 v3, v1, v2 op_sel:[0,0,1]\nv_cvt_sr_bf8_f32 v4, v1, 0 op_sel:[0,0,1,0]\nv_cvt_sr_fp8_f32 v5, -v2, 0 op_sel:[0,0,0,1]",
+    );
+    assert_eq!(w.v[3][0], 0xc840_ccdd); // word 1 = {fp8(-2) = 0xc8, fp8(1) = 0x40}
+    assert_eq!(w.v[4][0], 0xaabb_40dd); // op_sel[3:2] = 1: byte 1 = bf8(1) = 0x40
+    assert_eq!(w.v[5][0], 0xaa48_ccdd); // op_sel[3:2] = 2: byte 2 = fp8(2) = 0x48
+}
+
+#[test]
+fn stochastic_rounding_adds_the_seed_below_the_kept_bits() {
+    // 1 + 1/32 lies a quarter of the way from 1.0 (0x40) to 1.125 (0x41) in fp8.
+    let x = 1.03125f32;
+    let fmt = super::fp8::FP8;
+    assert_eq!(fmt.from_f32_sr(x, 0), 0x40); // seed 0: truncation
+    assert_eq!(fmt.from_f32_sr(x, u32::MAX), 0x41); // any carry rounds up
+    assert_eq!(fmt.from_f32_sr(x, 0xbfff_ffff), 0x40); // just below 3/4 of the step: no carry
+    assert_eq!(fmt.from_f32_sr(x, 0xc000_0000), 0x41); // exactly 3/4 of the step: carry
+    // Unbiased on average over seeds.
+    let mut rng = Rng(1);
+    let n = 20000;
+    let mean: f64 = (0..n).map(|_| fmt.to_f32(fmt.from_f32_sr(x, rng.next())) as f64).sum::<f64>() / n as f64;
+    assert!((mean - x as f64).abs() < 0.002, "mean {mean}");
+    // Overflow and NaN rules match the round-to-nearest ones.
+    assert_eq!(fmt.from_f32_sr(250.0, 0), 0x7f);
+    assert_eq!(fmt.from_f32_sr(260.0, 0), 0x80);
+    assert_eq!(fmt.from_f32_sr(f32::NAN, 0), 0x80);
+    assert_eq!(fmt.from_f32_sr(-1e-9, u32::MAX), 0x00);
+    assert_eq!(super::fp8::BF8.from_f32_sr(57344.0, u32::MAX), 0x7f); // exact values never move
+    assert_eq!(super::fp8::BF8.from_f32_sr(57345.0, u32::MAX), 0x80); // carries past the maximum
+}
+
+// ---- packed math -------------------------------------------------------------------------------
+
+#[test]
+fn packed_f16_uses_op_sel_op_sel_hi_and_negation() {
+    let mut w = wave();
+    w.v[1][0] = (h(2.0) as u32) << 16 | h(3.0) as u32;
+    w.v[2][0] = (h(5.0) as u32) << 16 | h(7.0) as u32;
+    w.v[3][0] = (h(1.0) as u32) << 16 | h(0.5) as u32;
+    run_asm(
+        &mut w,
+        "v_pk_fma_f16 v4, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[0,1,1] neg_lo:[1,0,0] neg_hi:[0,1,0]\nv_pk_add_f16 v5, v1, 1.0\nv_pk_add_f16 v6, v1, 1.0 op_sel_hi:[1,0]\nv_pk_mul_f16 v7, v1, v2 clamp\nv_pk_max_f16 v8, v1, v2",
+    );
+    // lo = -(2.0) * 7 + 0.5; hi = 3.0 * -(5.0) + 1.0
+    assert_eq!(w.v[4][0], (h(-14.0) as u32) << 16 | h(-13.5) as u32);
+    // An inline constant is {1.0, 0.0}: the default op_sel_hi reads 0.0 for the high half.
+    assert_eq!(w.v[5][0], (h(2.0) as u32) << 16 | h(4.0) as u32);
+    // op_sel_hi = 0 for src1 reads the low half (1.0) for the high result too.
+    assert_eq!(w.v[6][0], (h(3.0) as u32) << 16 | h(4.0) as u32);
+    assert_eq!(w.v[7][0], (h(1.0) as u32) << 16 | h(1.0) as u32);
+    assert_eq!(w.v[8][0], (h(5.0) as u32) << 16 | h(7.0) as u32);
+}
+
+#[test]
+fn packed_integer_ops_wrap_or_clamp() {
+    let mut w = wave();
+    w.v[1][0] = 0xfff0_7fff;
+    w.v[2][0] = 0x0020_0001;
+    run_asm(
+        &mut w,
+        "v_pk_add_u16 v3, v1, v2\nv_pk_add_u16 v4, v1, v2 clamp\nv_pk_add_i16 v5, v1, v2 clamp\nv_pk_sub_u16 v6, v2, v1 clamp\nv_pk_lshlrev_b16 v7, 4, v2\nv_pk_mad_u16 v8, v2, v2, v2\nv_pk_max_i16 v9, v1, v2\nv_pk_mul_lo_u16 v10, v1, v2\nv_pk_ashrrev_i16 v11, 1, v1",
+    );
+    assert_eq!(w.v[3][0], 0x0010_8000);
+    assert_eq!(w.v[4][0], 0xffff_8000);
+    assert_eq!(w.v[5][0], 0x0010_7fff); // -16 + 32 = 16; 32767 + 1 saturates
+    assert_eq!(w.v[6][0], 0); // both halves saturate at 0
+    // The constant 4 is {4, 0}: the low half shifts by 4, the high half by 0.
+    assert_eq!(w.v[7][0], 0x0020_0010);
+    assert_eq!(w.v[8][0], (0x20 * 0x20 + 0x20) << 16 | 2);
+    assert_eq!(w.v[9][0], 0x0020_7fff);
+    assert_eq!(w.v[10][0], 0xfe00_7fff);
+    assert_eq!(w.v[11][0], 0xfff0_3fff); // {1, 0} again: the high half shifts by 0
+}
+
+#[test]
+fn packed_f32_and_mov() {
+    let mut w = wave();
+    w.v[4][0] = 2.0f32.to_bits();
+    w.v[5][0] = 3.0f32.to_bits();
+    w.v[6][0] = 10.0f32.to_bits();
+    w.v[7][0] = 20.0f32.to_bits();
+    w.s[4] = 0.5f32.to_bits();
+    w.s[5] = 4.0f32.to_bits();
+    run_asm(
+        &mut w,
+        "v_pk_fma_f32 v[8:9], v[4:5], v[6:7], v[4:5] op_sel:[1,0,0] op_sel_hi:[0,1,1]\nv_pk_mul_f32 v[10:11], s[4:5], v[6:7]\nv_pk_add_f32 v[12:13], v[4:5], 1.0\nv_pk_mov_b32 v[14:15], v[4:5], v[6:7] op_sel:[1,0]",
+    );
+    assert_eq!(f32::from_bits(w.v[8][0]), 3.0 * 10.0 + 2.0);
+    assert_eq!(f32::from_bits(w.v[9][0]), 2.0 * 20.0 + 3.0);
+    assert_eq!((f32::from_bits(w.v[10][0]), f32::from_bits(w.v[11][0])), (5.0, 80.0));
+    // The constant is {1.0, 0.0} as a 64-bit operand.
+    assert_eq!((f32::from_bits(w.v[12][0]), f32::from_bits(w.v[13][0])), (3.0, 3.0));
+    assert_eq!((w.v[14][0], w.v[15][0]), (3.0f32.to_bits(), 10.0f32.to_bits()));
+}
+
+#[test]
+fn fma_mix_reads_f16_or_f32_per_source_and_writes_one_half() {
+    let mut w = wave();
+    w.v[1][0] = (h(3.0) as u32) << 16 | h(0.5) as u32;
+    w.v[2][0] = 1.25f32.to_bits();
+    w.v[3][0] = 100.0f32.to_bits();
+    w.v[4][0] = 0xdead_beef;
+    w.v[5][0] = 0xdead_beef;
+    run_asm(
+        &mut w,
+        "v_fma_mix_f32 v6, v1, v2, v3 op_sel:[1,0,0] op_sel_hi:[1,0,0]\nv_fma_mixlo_f16 v4, v1, v2, v3 op_sel_hi:[1,0,0]\nv_fma_mixhi_f16 v5, -v1, |v2|, v1 op_sel:[1,0,1] op_sel_hi:[1,0,1]\nv_fma_mix_f32 v7, v1, v2, 2.0 op_sel_hi:[1,0,1]",
+    );
+    assert_eq!(f32::from_bits(w.v[6][0]), 3.0 * 1.25 + 100.0);
+    assert_eq!(w.v[4][0], 0xdead_0000 | h(100.625) as u32);
+    assert_eq!(w.v[5][0], (h(-3.0 * 1.25 + 3.0) as u32) << 16 | 0xbeef);
+    assert_eq!(f32::from_bits(w.v[7][0]), 0.5 * 1.25 + 2.0); // 2.0 read as an f16 constant
+}
+
+#[test]
+fn dot_products_match_scalar_references() {
+    let mut rng = Rng(21);
+    let pairs: Vec<(u32, u32)> = (0..256).map(|_| (rng.next(), rng.next())).collect();
+    let i8s = lanes2("v_dot4_i32_i8 v3, v1, v2, 7", &pairs);
+    let u4s = lanes2("v_dot8_u32_u4 v3, v1, v2, v1", &pairs);
+    let i16s = lanes2("v_dot2_i32_i16 v3, v1, v2, -1", &pairs);
+    for (k, &(a, b)) in pairs.iter().enumerate() {
+        let s8: i32 = (0..4).map(|i| (a >> (8 * i)) as i8 as i32 * (b >> (8 * i)) as i8 as i32).sum();
+        assert_eq!(i8s[k], (s8 + 7) as u32);
+        let s4: u32 = (0..8).map(|i| (a >> (4 * i) & 15) * (b >> (4 * i) & 15)).sum();
+        assert_eq!(u4s[k], s4.wrapping_add(a));
+        let s16: i64 = (0..2).map(|i| (a >> (16 * i)) as i16 as i64 * (b >> (16 * i)) as i16 as i64).sum::<i64>() - 1;
+        assert_eq!(i16s[k], s16 as u32);
+    }
+    let mut w = wave();
+    w.v[1][0] = (h(2.0) as u32) << 16 | h(3.0) as u32;
+    w.v[2][0] = (h(-4.0) as u32) << 16 | h(0.5) as u32;
+    w.v[3][0] = 10.0f32.to_bits();
+    w.v[4][0] = 1.0f32.to_bits();
+    run_asm(&mut w, "v_dot2_f32_f16 v5, v1, v2, v3\nv_dot2c_f32_f16 v4, v1, v2\nv_dot2_f32_f16 v6, v1, v2, v3 neg_lo:[1,0,1]");
+    assert_eq!(f32::from_bits(w.v[5][0]), 3.0 * 0.5 + 2.0 * -4.0 + 10.0);
+    assert_eq!(f32::from_bits(w.v[4][0]), 1.0 + 1.5 - 8.0);
+    assert_eq!(f32::from_bits(w.v[6][0]), -3.0 * 0.5 + 2.0 * -4.0 - 10.0);
+    // dot4c accumulates into the destination, with DPP on src0.
+    w.v[7] = [0; LANES];
+    for l in 0..LANES {
+        w.v[8][l] = 0x0101_0101 * l as u32;
+    }
+    w.v[9] = [0x0101_0101; LANES];
+    run_asm(&mut w, "v_dot4c_i32_i8_dpp v7, v8, v9 row_shr:1 bound_ctrl:0");
+    assert_eq!(w.v[7][0], 0); // invalid source lane reads 0 (bound_ctrl)
+    assert_eq!(w.v[7][5], 4 * 4);
+}
