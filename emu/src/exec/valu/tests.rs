@@ -632,3 +632,132 @@ fn dot_products_match_scalar_references() {
     assert_eq!(w.v[7][0], 0); // invalid source lane reads 0 (bound_ctrl)
     assert_eq!(w.v[7][5], 4 * 4);
 }
+
+// ---- integer leftovers, lanes, DPP ---------------------------------------------------------------
+
+#[test]
+fn sixteen_bit_integer_ops_with_clamp_and_op_sel() {
+    let mut w = wave();
+    w.v[1][0] = 0x8000_7fff;
+    w.v[2][0] = 0x0003_0002;
+    w.v[3][0] = 0xdead_0000;
+    w.v[21][0] = 0x12345;
+    run_asm(
+        &mut w,
+        "v_add_u16 v4, v1, v2\nv_add_u16_e64 v5, v1, v1 clamp\nv_add_i16 v6, v1, v2 clamp\nv_sub_i16 v7, v1, v2 op_sel:[1,0] clamp\nv_mul_lo_u16 v3, v1, v2\nv_mad_u32_u16 v8, v1, v2, 1 op_sel:[1,1,0,0]\nv_mad_i32_i16 v9, v1, v2, 0 op_sel:[1,0,0,0]\nv_lshrrev_b16 v10, 1, v1\nv_max3_i16 v11, v1, v2, 0 op_sel:[1,0,0,0]\nv_med3_u16 v12, v1, v2, 5\nv_cvt_pk_i16_i32 v13, v21, -1\nv_sat_pk_u8_i16 v14, v2",
+    );
+    assert_eq!(w.v[4][0], 0x8001);
+    assert_eq!(w.v[5][0], 0xfffe);
+    assert_eq!(w.v[6][0], 0x7fff); // 32767 + 2 saturates
+    assert_eq!(w.v[7][0], 0x8000); // -32768 - 2 saturates
+    assert_eq!(w.v[3][0], (0x7fffu32 * 2) & 0xffff); // 16-bit result zeroes bits 31:16
+    assert_eq!(w.v[8][0], 0x8000 * 3 + 1);
+    assert_eq!(w.v[9][0], (-32768i32 * 2) as u32);
+    assert_eq!(w.v[10][0], 0x3fff);
+    assert_eq!(w.v[11][0], 2); // max(-32768, 2, 0)
+    assert_eq!(w.v[12][0], 5);
+    assert_eq!(w.v[13][0], 0xffff_7fff);
+    assert_eq!(w.v[14][0], 0x0302);
+}
+
+#[test]
+fn carries_masks_and_lane_access_through_sgprs() {
+    let mut w = wave();
+    for l in 0..LANES {
+        w.v[1][l] = l as u32;
+        w.v[2][l] = u32::MAX;
+    }
+    w.s[8] = 0xaaaa_aaaa;
+    w.s[9] = 0;
+    w.s[124] = 37; // m0
+    w.s[10] = 77;
+    run_asm(
+        &mut w,
+        "v_add_co_u32_e64 v3, s[6:7], v1, v2\nv_addc_co_u32_e64 v4, s[12:13], v1, 0, s[8:9]\nv_cndmask_b32_e64 v5, 0, 1, s[8:9]\nv_readlane_b32 s11, v1, m0\nv_writelane_b32 v6, s10, m0\nv_lshl_add_u64 v[14:15], v[0:1], 2, v[0:1]\nv_xnor_b32 v7, v1, 1",
+    );
+    assert_eq!(w.s[6] as u64 | (w.s[7] as u64) << 32, !1u64); // lane 0 adds 0 + MAX: no carry
+    assert_eq!(w.v[4][1], 2);
+    assert_eq!(w.v[4][2], 2);
+    assert_eq!(w.v[5][1], 1);
+    assert_eq!(w.v[5][33], 0);
+    assert_eq!(w.s[11], 37);
+    assert_eq!(w.v[6][37], 77);
+    assert_eq!(w.v[6][36], 0);
+    let x = 3u64 << 32; // {v0 = 0, v1 = lane}
+    assert_eq!(w.v[14][3] as u64 | (w.v[15][3] as u64) << 32, (x << 2).wrapping_add(x));
+    assert_eq!(w.v[7][2], !(2 ^ 1));
+}
+
+#[test]
+fn sad_lerp_and_byte_packing() {
+    let mut w = wave();
+    w.v[1][0] = 0x0a0b_0c0d;
+    w.v[2][0] = 0x0001_0000;
+    w.v[4][0] = 0x0403_0201;
+    w.v[5][0] = 0x0807_0605;
+    w.v[6][0] = 0x0000_0000;
+    w.v[7][0] = 0;
+    w.v[20][0] = 255.5f32.to_bits();
+    run_asm(
+        &mut w,
+        "v_msad_u8 v3, v1, v2, 5\nv_qsad_pk_u16_u8 v[8:9], v[4:5], v4, v[6:7]\nv_lerp_u8 v10, v1, v2, 1\nv_cvt_pk_u8_f32 v11, 2.0, 1, v1\nv_cvt_pk_u8_f32 v12, v20, 3, 0",
+    );
+    assert_eq!(w.v[3][0], 15);
+    // Windows of v[4:5] bytes 0..3, 1..4, 2..5, 3..6 against 0x04030201.
+    assert_eq!(w.v[8][0] & 0xffff, 0);
+    assert_eq!(w.v[8][0] >> 16, 4);
+    assert_eq!(w.v[9][0] & 0xffff, 8);
+    assert_eq!(w.v[9][0] >> 16, 12);
+    assert_eq!(w.v[10][0], 0x0506_0607);
+    assert_eq!(w.v[11][0], 0x0a0b_020d);
+    assert_eq!(w.v[12][0], 0xff00_0000); // 255.5 saturates to 255
+}
+
+#[test]
+fn dpp_controls_and_64_bit_moves() {
+    let mut w = wave();
+    for l in 0..LANES {
+        w.v[1][l] = 100 + l as u32;
+        w.v[2][l] = l as u32;
+        w.v[3][l] = 1000 + l as u32;
+        w.v[4][l] = 0xffff;
+        w.v[5][l] = 0xffff;
+    }
+    run_asm(
+        &mut w,
+        "v_mov_b32_dpp v4, v1 row_newbcast:3\nv_mov_b64_dpp v[6:7], v[2:3] row_newbcast:15 row_mask:0x5\nv_mov_b32_dpp v5, v1 row_shr:1 row_mask:0xf bank_mask:0x3 bound_ctrl:0",
+    );
+    assert_eq!(w.v[4][20], 100 + 19);
+    assert_eq!(w.v[6][5], 15);
+    assert_eq!(w.v[7][5], 1015);
+    assert_eq!(w.v[6][40], 47);
+    assert_eq!(w.v[6][20], 0); // row 1 masked off: untouched (was 0)
+    assert_eq!(w.v[5][0], 0); // out of the row: reads 0 with bound_ctrl
+    assert_eq!(w.v[5][5], 104);
+    assert_eq!(w.v[5][9], 0xffff); // bank 2 disabled by bank_mask
+}
+
+#[test]
+fn trig_preop_cube_and_misc_float() {
+    let mut w = wave();
+    w.v[2][0] = 0;
+    w.v[3][0] = 0x3ff0_0000; // 1.0
+    w.v[10][0] = (-3.0f32).to_bits();
+    w.v[11][0] = 1.0f32.to_bits();
+    w.v[12][0] = 2.0f32.to_bits();
+    run_asm(
+        &mut w,
+        "v_trig_preop_f64 v[4:5], v[2:3], 0\nv_trig_preop_f64 v[6:7], v[2:3], 1\nv_cubeid_f32 v13, v10, v11, v12\nv_cubema_f32 v14, v10, v11, v12\nv_cubesc_f32 v15, v10, v11, v12\nv_cvt_off_f32_i4 v16, 9\nv_cvt_pknorm_i16_f32 v17, -1.0, 0.5\nv_cvt_pknorm_u16_f32 v18, 2.0, 0.5",
+    );
+    let p0 = f64::from_bits(w.v[4][0] as u64 | (w.v[5][0] as u64) << 32);
+    let p1 = f64::from_bits(w.v[6][0] as u64 | (w.v[7][0] as u64) << 32);
+    // The two segments add up to 2/pi to about 106 bits; the f64 sum shows it to 1 ulp.
+    assert!(((p0 + p1) - 2.0 / std::f64::consts::PI).abs() <= f64::EPSILON);
+    assert!(p1 > 0.0 && p1 < 1e-15);
+    assert_eq!(f32::from_bits(w.v[13][0]), 1.0); // |x| is the major axis, x < 0: face 1
+    assert_eq!(f32::from_bits(w.v[14][0]), -6.0);
+    assert_eq!(f32::from_bits(w.v[15][0]), 2.0); // x < 0: sc = z
+    assert_eq!(f32::from_bits(w.v[16][0]), -0.4375); // 9 = -7 in 4-bit two's complement
+    assert_eq!(w.v[17][0], 16384 << 16 | 0x8001);
+    assert_eq!(w.v[18][0], 32768 << 16 | 0xffff);
+}
