@@ -214,8 +214,11 @@ fn f16_denormals_flush_by_mode() {
     // Output flushing only: 2^-14 * 0.5 is subnormal and flushed.
     w.mode.denorm16_64 = 1;
     w.v[1][0] = 0x0400;
-    run_asm(&mut w, "v_mul_f16 v3, v1, 0.5");
+    w.v[2][0] = 2f32.powi(-20).to_bits();
+    run_asm(&mut w, "v_mul_f16 v3, v1, 0.5\nv_cvt_f16_f32 v4, v2\nv_cvt_f32_f16 v5, 1");
     assert_eq!(w.v[3][0], 0);
+    assert_eq!(w.v[4][0], 0); // f32 -> f16 subnormal result flushed
+    assert_eq!(f32::from_bits(w.v[5][0]), 2f32.powi(-24)); // input denormals kept (bit 0 set)
     // f32 and f64 likewise.
     w.mode.denorm32 = 0;
     w.v[1][0] = 1; // f32 subnormal
