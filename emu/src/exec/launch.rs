@@ -192,6 +192,7 @@ impl Emulator {
             denorm16_64: desc.float_denorm_mode_16_64() as u8,
             dx10_clamp: desc.dx10_clamp(),
             ieee: desc.ieee_mode(),
+            fp16_ovfl: desc.fp16_overflow(),
         };
         let info = LaunchInfo {
             module,

@@ -7,10 +7,10 @@
 //! `util/data_types.h`, `f32_to_*_fnuz_{rne,sr}_mode`) and its audit against the CDNA3 ISA guide:
 //! - NaN converts to 0x80;
 //! - a value whose rounded magnitude exceeds the maximum, and +-infinity, "overflow": with
-//!   MODE.FP16_OVFL clear they become 0x80 (NaN), with it set the signed maximum. The emulator's
-//!   MODE does not carry FP16_OVFL (bit 23) yet; it is clear by default (LLVM's
-//!   `.amdhsa_fp16_overflow` defaults to 0), which is what we implement. HIP's saturating
-//!   conversions clamp with `v_med3_f32` before converting for exactly this reason;
+//!   MODE.FP16_OVFL clear they become 0x80 (NaN), with it set the signed maximum (MODE bit 23,
+//!   initialised from COMPUTE_PGM_RSRC1.FP16_OVFL; LLVM's `.amdhsa_fp16_overflow` defaults to 0).
+//!   HIP's saturating conversions clamp with `v_med3_f32` before converting for exactly this
+//!   reason;
 //! - results that round to zero are +0 (there is no -0).
 //! These instructions have no clamp bit on gfx942 (llvm-mc-19 rejects `clamp`).
 //!
@@ -91,19 +91,30 @@ impl Fmt {
         bits | if neg { 0x80 } else { 0 }
     }
 
-    /// f32 -> fp8 with round to nearest even (`v_cvt_pk_*_f32`).
-    pub(crate) fn from_f32_rne(self, x: f32) -> u8 {
-        if x.is_nan() || x.is_infinite() {
-            return NAN8;
-        }
-        let r = round_to_quantum(x as f64, 0.0, self.emin(), self.mbits);
-        if r > self.max() { NAN8 } else { self.encode(x.is_sign_negative(), r) }
+    /// The result of an overflow (or an infinity): NaN, or the signed maximum with FP16_OVFL.
+    fn overflow(self, neg: bool, saturate: bool) -> u8 {
+        if saturate { 0x7f | if neg { 0x80 } else { 0 } } else { NAN8 }
     }
 
-    /// f32 -> fp8 with stochastic rounding by `seed` (`v_cvt_sr_*_f32`).
-    pub(crate) fn from_f32_sr(self, x: f32, seed: u32) -> u8 {
-        if x.is_nan() || x.is_infinite() {
+    /// f32 -> fp8 with round to nearest even (`v_cvt_pk_*_f32`); `saturate` is MODE.FP16_OVFL.
+    pub(crate) fn from_f32_rne(self, x: f32, saturate: bool) -> u8 {
+        if x.is_nan() {
             return NAN8;
+        }
+        if x.is_infinite() {
+            return self.overflow(x.is_sign_negative(), saturate);
+        }
+        let r = round_to_quantum(x as f64, 0.0, self.emin(), self.mbits);
+        if r > self.max() { self.overflow(x.is_sign_negative(), saturate) } else { self.encode(x.is_sign_negative(), r) }
+    }
+
+    /// f32 -> fp8 with stochastic rounding by `seed` (`v_cvt_sr_*_f32`); `saturate` as above.
+    pub(crate) fn from_f32_sr(self, x: f32, seed: u32, saturate: bool) -> u8 {
+        if x.is_nan() {
+            return NAN8;
+        }
+        if x.is_infinite() {
+            return self.overflow(x.is_sign_negative(), saturate);
         }
         // Add the seed's top (23 - mbits) bits below the kept mantissa bits, then truncate.
         let drop = 23 - self.mbits as u32;
@@ -117,7 +128,11 @@ impl Fmt {
         };
         let q = 2f64.powi(e - self.mbits);
         let r = (biased / q).floor() * q;
-        if r > self.max() || biased.is_infinite() { NAN8 } else { self.encode(x.is_sign_negative(), r) }
+        if r > self.max() || biased.is_infinite() {
+            self.overflow(x.is_sign_negative(), saturate)
+        } else {
+            self.encode(x.is_sign_negative(), r)
+        }
     }
 }
 
@@ -174,8 +189,8 @@ fn cvt_pk_to8(w: &mut Wave, inst: &Inst) -> Exec {
     let sh = if inst.mods.op_sel & 8 != 0 { 16 } else { 0 };
     let mut out = [0u32; LANES];
     for l in 0..LANES {
-        let a = f.from_f32_rne(fmod32(inst, 0, s.v[0][l])) as u32;
-        let b = f.from_f32_rne(fmod32(inst, 1, s.v[1][l])) as u32;
+        let a = f.from_f32_rne(fmod32(inst, 0, s.v[0][l]), w.mode.fp16_ovfl) as u32;
+        let b = f.from_f32_rne(fmod32(inst, 1, s.v[1][l]), w.mode.fp16_ovfl) as u32;
         out[l] = (old[l] & !(0xffff << sh)) | (a | b << 8) << sh;
     }
     write32(w, inst, s.mask, &out)
@@ -189,7 +204,7 @@ fn cvt_sr_to8(w: &mut Wave, inst: &Inst) -> Exec {
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         // The seed is an integer operand: only src0 takes float modifiers.
-        let r = f.from_f32_sr(fmod32(inst, 0, s.v[0][l]), s.v[1][l]) as u32;
+        let r = f.from_f32_sr(fmod32(inst, 0, s.v[0][l]), s.v[1][l], w.mode.fp16_ovfl) as u32;
         out[l] = (old[l] & !(0xff << sh)) | r << sh;
     }
     write32(w, inst, s.mask, &out)

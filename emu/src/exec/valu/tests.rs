@@ -44,7 +44,7 @@ fn asm(src: &str) -> Vec<Inst> {
 fn wave() -> Wave {
     let mut w = Wave::new(32, 0);
     w.set_exec(u64::MAX);
-    w.mode = FloatMode { round32: 0, round16_64: 0, denorm32: 3, denorm16_64: 3, dx10_clamp: true, ieee: true };
+    w.mode = FloatMode { round32: 0, round16_64: 0, denorm32: 3, denorm16_64: 3, dx10_clamp: true, ieee: true, fp16_ovfl: false };
     w
 }
 
@@ -501,22 +501,27 @@ fn stochastic_rounding_adds_the_seed_below_the_kept_bits() {
     // 1 + 1/32 lies a quarter of the way from 1.0 (0x40) to 1.125 (0x41) in fp8.
     let x = 1.03125f32;
     let fmt = super::fp8::FP8;
-    assert_eq!(fmt.from_f32_sr(x, 0), 0x40); // seed 0: truncation
-    assert_eq!(fmt.from_f32_sr(x, u32::MAX), 0x41); // any carry rounds up
-    assert_eq!(fmt.from_f32_sr(x, 0xbfff_ffff), 0x40); // just below 3/4 of the step: no carry
-    assert_eq!(fmt.from_f32_sr(x, 0xc000_0000), 0x41); // exactly 3/4 of the step: carry
+    assert_eq!(fmt.from_f32_sr(x, 0, false), 0x40); // seed 0: truncation
+    assert_eq!(fmt.from_f32_sr(x, u32::MAX, false), 0x41); // any carry rounds up
+    assert_eq!(fmt.from_f32_sr(x, 0xbfff_ffff, false), 0x40); // just below 3/4 of the step: no carry
+    assert_eq!(fmt.from_f32_sr(x, 0xc000_0000, false), 0x41); // exactly 3/4 of the step: carry
     // Unbiased on average over seeds.
     let mut rng = Rng(1);
     let n = 20000;
-    let mean: f64 = (0..n).map(|_| fmt.to_f32(fmt.from_f32_sr(x, rng.next())) as f64).sum::<f64>() / n as f64;
+    let mean: f64 = (0..n).map(|_| fmt.to_f32(fmt.from_f32_sr(x, rng.next(), false)) as f64).sum::<f64>() / n as f64;
     assert!((mean - x as f64).abs() < 0.002, "mean {mean}");
     // Overflow and NaN rules match the round-to-nearest ones.
-    assert_eq!(fmt.from_f32_sr(250.0, 0), 0x7f);
-    assert_eq!(fmt.from_f32_sr(260.0, 0), 0x80);
-    assert_eq!(fmt.from_f32_sr(f32::NAN, 0), 0x80);
-    assert_eq!(fmt.from_f32_sr(-1e-9, u32::MAX), 0x00);
-    assert_eq!(super::fp8::BF8.from_f32_sr(57344.0, u32::MAX), 0x7f); // exact values never move
-    assert_eq!(super::fp8::BF8.from_f32_sr(57345.0, u32::MAX), 0x80); // carries past the maximum
+    assert_eq!(fmt.from_f32_sr(250.0, 0, false), 0x7f);
+    assert_eq!(fmt.from_f32_sr(260.0, 0, false), 0x80);
+    assert_eq!(fmt.from_f32_sr(f32::NAN, 0, false), 0x80);
+    assert_eq!(fmt.from_f32_sr(-1e-9, u32::MAX, false), 0x00);
+    assert_eq!(super::fp8::BF8.from_f32_sr(57344.0, u32::MAX, false), 0x7f); // exact values never move
+    assert_eq!(super::fp8::BF8.from_f32_sr(57345.0, u32::MAX, false), 0x80); // carries past the maximum
+    // With MODE.FP16_OVFL set, overflow and infinities saturate to the signed maximum.
+    assert_eq!(fmt.from_f32_sr(260.0, 0, true), 0x7f);
+    assert_eq!(fmt.from_f32_rne(f32::NEG_INFINITY, true), 0xff);
+    assert_eq!(fmt.from_f32_rne(-1e6, true), 0xff);
+    assert_eq!(fmt.from_f32_rne(f32::NAN, true), 0x80);
 }
 
 // ---- packed math -------------------------------------------------------------------------------
