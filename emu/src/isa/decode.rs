@@ -268,24 +268,18 @@ impl Cx<'_> {
                 }
                 Ok(Opnd(c))
             }
-            0..=127 => {
+            96..=127 | 235..=254 => {
+                if !f.takes_special(c) {
+                    return Err(self.err("register or hardware value not allowed in this source"));
+                }
+                Ok(Opnd(c))
+            }
+            0..=95 => {
                 if f.cls & cls::S == 0 {
                     return Err(self.err("a scalar register is not allowed in this source"));
                 }
                 if !sreg_ok(c, w) {
                     return Err(self.err("invalid scalar register for the operand width"));
-                }
-                Ok(Opnd(c))
-            }
-            235..=239 | 251..=253 => {
-                if f.cls & cls::S == 0 {
-                    return Err(self.err("a special source is not allowed here"));
-                }
-                Ok(Opnd(c))
-            }
-            254 => {
-                if f.cls & cls::S == 0 || w != 1 {
-                    return Err(self.err("lds_direct is not allowed here"));
                 }
                 Ok(Opnd(c))
             }
@@ -298,10 +292,7 @@ impl Cx<'_> {
         let n = n as u16;
         let w = f.w.max(1);
         if f.cls & cls::S != 0 && f.cls & cls::V == 0 {
-            if !sreg_ok(n, w) {
-                return Err(self.err("invalid scalar register for the operand width"));
-            }
-            return Ok(Opnd(n));
+            return self.sreg_f(n as u32, f);
         }
         if n as u32 + w as u32 > 256 {
             return Err(self.err("vector register range runs past the last register"));
@@ -316,6 +307,17 @@ impl Cx<'_> {
         Ok(Opnd(n as u16))
     }
 
+    /// A scalar register field, checked against the field's register class.
+    fn sreg_f(&self, n: u32, f: &Fld) -> R<Opnd> {
+        if n >= 96 {
+            if (n < 128 || (235..=254).contains(&n)) && f.takes_special(n as u16) {
+                return Ok(Opnd(n as u16));
+            }
+            return Err(self.err("register not allowed for this operand"));
+        }
+        self.sreg(n, f.w)
+    }
+
     // -----------------------------------------------------------------------------------------
     // Scalar ALU
 
@@ -325,7 +327,7 @@ impl Cx<'_> {
         let (sdst, ssrc0) = ((w0 >> 16) & 0x7F, w0 & 0xFF);
         let [fd, fs, ..] = &form.f;
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -343,7 +345,7 @@ impl Cx<'_> {
         let (sdst, s1, s0) = ((w0 >> 16) & 0x7F, (w0 >> 8) & 0xFF, w0 & 0xFF);
         let [fd, f0, f1, ..] = &form.f;
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -371,7 +373,7 @@ impl Cx<'_> {
         let sdst = (w0 >> 16) & 0x7F;
         let fd = &form.f[0];
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -404,9 +406,6 @@ impl Cx<'_> {
         let mut inst = blank(form.op, Enc::Smem);
         inst.size = 8;
         let (imm, soe) = (bit(w0, 17), bit(w0, 14));
-        if bit(w0, 13) != 0 {
-            return Err(self.err("reserved SMEM bit 13 is set"));
-        }
         let mode = match (imm, soe) {
             (1, 0) => x::SMEM_IMM,
             (0, 0) => x::SMEM_SGPR,
@@ -421,13 +420,13 @@ impl Cx<'_> {
         if form.x & x::SMEM_SDATA_IMM != 0 {
             inst.mods.cbsz = sdata as u8;
         } else if fd.used() {
-            inst.dst = self.sreg(sdata, fd.w)?;
+            inst.dst = self.sreg_f(sdata, fd)?;
         } else {
             self.unused(fd, sdata, "sdata must be zero")?;
         }
         let sbase = (w0 & 0x3F) * 2;
         if fb.used() {
-            inst.src[0] = self.sreg(sbase, fb.w)?;
+            inst.src[0] = self.sreg_f(sbase, fb)?;
         } else {
             self.unused(fb, sbase, "sbase must be zero")?;
         }
@@ -479,7 +478,12 @@ impl Cx<'_> {
                           &tables::T_DPPC[..], Enc::Vopc),
         };
         let src0 = w0 & 0x1FF;
+        // An opcode without src0 (v_nop, v_clrexcp) has no SDWA/DPP form: 0xF9/0xFA are then
+        // just ignored bits.
+        let plain = self.form(name, table, op).ok();
+        let ext = plain.is_none_or(|f| f.f[1].used());
         let form = match src0 {
+            _ if !ext => plain.unwrap(),
             0xF9 => self.form(if kind == E32::Vop1 { "VOP1_SDWA" } else if kind == E32::Vop2 {
                 "VOP2_SDWA" } else { "VOPC_SDWA" }, sdwa, op)?,
             0xFA => self.form(if kind == E32::Vop1 { "VOP1_DPP" } else if kind == E32::Vop2 {
@@ -498,8 +502,8 @@ impl Cx<'_> {
             }
         }
         match src0 {
-            0xF9 => self.sdwa(form, kind, &mut inst)?,
-            0xFA => self.dpp(form, &mut inst)?,
+            0xF9 if ext => self.sdwa(form, kind, &mut inst)?,
+            0xFA if ext => self.dpp(form, &mut inst)?,
             _ => {
                 if f0.used() {
                     inst.src[0] = self.src(src0, f0, 1, &mut inst)?;
@@ -712,7 +716,7 @@ impl Cx<'_> {
             }
         }
         if vop3b {
-            inst.sdst = self.sreg((w0 >> 8) & 0x7F, form.f[4].w)?;
+            inst.sdst = self.sreg_f((w0 >> 8) & 0x7F, &form.f[4])?;
         } else {
             let abs = (w0 >> 8) & 7;
             let opsel = (w0 >> 11) & 0xF;
@@ -979,9 +983,6 @@ impl Cx<'_> {
         let w1 = self.word(1)?;
         let mut inst = blank(form.op, Enc::Mubuf);
         inst.size = 8;
-        if (w1 >> 21) & 3 != 0 {
-            return Err(self.err("reserved MUBUF bits 21-22 are set"));
-        }
         let bare = form.x & x::BUF_BARE != 0;
         let (offen, idxen, lds) = (bit(w0, 12) == 1, bit(w0, 13) == 1, bit(w0, 16) == 1);
         if lds && form.x & x::BUF_LDS_OK == 0 {
@@ -1010,6 +1011,9 @@ impl Cx<'_> {
             inst.flags |= flags::ACC;
         }
         if lds {
+            if acc {
+                return Err(self.err("lds and acc together"));
+            }
             inst.flags |= flags::LDS;
         }
         if offen {
@@ -1027,7 +1031,7 @@ impl Cx<'_> {
             let f = Fld { w: offen as u8 + idxen as u8, ..*faddr };
             inst.src[0] = self.reg8(w1 & 0xFF, &f, false)?;
         }
-        inst.src[2] = self.sreg(((w1 >> 16) & 0x1F) * 4, frsrc.w)?;
+        inst.src[2] = self.sreg_f(((w1 >> 16) & 0x1F) * 4, frsrc)?;
         inst.src[3] = self.src(w1 >> 24, fsoff, 2, &mut inst)?;
         if !lds && fdata.used() {
             let v = self.reg8((w1 >> 8) & 0xFF, fdata, acc)?;

@@ -168,9 +168,11 @@ impl Printer<'_> {
                 }
             }
             x::IMM_WAITCNT => waitcnt(out, v),
-            x::IMM_SENDMSG => match tables::SENDMSG.get(v as usize).copied().flatten() {
+            // The symbolic form only looks at the message, op and stream fields.
+            x::IMM_SENDMSG => match tables::SENDMSG[(v & 0x3FF) as usize] {
                 Some(s) => out.push_str(s),
-                None if v < 1024 => {
+                // The numeric form only when it re-encodes to the same bits (bit 7 unused).
+                None if v & !0x37F == 0 => {
                     let _ = write!(out, "sendmsg({}, {}, {})", v & 0xF, (v >> 4) & 7, (v >> 8) & 3);
                 }
                 None => {
@@ -225,7 +227,8 @@ impl Printer<'_> {
         let mut ops = Ops { n: 0 };
         if f.x & x::SMEM_SDATA_IMM != 0 {
             ops.sep(self.out);
-            let _ = write!(self.out, "{}", inst.mods.cbsz);
+            let v = inst.mods.cbsz;
+            let _ = if v <= 64 { write!(self.out, "{v}") } else { write!(self.out, "{v:#x}") };
         } else if f.f[0].used() {
             ops.sep(self.out);
             sreg_name(self.out, inst.dst.0, f.f[0].w);

@@ -61,10 +61,13 @@ pub(crate) struct Fld {
     pub cls: u8,
     /// Constant printing type.
     pub ty: Ty,
+    /// Which scalar codes 96..=127 (bit `code - 96`) and which special codes 235..=255 (bit
+    /// `32 + code - 235`) the field accepts; below 96 any SGPR aligned for the width is fine.
+    pub sx: u64,
 }
 
 impl Fld {
-    pub(crate) const fn new(u: u8, w: u8, cls: u8, ty: u8) -> Fld {
+    pub(crate) const fn new(u: u8, w: u8, cls: u8, ty: u8, sx: u64) -> Fld {
         let use_ = match u {
             0 => Use::Zero,
             1 => Use::Ignored,
@@ -78,11 +81,17 @@ impl Fld {
             5 => Ty::V2F16,
             _ => Ty::B32,
         };
-        Fld { use_, w, cls, ty }
+        Fld { use_, w, cls, ty, sx }
     }
 
     pub(crate) fn used(&self) -> bool {
         self.use_ == Use::Used
+    }
+
+    /// Does the field accept scalar code `c` (96..=127 or 235..=255)?
+    pub(crate) fn takes_special(&self, c: u16) -> bool {
+        let bit = if c < 128 { c - 96 } else { 32 + c - 235 };
+        self.sx >> bit & 1 == 1
     }
 }
 

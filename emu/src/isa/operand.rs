@@ -5,7 +5,8 @@ use std::fmt::Write;
 use super::form::Ty;
 use super::inst::Opnd;
 
-/// Is `code` (0..=127, the scalar register space) a register LLVM accepts at width `w`?
+/// Is `code` (0..=127, the scalar register space) a register at width `w`? (The operand's
+/// register class may exclude some of the named registers above s95 too: see `Fld::sx`.)
 ///
 /// Pairs must be even and quads (and wider) 4-aligned; the named registers above s101 only
 /// exist at the widths they have (vcc is 1 or 2 dwords, m0 only 1).
@@ -19,8 +20,9 @@ pub(crate) fn sreg_ok(code: u16, w: u8) -> bool {
                     && (code <= 100 || matches!(code, 102 | 104 | 106 | 126) || (108..=122).contains(&code)))
         }
         _ => {
-            code % 4 == 0
-                && ((code + w - 1) <= 101 || (code >= 108 && code + w - 1 <= 123))
+            code == 125
+                || (code % 4 == 0
+                    && ((code + w - 1) <= 103 || (code >= 108 && code + w - 1 <= 123)))
         }
     }
 }

@@ -100,15 +100,48 @@ pub fn parse_objdump(out: &str) -> Vec<(u64, String, Vec<u32>)> {
 }
 
 pub fn objdump_file(path: &std::path::Path) -> String {
+    try_objdump_file(path).unwrap_or_else(|e| panic!("llvm-objdump failed: {e}"))
+}
+
+fn try_objdump_file(path: &std::path::Path) -> Result<String, String> {
     let out = Command::new(OBJDUMP).args(["-d", "--mcpu=gfx942"]).arg(path).output()
         .expect("run llvm-objdump-19");
-    assert!(out.status.success(), "llvm-objdump failed: {}", String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout).unwrap()
+    if !out.status.success() {
+        return Err(String::from_utf8_lossy(&out.stderr).into_owned());
+    }
+    Ok(String::from_utf8(out.stdout).unwrap())
+}
+
+/// LLVM's verdict on one probe.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Verdict {
+    /// Decoded: the text and how many dwords it took.
+    Text(String, usize),
+    /// Not an instruction to LLVM (or only with an "Invalid register" complaint).
+    Rejected,
+    /// llvm-objdump-19 crashes on it (a bug in LLVM 19's disassembler).
+    Crash,
 }
 
 /// What LLVM makes of each probe: its text and dword count, or None when it rejects it (or
-/// decodes it only with an "Invalid register" complaint).
+/// decodes it only with an "Invalid register" complaint, or crashes on it).
 pub fn disassemble(probes: &[Vec<u32>]) -> Vec<Option<(String, usize)>> {
+    verdicts(probes).into_iter().map(|v| match v {
+        Verdict::Text(t, n) => Some((t, n)),
+        _ => None,
+    }).collect()
+}
+
+/// Like [`disassemble`], telling rejections and LLVM crashes apart. A batch on which
+/// llvm-objdump crashes is split in halves until the crashing probes are isolated.
+pub fn verdicts(probes: &[Vec<u32>]) -> Vec<Verdict> {
+    // Batches of a few thousand keep a crash from re-running the whole set many times.
+    if probes.len() > 8192 {
+        return probes.chunks(8192).flat_map(verdicts).collect();
+    }
+    if probes.is_empty() {
+        return Vec::new();
+    }
     const S_NOP: u32 = 0xBF80_0000;
     let slot = probes.iter().map(|p| p.len()).max().unwrap_or(1) + 1;
     let dir = tmpdir("probe");
@@ -126,19 +159,36 @@ pub fn disassemble(probes: &[Vec<u32>]) -> Vec<Option<(String, usize)>> {
     let st = Command::new(MC).args(["-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj"])
         .arg(&src).arg("-o").arg(&obj).status().expect("run llvm-mc-19");
     assert!(st.success());
-    let rows = parse_objdump(&objdump_file(&obj));
+    let dumped = try_objdump_file(&obj);
     std::fs::remove_dir_all(&dir).ok();
+    let Ok(dumped) = dumped else {
+        if probes.len() == 1 {
+            return vec![Verdict::Crash];
+        }
+        let (a, b) = probes.split_at(probes.len() / 2);
+        let mut v = verdicts(a);
+        v.extend(verdicts(b));
+        return v;
+    };
     let mut by_addr = std::collections::HashMap::new();
-    for (a, t, w) in rows {
+    for (a, t, w) in parse_objdump(&dumped) {
         by_addr.insert(a, (t, w.len()));
     }
-    (0..probes.len()).map(|i| {
-        let (t, n) = by_addr.get(&((i * slot * 4) as u64))?;
-        if t.starts_with(".long") || t.contains("/*") {
-            None
-        } else {
-            Some((t.clone(), *n))
+    // llvm-objdump appends "; Warning: ... isn't aligned" to encodings it decodes although
+    // they are invalid (misaligned register tuples): those count as rejected.
+    let warned: std::collections::HashSet<u64> = dumped.lines()
+        .filter(|l| l.contains("; Warning:"))
+        .filter_map(|l| {
+            let tail = &l[l.rfind("// ")? + 3..];
+            u64::from_str_radix(tail.split(':').next()?, 16).ok()
+        })
+        .collect();
+    (0..probes.len()).map(|i| match by_addr.get(&((i * slot * 4) as u64)) {
+        Some((t, n)) if !t.starts_with(".long") && !t.contains("/*")
+            && !warned.contains(&((i * slot * 4) as u64)) => {
+            Verdict::Text(t.clone(), *n)
         }
+        _ => Verdict::Rejected,
     }).collect()
 }
 
