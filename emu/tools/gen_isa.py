@@ -456,9 +456,12 @@ def learn_vop3p():
                 mai.setdefault(op, {})[(acc, acc_cd)] = lr
                 for _, text, _ in lr.accepted:
                     sample(text)
+    base_mai = {op: (mai[op].get((0, 0)) or next(iter(mai[op].values()))) for op in mai_ops}
+    src_types(base_mai, enc_mai, ["src0", "src1", "src2"],
+              lambda lr: {k: v for k, (_, v) in lr.best[0].items()})
     for op in mai_ops:
         by = mai[op]
-        lr = by.get((0, 0)) or next(iter(by.values()))
+        lr = base_mai[op]
         mods = {}
         base = {k: v for k, (_, v) in lr.best[0].items()}
         probes, names = [], []
@@ -990,8 +993,18 @@ def build_forms():
         remember("VOP3P", fm, {1: ("src0", 1), 2: ("src1", 1), 3: ("src2", 1)})
     sdwa, dpp = learn_ext(e32)
     ctrl_classes = []
+    vop3_of = {"VOP1": 0x140, "VOP2": 0x100, "VOPC": 0}
+    by_key = {(t, i): fm for (t, i, fm) in forms}
     for (fmt, op), s in sdwa.items():
-        base = [fm for (t, i, fm) in forms if t == fmt and i == op][0]
+        base = dict(by_key[(fmt, op)])
+        # Constants in SDWA sources print with the operand types of the op's VOP3 form.
+        v3 = by_key.get(("VOP3", vop3_of[fmt] + op))
+        if v3:
+            f = list(base["f"])
+            for slot in (1, 2):
+                if f[slot][0] == 2 and v3["f"][slot][0] == 2:
+                    f[slot] = tuple(f[slot][:3]) + (v3["f"][slot][3],) + tuple(f[slot][4:])
+            base["f"] = f
         ok, ign = bits(s["mods"], SDWA_MODS)
         mn = parse(s["text"])[0]
         no_dst = 0 if ("dst_sel:" in s["text"] or fmt == "VOPC") else 1 << 16

@@ -268,6 +268,7 @@ impl Cx<'_> {
                 }
                 Ok(Opnd(c))
             }
+            249 | 250 => Err(self.err("reserved source operand code")),
             96..=127 | 235..=254 => {
                 if !f.takes_special(c) {
                     return Err(self.err("register or hardware value not allowed in this source"));
