@@ -93,7 +93,7 @@ fn random_encoding(r: &mut Rng) -> Vec<u32> {
                 vec![first | 0xFA, dp]
             }
         }
-        11 | 12 | 13 => {
+        11..=13 => {
             let op = if r.below(3) == 0 { r.below(0x100) } else { 0x100 + r.below(0x1B0) };
             vec![0xD000_0000 | op << 16 | field(r, 8) << 8 | r.below(256),
                  src9(r) | src9(r) << 9 | (if r.below(2) == 0 { 0 } else { src9(r) }) << 18 | field(r, 5) << 27]
@@ -150,11 +150,10 @@ fn random_encodings_match_llvm_objdump() {
         // reaches an llvm_unreachable that release builds compile away); we refuse it.
         let vop_e32 = p[0] >> 31 == 0 || p[0] >> 25 == 0x3F;
         if vop_e32 && p[0] & 0x1FF == 0xF9 && p[0] >> 25 != 0x3E && p[1] >> 11 & 3 == 3 {
-            if let Ok(inst) = ours {
-                if inst.size == 8 {
+            if let Ok(inst) = ours
+                && inst.size == 8 {
                     bad.push(format!("{p:08x?}: decoded a reserved dst_unused value: {}", inst.text()));
                 }
-            }
             undefined += 1;
             continue;
         }

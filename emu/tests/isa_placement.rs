@@ -156,3 +156,24 @@ fn program_control_immediates() {
     let i = inst("s_setreg_imm32_b32 hwreg(HW_REG_MODE, 0, 4), 0xf");
     assert_eq!((i.src[0], i.literal), (Opnd::LITERAL, 0xF));
 }
+
+#[test]
+fn operand_widths() {
+    require_tools();
+    let w = inst("v_mfma_f32_32x32x8_f16 a[0:15], v[0:1], v[2:3], a[0:15]").widths();
+    assert_eq!((w.dst, w.src), (16, [2, 2, 16, 0]));
+    let w = inst("v_lshl_add_u64 v[4:5], v[0:1], 0, s[2:3]").widths();
+    assert_eq!((w.dst, w.src), (2, [2, 1, 2, 0]));
+    let w = inst("v_cmp_ge_u64_e32 vcc, s[6:7], v[4:5]").widths();
+    assert_eq!((w.dst, w.sdst, w.src), (2, 2, [2, 2, 0, 0]));
+    let w = inst("v_addc_co_u32_e32 v1, vcc, v2, v3, vcc").widths();
+    assert_eq!((w.dst, w.sdst, w.src), (1, 2, [1, 1, 2, 0]));
+    let w = inst("global_load_dwordx4 v[2:5], v0, s[4:5]").widths();
+    assert_eq!((w.dst, w.src), (4, [1, 0, 2, 0]));
+    let w = inst("s_load_dwordx8 s[8:15], s[0:1], 0x0").widths();
+    assert_eq!((w.dst, w.src), (8, [2, 0, 0, 0]));
+    let w = inst("buffer_store_dwordx2 v[0:1], v2, s[4:7], 0 offen").widths();
+    assert_eq!((w.dst, w.src), (0, [1, 2, 4, 1]));
+    let w = inst("ds_read2_b64 v[0:3], v4 offset1:1").widths();
+    assert_eq!((w.dst, w.src), (4, [1, 0, 0, 0]));
+}

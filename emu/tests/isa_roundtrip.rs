@@ -32,6 +32,7 @@ fn every_sample_round_trips_through_llvm_mc() {
         match decode(&a.words, 0) {
             Ok(inst) => {
                 ops.insert(inst.op);
+                let _ = inst.widths();
                 if inst.size as usize != 4 * a.words.len() {
                     failures.push(format!("{}: decoded {} bytes, llvm-mc emitted {}", a.text,
                                           inst.size, 4 * a.words.len()));

@@ -121,7 +121,7 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Inst, DecodeError> {
 /// # Errors
 /// The first [`DecodeError`]; a trailing partial dword is an error too.
 pub fn decode_range(code: &[u8], base_pc: u64) -> Result<Vec<(u64, Inst)>, DecodeError> {
-    if code.len() % 4 != 0 {
+    if !code.len().is_multiple_of(4) {
         let at = code.len() & !3;
         let mut tail = [0u8; 4];
         tail[..code.len() - at].copy_from_slice(&code[at..]);
@@ -791,11 +791,10 @@ impl Cx<'_> {
             for (i, f) in [f0, f1, f2].into_iter().enumerate() {
                 if f.used() {
                     let mut o = self.src(codes[i], f, 2, &mut inst)?;
-                    if flip[i] {
-                        if let Some(n) = o.as_vgpr() {
+                    if flip[i]
+                        && let Some(n) = o.as_vgpr() {
                             o = Opnd::agpr(n);
                         }
-                    }
                     inst.src[i] = o;
                 } else {
                     self.unused(f, codes[i], "unused source field must be zero")?;

@@ -480,11 +480,10 @@ impl Printer<'_> {
         }
         let imm = inst.imm as u32;
         match f.x & 3 {
-            x::DS_OFF_ONE => {
-                if imm != 0 {
+            x::DS_OFF_ONE
+                if imm != 0 => {
                     let _ = write!(self.out, " offset:{imm}");
                 }
-            }
             x::DS_OFF_TWO => {
                 if imm & 0xFF != 0 {
                     let _ = write!(self.out, " offset0:{}", imm & 0xFF);

@@ -16,12 +16,12 @@ pub(crate) fn sreg_ok(code: u16, w: u8) -> bool {
         0 | 1 => code <= 127,
         2 => {
             code == 125
-                || (code % 2 == 0
+                || (code.is_multiple_of(2)
                     && (code <= 100 || matches!(code, 102 | 104 | 106 | 126) || (108..=122).contains(&code)))
         }
         _ => {
             code == 125
-                || (code % 4 == 0
+                || (code.is_multiple_of(4)
                     && ((code + w - 1) <= 103 || (code >= 108 && code + w - 1 <= 123)))
         }
     }

@@ -53,12 +53,11 @@ pub fn assemble(lines: &[String]) -> (Vec<Assembled>, Vec<String>) {
     let stderr = String::from_utf8_lossy(&out.stderr);
     let mut bad = std::collections::BTreeSet::new();
     for l in stderr.lines() {
-        if let Some(rest) = l.strip_prefix("<stdin>:") {
-            if rest.contains(": error:") {
+        if let Some(rest) = l.strip_prefix("<stdin>:")
+            && rest.contains(": error:") {
                 let n: usize = rest.split(':').next().unwrap().parse().unwrap();
                 bad.insert(n - 1);
             }
-        }
     }
     let mut encs = stdout.lines().filter_map(|l| {
         let (text, enc) = l.split_once("; encoding: [")?;
