@@ -119,9 +119,10 @@ fn random_encoding(r: &mut Rng) -> Vec<u32> {
     w
 }
 
-/// Every value of the 16-bit immediate of the instructions that print it symbolically.
+/// Every value of the 16-bit immediate of the instructions that print it symbolically, and
+/// the VOP3 forms no assembler text selects.
 fn special_immediates(step: u32) -> Vec<Vec<u32>> {
-    let mut v = Vec::new();
+    let mut v = vec![vec![0xD140_0000, 0], vec![0xD175_0000, 0]]; // v_nop, v_clrexcp (VOP3)
     for imm in (0..0x10000).step_by(step as usize) {
         v.push(vec![0xBF8C_0000 | imm]); // s_waitcnt
         v.push(vec![0xBF90_0000 | imm]); // s_sendmsg

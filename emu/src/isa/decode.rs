@@ -11,6 +11,11 @@
 //! - madmk/fmamk put K in `src[1]` (D = src0 * K + src1 in ISA order becomes src0 * src1 + src2
 //!   with src1 = K), madak/fmaak put K in `src[2]`; both as [`Opnd::LITERAL`];
 //! - `v_fma_mix*`: the neg_hi bits are absolute-value modifiers and go to `mods.abs`;
+//! - a VOP3/DPP neg bit on an integer source (v_ldexp exponent, v_cvt_pk_u8 bytes, ...) is a
+//!   sign-extension modifier (LLVM prints `sext(v1)`); it stays in `mods.neg`;
+//! - modifier bits LLVM accepts but ignores for an opcode (op_sel of most VOP3 ops, gds of
+//!   most DS ops, ...) are dropped, so every bit left in `mods`/`flags` means something;
+//! - FLAT (segment 0) offsets are the unsigned 13-bit field, GLOBAL/SCRATCH sign-extend it;
 //! - `s_atc_probe*`: the 7-bit probe control (printed first) goes to `mods.cbsz`;
 //! - `s_set_gpr_idx_on`: the mode mask (ssrc1) goes to `imm`;
 //! - SOPK `s_setreg_imm32_b32`: the 32-bit value is `src[0]` = literal.
