@@ -11,6 +11,8 @@
 // binding, so these lints are errors here.
 #![deny(unreachable_patterns, unused_variables)]
 
+mod atomic;
+pub mod buffer;
 pub mod counters;
 mod ds;
 pub mod error;
