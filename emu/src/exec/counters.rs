@@ -338,31 +338,49 @@ pub fn lds_phase(op: LdsOp, lane: u32, part: u32) -> u32 {
 /// [S2]): a fully conflicted `ds_read_b32` gives 62 (2 phases x 31), `ds_read_b64` 60 (4 x 15),
 /// `ds_read_b128` 56 (8 x 7).
 pub fn bank_conflict_cycles(op: LdsOp, addrs: &[LdsLaneAccess]) -> u64 {
+    /// Phases per instruction: 8 per part (b96/b128), two parts.
+    const PHASES: usize = 16;
+    /// Dwords one phase can touch: 128 bytes, plus one straddled dword per lane of 8.
+    const PER_PHASE: usize = 48;
     if addrs.is_empty() {
         return 0;
     }
-    // Keys (phase, dword); a b128 two-address instruction would have 64 x 2 x 4 of them.
-    let mut keys: Vec<u64> = Vec::with_capacity(addrs.len() * 4);
+    let mut dwords = [[0u32; PER_PHASE]; PHASES];
+    let mut count = [0usize; PHASES];
+    // Banks used so far in each phase, to find phases without any collision cheaply.
+    let mut used = [0u32; PHASES];
+    let mut collided = [false; PHASES];
     for a in addrs {
-        let phase = lds_phase(op, a.lane as u32, a.part as u32) as u64;
+        let p = lds_phase(op, a.lane as u32, a.part as u32) as usize;
         let first = a.addr / 4;
-        let last = (a.addr as u64 + a.bytes.max(1) as u64 - 1) / 4;
-        for d in first as u64..=last {
-            keys.push(phase << 32 | d);
+        let last = ((a.addr as u64 + a.bytes.max(1) as u64 - 1) / 4) as u32;
+        for d in first..=last {
+            let bit = 1u32 << (d % LDS_BANKS);
+            collided[p] |= used[p] & bit != 0;
+            used[p] |= bit;
+            if count[p] < PER_PHASE {
+                dwords[p][count[p]] = d;
+                count[p] += 1;
+            } else {
+                // More dwords than a phase can move only happens for patterns the lane groups
+                // do not expect (e.g. more than two parts); count the excess as conflicts.
+                collided[p] = true;
+            }
         }
     }
-    keys.sort_unstable();
-    if op.kind != LdsKind::Atomic {
-        keys.dedup();
-    }
     let mut extra = 0u64;
-    let mut i = 0;
-    while i < keys.len() {
-        let phase = keys[i] >> 32;
+    for p in (0..PHASES).filter(|&p| collided[p]) {
+        let ds = &mut dwords[p][..count[p]];
+        ds.sort_unstable();
         let mut per_bank = [0u32; LDS_BANKS as usize];
-        while i < keys.len() && keys[i] >> 32 == phase {
-            per_bank[(keys[i] as u32 % LDS_BANKS) as usize] += 1;
-            i += 1;
+        let mut prev = None;
+        for &d in ds.iter() {
+            // Reads and writes of one dword by several lanes count once; atomics do not.
+            if op.kind != LdsKind::Atomic && prev == Some(d) {
+                continue;
+            }
+            prev = Some(d);
+            per_bank[(d % LDS_BANKS) as usize] += 1;
         }
         extra += per_bank.iter().max().copied().unwrap_or(0).saturating_sub(1) as u64;
     }

@@ -24,6 +24,7 @@
 use super::atomic::{AtomicOp, Unit};
 use super::counters::{LdsLaneAccess, LdsOp};
 use super::error::{FaultKind, Space};
+use super::staged::Staged;
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, VReg, Wave};
 use crate::isa::{Inst, Op, Opnd, flags};
@@ -87,11 +88,6 @@ fn data64(w: &Wave, op: Opnd, wide: bool, l: usize) -> Result<u64, FaultKind> {
     Ok(if wide { lo | (w.vreg_at(op, 1)?[l] as u64) << 32 } else { lo })
 }
 
-fn write_dst(w: &mut Wave, inst: &Inst, k: u16, l: usize, v: u32) -> Result<(), FaultKind> {
-    w.vreg_at_mut(inst.dst, k)?[l] = v;
-    Ok(())
-}
-
 /// How a single-address load of 1-16 bytes fills its destination.
 #[derive(Clone, Copy)]
 enum Widen {
@@ -128,6 +124,7 @@ fn single_addr(w: &Wave, inst: &Inst, base: Option<&VReg>, l: usize) -> u32 {
 fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Widen) -> Exec {
     let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
     let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, inst.dst, bytes.div_ceil(4) as u16)?;
     for l in active(w.exec()) {
         let a = single_addr(w, inst, b.as_ref(), l);
         acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes });
@@ -137,19 +134,20 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Wide
         match widen {
             Widen::Dwords => {
                 for k in 0..bytes as usize / 4 {
-                    write_dst(w, inst, k as u16, l, u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4")))?;
+                    dst.set(k as u16, l, u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4")));
                 }
             }
-            Widen::Zext => write_dst(w, inst, 0, l, raw & mask(bytes))?,
-            Widen::Sext => write_dst(w, inst, 0, l, sext(raw, bytes))?,
+            Widen::Zext => dst.set(0, l, raw & mask(bytes)),
+            Widen::Sext => dst.set(0, l, sext(raw, bytes)),
             Widen::D16Lo(s) | Widen::D16Hi(s) => {
                 let v = if s { sext(raw, bytes) } else { raw & mask(bytes) } & 0xffff;
-                let old = w.vreg(inst.dst)?[l];
+                let old = dst.get(0, l);
                 let new = if matches!(widen, Widen::D16Hi(_)) { (old & 0xffff) | v << 16 } else { (old & 0xffff_0000) | v };
-                write_dst(w, inst, 0, l, new)?;
+                dst.set(0, l, new);
             }
         }
     }
+    dst.commit(w, w.exec())?;
     cx.counters.lds_access(LdsOp::read(bytes), &acc);
     Ok(Flow::Next)
 }
@@ -187,6 +185,7 @@ fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, 
     let b = base(w, inst)?;
     let dw = (size / 4) as u16;
     let mut acc = Vec::with_capacity(2 * LANES);
+    let mut dst = Staged::new(w, if is_store { Opnd::NONE } else { inst.dst }, 2 * dw)?;
     for l in active(w.exec()) {
         let (a0, a1) = two_addrs(inst, b[l], size, stride);
         acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a0, bytes: size });
@@ -202,11 +201,12 @@ fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, 
             for (i, a) in [a0, a1.unwrap_or(a0)].into_iter().enumerate() {
                 let v = uint_at(cx, a, size, l)?;
                 for k in 0..dw {
-                    write_dst(w, inst, i as u16 * dw + k, l, (v >> (32 * k)) as u32)?;
+                    dst.set(i as u16 * dw + k, l, (v >> (32 * k)) as u32);
                 }
             }
         }
     }
+    dst.commit(w, w.exec())?;
     let op = if is_store { LdsOp::write(size) } else { LdsOp::read(size) };
     cx.counters.lds_access(op, &acc);
     Ok(Flow::Next)
@@ -218,6 +218,7 @@ fn wrxchg2(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u
     let b = base(w, inst)?;
     let (wide, dw) = (size == 8, (size / 4) as u16);
     let mut acc = Vec::with_capacity(2 * LANES);
+    let mut dst = Staged::new(w, inst.dst, 2 * dw)?;
     for l in active(w.exec()) {
         let (a0, a1) = two_addrs(inst, b[l], size, stride);
         for (i, a) in [Some(a0), a1].into_iter().enumerate() {
@@ -236,10 +237,11 @@ fn wrxchg2(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u
         }
         for (i, t) in [t0, t1].into_iter().enumerate() {
             for k in 0..dw {
-                write_dst(w, inst, i as u16 * dw + k, l, (t >> (32 * k)) as u32)?;
+                dst.set(i as u16 * dw + k, l, (t >> (32 * k)) as u32);
             }
         }
     }
+    dst.commit(w, w.exec())?;
     cx.counters.lds_access(LdsOp::atomic(size), &acc);
     Ok(Flow::Next)
 }
@@ -268,6 +270,7 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
     let size = if wide { 8 } else { 4 };
     let unit = Unit::Lds { keep32: w.mode.denorm32, keep16_64: w.mode.denorm16_64 };
     let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, if rtn { inst.dst } else { Opnd::NONE }, if wide { 2 } else { 1 })?;
     for l in active(w.exec()) {
         let a = b[l].wrapping_add(offset16(inst));
         check_aligned(a, size, l)?;
@@ -282,12 +285,13 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
         let new = op.apply(wide, old, data, data2, unit);
         write_lds(cx, a, &new.to_le_bytes()[..size as usize], l)?;
         if rtn {
-            write_dst(w, inst, 0, l, old as u32)?;
+            dst.set(0, l, old as u32);
             if wide {
-                write_dst(w, inst, 1, l, (old >> 32) as u32)?;
+                dst.set(1, l, (old >> 32) as u32);
             }
         }
     }
+    dst.commit(w, w.exec())?;
     cx.counters.lds_access(LdsOp::atomic(size), &acc);
     Ok(Flow::Next)
 }
@@ -298,6 +302,7 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
 fn condxchg32(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     let b = base(w, inst)?;
     let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, inst.dst, 2)?;
     for l in active(w.exec()) {
         // The ISA masks the address to 16 bits and 8-byte alignment.
         let a0 = b[l].wrapping_add(offset16(inst)) & 0xfff8;
@@ -309,9 +314,10 @@ fn condxchg32(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
             if half >> 31 == 1 {
                 write_lds(cx, a, &(half & 0x7fff_ffff).to_le_bytes(), l)?;
             }
-            write_dst(w, inst, k as u16, l, old)?;
+            dst.set(k as u16, l, old);
         }
     }
+    dst.commit(w, w.exec())?;
     cx.counters.lds_access(LdsOp::atomic(8), &acc);
     Ok(Flow::Next)
 }

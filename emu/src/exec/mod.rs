@@ -24,6 +24,7 @@ pub mod report;
 mod salu;
 mod smem;
 mod sopp;
+mod staged;
 mod step;
 mod valu;
 mod vmem;

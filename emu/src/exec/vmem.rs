@@ -31,6 +31,7 @@ use super::atomic::{AtomicOp, Unit};
 use super::buffer::{self, RangeCheck, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE, Vsharp};
 use super::counters::{Access, LdsLaneAccess, LdsOp};
 use super::error::{FaultKind, Space};
+use super::staged::Staged;
 use super::memory::{APERTURE_SIZE, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, Ty, Wave};
@@ -395,6 +396,14 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
     let to_lds = inst.flags & flags::LDS != 0;
     let ps = targets(w, inst, bytes, false)?;
     let lds_base = if to_lds { Some(lds_slot_base(w, inst)) } else { None };
+    let regs = match shape {
+        _ if to_lds => 0,
+        Shape::Plain { bytes, .. } => bytes.div_ceil(4),
+        Shape::D16 { .. } => 1,
+        Shape::Format { comps, d16: false, .. } => comps,
+        Shape::Format { comps, d16: true, .. } => comps.div_ceil(2),
+    };
+    let mut dst = Staged::new(w, if to_lds { Opnd::NONE } else { inst.dst }, regs as u16)?;
     let mut dma: Vec<LdsLaneAccess> = Vec::new();
     for lane in by_lane(&ps) {
         let l = lane[0].lane as usize;
@@ -415,8 +424,8 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
             }
             Shape::D16 { bytes, signed, hi } => {
                 let x = extend(raw, bytes, signed) & 0xffff;
-                let d = &mut w.vreg_mut(inst.dst)?[l];
-                *d = if hi { (*d & 0xffff) | x << 16 } else { (*d & 0xffff_0000) | x };
+                let d = dst.get(0, l);
+                dst.set(0, l, if hi { (d & 0xffff) | x << 16 } else { (d & 0xffff_0000) | x });
                 continue;
             }
             Shape::Format { comps, d16, hi } => {
@@ -430,21 +439,19 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
                     dwords[..comps as usize].copy_from_slice(&ch[..comps as usize]);
                     comps
                 } else {
-                    let h: Vec<u32> = ch[..comps as usize].iter().map(|&c| buffer::to_d16(v, c) as u32).collect();
                     if to_lds {
                         return Err(Trouble::new(FaultKind::Invalid(format!("{} cannot load to LDS", inst.op.name()))));
                     }
+                    let h = ch.map(|c| buffer::to_d16(v, c) as u32);
                     if hi {
-                        let d = &mut w.vreg_mut(inst.dst)?[l];
-                        *d = (*d & 0xffff) | h[0] << 16;
+                        dst.set(0, l, (dst.get(0, l) & 0xffff) | h[0] << 16);
                     } else {
-                        for (k, pair) in h.chunks(2).enumerate() {
-                            let d = &mut w.vreg_at_mut(inst.dst, k as u16)?[l];
-                            *d = match pair {
-                                [a, b] => a | b << 16,
-                                [a] => (*d & 0xffff_0000) | a,
-                                _ => unreachable!("chunks of 2"),
-                            };
+                        // Pairs of channels per register, low half first; an odd last channel
+                        // keeps the register's high half.
+                        for k in 0..comps.div_ceil(2) {
+                            let (a, i) = (h[2 * k as usize], 2 * k + 1);
+                            let hi_half = if i < comps { h[i as usize] << 16 } else { dst.get(k as u16, l) & 0xffff_0000 };
+                            dst.set(k as u16, l, a | hi_half);
                         }
                     }
                     continue;
@@ -465,11 +472,12 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
             }
             None => {
                 for (k, d) in dwords.iter().enumerate().take(n as usize) {
-                    w.vreg_at_mut(inst.dst, k as u16)?[l] = *d;
+                    dst.set(k as u16, l, *d);
                 }
             }
         }
     }
+    dst.commit(w, w.exec())?;
     record(cx, Access::Load, &ps);
     if !dma.is_empty() {
         // The LDS side of a load to LDS: not a DS instruction, but its bytes are LDS writes.
@@ -566,6 +574,7 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
     let rtn = inst.flags & flags::SC0 != 0;
     let dw = if wide { 2 } else { 1 };
     let lds_unit = Unit::Lds { keep32: w.mode.denorm32, keep16_64: w.mode.denorm16_64 };
+    let mut dst = Staged::new(w, if rtn { inst.dst } else { Opnd::NONE }, dw)?;
     for p in &ps {
         let l = p.lane as usize;
         let get = |k: u16| -> Result<u64, FaultKind> {
@@ -605,12 +614,13 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
             }
         };
         if rtn {
-            w.vreg_mut(inst.dst)?[l] = old as u32;
+            dst.set(0, l, old as u32);
             if wide {
-                w.vreg_at_mut(inst.dst, 1)?[l] = (old >> 32) as u32;
+                dst.set(1, l, (old >> 32) as u32);
             }
         }
     }
+    dst.commit(w, w.exec())?;
     record(cx, Access::Atomic, &ps);
     Ok(Flow::Next)
 }
