@@ -15,7 +15,8 @@ fn flat_reaches_lds_scratch_and_global_memory() {
     let out = gpu.zeros(64 * 9);
     let stats = gpu.launch("flat_apertures", 1, 64, &[cells, out]);
     let got: Vec<Vec<u32>> = gpu.u32s(out, 64 * 9).chunks(64).map(|c| c.to_vec()).collect();
-    let want: Vec<(&str, Box<dyn Fn(u32) -> u32>)> = vec![
+    type Row = (&'static str, Box<dyn Fn(u32) -> u32>);
+    let want: Vec<Row> = vec![
         ("flat store to LDS, DS read", Box::new(|l| l + 100)),
         ("flat load from LDS", Box::new(|l| if l < 63 { l + 101 } else { 0 })),
         ("flat atomic add in LDS", Box::new(|l| l * (l + 1) / 2)),

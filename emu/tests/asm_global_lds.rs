@@ -22,7 +22,7 @@ fn global_and_scratch_loads_to_lds() {
         assert_eq!(rows[2][l], (inp[l + 1] >> 16) as u16 as i16 as i32 as u32, "global_load_lds_sshort, lane {l}");
         assert_eq!(rows[3][l], byte(inp[l], 3) as i8 as i32 as u32, "global_load_lds_sbyte, lane {l}");
         assert_eq!(rows[4][l], 7 * l as u32, "scratch_load_lds_dword, lane {l}");
-        assert_eq!(rows[5][l], 7 * l as u32 & 0xffff, "scratch_load_lds_ushort, lane {l}");
+        assert_eq!(rows[5][l], (7 * l as u32) & 0xffff, "scratch_load_lds_ushort, lane {l}");
     }
     // Six loads to LDS of 64 dwords each are LDS writes, though not DS instructions.
     assert_eq!(stats.counters.lds.bytes_written, 6 * 64 * 4);

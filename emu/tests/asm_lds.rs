@@ -59,7 +59,7 @@ fn ds_instructions_follow_the_isa() {
         ("ds_wrap_rtn_b32", lo(rmw(0, |o, _| if o >= 3 { o - 3 } else { o + 10 }))),
         ("ds_min_rtn_f64 low", lo(min_f64.clone())),
         ("ds_min_rtn_f64 high", hi(min_f64)),
-        ("ds_or_rtn_b32", lo(rmw(0, |o, l| o | 2 * l as u64))),
+        ("ds_or_rtn_b32", lo(rmw(0, |o, l| o | (2 * l as u64)))),
         ("ds_inc_rtn_u32", row(|l| l % 4)),
         ("ds_dec_rtn_u32", row(|l| [0, 3, 2, 1][l as usize % 4])),
         ("ds_mskor_rtn_b32", lo(rmw(0, |o, l| (o & !0xffff_00ff) | (l as u64) << 8))),

@@ -12,7 +12,8 @@ fn scratch_addressing_modes_and_views() {
     let out = gpu.zeros(64 * 12);
     gpu.launch("scratch_modes", 1, 64, &[out]);
     let got: Vec<Vec<u32>> = gpu.u32s(out, 64 * 12).chunks(64).map(|c| c.to_vec()).collect();
-    let want: Vec<(&str, Box<dyn Fn(u32) -> u32>)> = vec![
+    type Row = (&'static str, Box<dyn Fn(u32) -> u32>);
+    let want: Vec<Row> = vec![
         ("ST", Box::new(|l| l + 100)),
         ("SS", Box::new(|l| l + 200)),
         ("SV", Box::new(|l| l + 300)),

@@ -1,10 +1,9 @@
 //! The arithmetic of memory atomics, shared by LDS (DS), vector memory (FLAT/GLOBAL/MUBUF) and
 //! scalar memory (SMEM) instructions.
 //!
-//! Integer operations follow the pseudocode of the CDNA ISA guides (CDNA3 section 12, "DS
-//! instructions"; the CDNA4 guide's `DS_*` descriptions were used where the CDNA3 text was not at
-//! hand; the integer operations are identical). Float atomics follow the guide's section 9.2
-//! "Float Memory Atomics":
+//! Integer operations follow the `DS_*` pseudocode of the CDNA ISA guide (section 12.12, read in
+//! the CDNA4 edition; the VMEM and SMEM atomics are documented as the same operations). Float
+//! atomics follow its section 9.2 "Float Memory Atomics":
 //! - adds round to nearest even;
 //! - denormals: in LDS the f16/bf16/f32 adder flushes inputs and outputs per MODE, min/max/cmpst
 //!   flush only their inputs per MODE (min/max return the selected input unflushed), the f64

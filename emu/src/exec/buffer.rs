@@ -2,8 +2,8 @@
 //! range checks of the three buffer types, typed (`_format_`) data conversion, and the private
 //! (scratch) window that older compiler output reaches through a V#.
 //!
-//! Sources, all in the CDNA ISA reference guides (section numbers of the CDNA3/CDNA4 guides,
-//! whose buffer chapters agree):
+//! Sources, all in the CDNA ISA reference guide (section numbers of the CDNA4 edition, the one at
+//! hand; its buffer chapter is the gfx9 design gfx942 shares):
 //! - 9.1.5 "Buffer Addressing": index = (idxen ? vgpr_index : 0) + (add_tid ? lane : 0), offset
 //!   = (offen ? vgpr_offset : 0) + inst_offset; linear: `base + soffset + offset + stride *
 //!   index`; swizzled: `base + soffset + (index_msb * stride + offset_msb * elem) * idx_stride +
@@ -339,7 +339,7 @@ mod tests {
     #[test]
     fn typed_loads_convert_and_apply_dst_sel() {
         // 8_8_8_8 unorm read as (w, z, y, x) with dst_sel 7, 6, 5, 4.
-        let v = Vsharp::from_words([0, 0, 64, 7 | 6 << 3 | 5 << 6 | 4 << 9 | UNORM as u32 * 4096 | 10 << 15]);
+        let v = Vsharp::from_words([0, 0, 64, 7 | 6 << 3 | 5 << 6 | 4 << 9 | (UNORM as u32) << 12 | 10 << 15]);
         let ch = load_format(&v, &[0, 255, 51, 102], "t").unwrap();
         assert_eq!(ch.map(f32::from_bits), [0.4, 0.2, 1.0, 0.0]);
         // 16 float with dst_sel x, 0, 0, 1: alpha reads 1.0, the rest 0.

@@ -3,8 +3,9 @@
 //!
 //! Addresses are byte offsets into the workgroup's LDS (static + launch-sized); an access past its
 //! end is a fault naming the lane and address (the ISA leaves it to the program to stay inside
-//! the allocation). Semantics follow the CDNA3 ISA guide, section 11 (LDS access) and 12 (DS
-//! instruction pseudocode):
+//! the allocation). Semantics follow the CDNA ISA guide's LDS chapter (11.3) and DS pseudocode
+//! (12.12), read in the CDNA4 edition (gfx942 has the same DS opcodes, without the transpose
+//! loads):
 //! - single-address forms add the 16-bit offset `{offset1, offset0}`;
 //! - two-address forms add `offset0`/`offset1` times the element size (4 for b32, 8 for b64),
 //!   times 64 more for `st64` (256 and 512 bytes). When both offsets are equal only one access
@@ -15,7 +16,9 @@
 //! - `ds_append`/`ds_consume` add/subtract the number of active lanes to the dword at
 //!   `M0[15:0] + offset` and return its old value to every active lane (LLVM selects them with
 //!   the LDS pointer in M0, `AMDGPUDAGToDAGISel::SelectDSAppendConsume`);
-//! - M0 does not clamp LDS addresses on gfx9 (LLVM `ldsRequiresM0Init` is false from GFX9 on).
+//! - M0 does not clamp LDS addresses: the guide (table 57) still describes an M0 size limit, but
+//!   LLVM stopped initialising M0 for DS instructions on GFX9 (`ldsRequiresM0Init`), so the
+//!   clamp cannot be in effect there.
 //!
 //! Accesses need not be aligned (ROCm runs gfx9 in unaligned mode, LLVM's `unaligned-ds-access`);
 //! atomics must be naturally aligned and fault otherwise. Lanes run in lane order, so atomics to
@@ -247,7 +250,7 @@ fn wrxchg2(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u
 }
 
 fn check_aligned(a: u32, size: u32, l: usize) -> Result<(), Trouble> {
-    if a % size != 0 {
+    if !a.is_multiple_of(size) {
         return Err(Trouble::lane(FaultKind::Misaligned { space: Space::Lds, addr: a as u64, align: size }, l));
     }
     Ok(())
@@ -296,7 +299,7 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
     Ok(Flow::Next)
 }
 
-/// `ds_condxchg32_rtn_b64` (CDNA3 pseudocode): two conditional 32-bit writes at an 8-byte
+/// `ds_condxchg32_rtn_b64` (ISA pseudocode): two conditional 32-bit writes at an 8-byte
 /// aligned address, each done when bit 31 of its data half is set (writing the low 31 bits);
 /// both old dwords are returned.
 fn condxchg32(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
@@ -341,7 +344,7 @@ fn append(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, consume: bool) -> Exe
     Ok(Flow::Next)
 }
 
-/// `ds_swizzle_b32` source lane for `lane` under the 16-bit pattern (CDNA3 pseudocode): FFT
+/// `ds_swizzle_b32` source lane for `lane` under the 16-bit pattern (ISA pseudocode): FFT
 /// (>= 0xe000), rotate (>= 0xc000), quad permute (bit 15), or and/or/xor masks within 32 lanes.
 pub(crate) fn swizzle_source(pattern: u32, lane: usize) -> usize {
     let i = lane as u32;

@@ -1,7 +1,7 @@
 //! Scalar memory (SMEM): loads and stores (plain, through a buffer resource, and to scratch),
 //! scalar atomics, time counters, cache control.
 //!
-//! Addressing (CDNA3 ISA 8.2.1.1): `base + inst_offset + {SGPR or M0 or 0}`; the two low address
+//! Addressing (CDNA ISA guide 8.2.1.1, CDNA4 edition): `base + inst_offset + {SGPR or M0 or 0}`; the two low address
 //! bits are ignored. Buffer forms (`s_buffer_*`) use only base, stride and num_records of the
 //! V# and never swizzle; we range-check them per dword against `num_records` bytes (stride 0)
 //! or `num_records * stride` bytes, reading 0 and dropping writes out of range (8.4: "the

@@ -1,6 +1,8 @@
 //! Vector memory: FLAT, GLOBAL, SCRATCH and MUBUF loads, stores, atomics, and loads to LDS.
 //!
-//! Addressing (CDNA3 ISA chapters 9 and 10):
+//! Addressing (AMD CDNA ISA guide, chapters 9 and 10; section and table numbers here are the CDNA4
+//! edition's, which was the one at hand; its gfx9 buffer and flat chapters describe gfx942 too
+//! except where noted):
 //! - GLOBAL: `vaddr` (64-bit) + offset, or `saddr` (64-bit SGPRs) + `vaddr` (32-bit) + offset,
 //!   with a signed 13-bit offset. An address in no allocation is a fault naming lane and address
 //!   (the hardware would raise a memory violation).
@@ -11,21 +13,24 @@
 //!   combinations.
 //! - MUBUF: a buffer resource (V#), linear or swizzled, with the ISA's range checks; see
 //!   [`super::buffer`]. A V# based in the scratch window reaches the wave's private memory.
-//! - Loads to LDS (`global_load_lds_*`, `scratch_load_lds_*`, `buffer_load_* lds`): each lane's
-//!   loaded value, widened to a dword as for a VGPR load, is written to LDS at
-//!   `M0_part + inst_offset + 4 * lane`, where `M0_part` is `M0[17:2] * 4` for GLOBAL/SCRATCH
-//!   (CDNA3 ISA 10.3) and the byte offset `M0[15:0]` for MUBUF (CDNA3 9.1.9; CDNA4 widened it to
-//!   18 bits). Composable Kernel relies on exactly this difference (ck_tile
-//!   `amd_buffer_addressing.hpp`, `async_global_load_lds_dwordxn`). The instruction offset is
-//!   applied to both addresses (LLVM `AMDGPUDMAOperations`: "offset applied to both global and
-//!   LDS address"). A lane slot outside the workgroup's LDS is a fault: the guide makes keeping
-//!   slots inside the allocation the program's job (9.1.9.1).
+//! - Loads to LDS (`global_load_lds_*`, `scratch_load_lds_*`, `buffer_load_* lds`): lane l's
+//!   value goes to LDS at `M0_part + inst_offset + 4 * l`, where `M0_part` is `M0[17:2] * 4`
+//!   for GLOBAL/SCRATCH (ISA 10.3) and the byte offset `M0[15:0]` for MUBUF on CDNA3 (9.1.9;
+//!   the CDNA4 edition widens it to `M0[17:0]` for its larger LDS). Composable Kernel states
+//!   both CDNA3 rules, citing the CDNA3 guide (ck_tile `amd_buffer_addressing.hpp`,
+//!   `async_global_load_lds_dwordxn`). The instruction offset applies to both addresses (LLVM
+//!   `AMDGPUDMAOperations`: "offset applied to both global and LDS address"). Sub-dword loads
+//!   write the dword a VGPR load would produce (zero- or sign-extended), our reading of the
+//!   one-dword-per-lane slots and of the separate signed and unsigned opcodes. A slot outside
+//!   the workgroup's LDS is a fault: the guide leaves keeping slots inside the allocation to
+//!   the program (9.1.9.1).
 //!
 //! Alignment: the ROCm driver runs gfx9 in unaligned mode (`SH_MEM_CONFIG.ALIGNMENT_MODE =
 //! UNALIGNED`, amdkfd `update_qpd_v9`), so non-atomic accesses of any size work at any byte
-//! address and are emulated byte-exactly (the "two LSBs ignored" rule of ISA 9.1.7 is the DWORD
-//! alignment mode, which ROCm does not use). Atomics must be naturally aligned; a misaligned one
-//! is a fault.
+//! address and are emulated byte-exactly. (We read the guide's "the two LSBs of the byte-address
+//! are ignored" for dword buffer accesses, 9.1.7, as the behaviour of the default DWORD
+//! alignment mode that ROCm replaces.) Atomics must be naturally aligned; a misaligned one is a
+//! fault.
 
 use super::atomic::{AtomicOp, Unit};
 use super::buffer::{self, RangeCheck, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE, Vsharp};
@@ -197,7 +202,7 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
     let check = buffer::range_check(&v, idxen, stride, name)?;
     // A DATA_FORMAT of 0 marks an unbound resource (ISA 9.1.4) unless those bits are the top of
     // an 18-bit add_tid stride.
-    let unbound = v.dfmt == 0 && !(v.add_tid && !acc.format);
+    let unbound = v.dfmt == 0 && (acc.format || !v.add_tid);
     let inst_off = (inst.imm as u32 & 0xfff) as u64;
     for l in active(w.exec()) {
         let vr = |k: u16| -> Result<u64, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l] as u64) };
@@ -490,9 +495,10 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
 fn lds_slot_base(w: &Wave, inst: &Inst) -> u32 {
     let m0 = w.m0();
     match inst.enc {
-        // CDNA3 9.1.9: M0[15:0] is a byte offset; the 12-bit instruction offset also applies.
+        // ISA 9.1.9 (CDNA3 width): M0[15:0] is a byte offset; the 12-bit instruction offset also
+        // applies.
         Enc::Mubuf => (m0 & 0xffff).wrapping_add(inst.imm as u32 & 0xfff),
-        // CDNA3 10.3: M0[17:2] * 4 (dword aligned), plus the signed instruction offset.
+        // ISA 10.3: M0[17:2] * 4 (dword aligned), plus the signed instruction offset.
         _ => (m0 & 0x3fffc).wrapping_add(inst.imm as u32),
     }
 }
