@@ -465,15 +465,23 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
         };
         match lds_base {
             Some(base) => {
-                if n != 1 {
-                    return Err(Trouble::new(FaultKind::NotImplemented(format!(
-                        "{} with the lds bit: gfx942 loads at most a dword per lane to LDS",
-                        inst.op.name()
-                    ))));
-                }
-                let a = base.wrapping_add(4 * l as u32);
-                write(w, cx, Target::Lds(a), &dwords[0].to_le_bytes(), l)?;
-                dma.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes: 4 });
+                // Slots are 4 bytes a lane, 16 for 3- and 4-dword loads (ISA 9.1.9; those
+                // exist only on gfx950, but AMD's compiler also accepts the 4-dword global form
+                // for gfx942, see ck_tile `async_global_load_lds_dwordxn`).
+                let slot = match n {
+                    1 => 4,
+                    3 | 4 => 16,
+                    _ => {
+                        return Err(Trouble::new(FaultKind::NotImplemented(format!(
+                            "{} with the lds bit: {n} dwords per lane to LDS",
+                            inst.op.name()
+                        ))));
+                    }
+                };
+                let a = base.wrapping_add(slot * l as u32);
+                let bytes: Vec<u8> = dwords[..n as usize].iter().flat_map(|d| d.to_le_bytes()).collect();
+                write(w, cx, Target::Lds(a), &bytes, l)?;
+                dma.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes: 4 * n });
             }
             None => {
                 for (k, d) in dwords.iter().enumerate().take(n as usize) {
@@ -486,7 +494,7 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
     record(cx, Access::Load, &ps);
     if !dma.is_empty() {
         // The LDS side of a load to LDS: not a DS instruction, but its bytes are LDS writes.
-        cx.counters.lds.bytes_written += 4 * dma.len() as u64;
+        cx.counters.lds.bytes_written += dma.iter().map(|d| d.bytes as u64).sum::<u64>();
     }
     Ok(Flow::Next)
 }
