@@ -294,21 +294,21 @@ pub struct LdsLaneAccess {
 /// most 128 bytes (32 banks x 4 bytes).
 ///
 /// The groups are the ones measured on MI300X, not a contiguous "128 bytes per phase" rule
-/// (research note `cdna3_perf_facts.md`, table 1.2, and its sources):
+/// (research note `cdna3_perf_facts.md`, table 1.2; S-numbers are the note's source tags):
 /// - `ds_read_b32` (and sub-dword reads, which use the b32 phases on their dword; inference in
-///   the note): lanes 0-31, 32-63. Measured [S2][S3].
-/// - `ds_read_b64`: 16 contiguous lanes per phase. Measured [S2][S3][S5].
+///   the note): lanes 0-31, 32-63. Measured (S2, S3).
+/// - `ds_read_b64`: 16 contiguous lanes per phase. Measured (S2, S3, S5).
 /// - `ds_read_b96`/`ds_read_b128`: 8 lanes per phase, not contiguous: {0-3, 20-23},
-///   {4-7, 16-19}, {8-11, 28-31}, {12-15, 24-27}, and the same plus 32. Measured [S1][S2][S5],
-///   Triton PR [S4]; b96 is assumed to follow b128 (measured on gfx950 only [S13]).
-/// - `ds_write_b128` (and, by inference, `ds_write_b96`): contiguous groups of 8 [S1][S14].
-/// - `ds_write_b64`: contiguous groups of 16 (gfx950 measurement, rocRoller [S11][S13]).
-/// - `ds_write_b32` and sub-dword writes: lanes 0-31, 32-63 [S11][S12].
+///   {4-7, 16-19}, {8-11, 28-31}, {12-15, 24-27}, and the same plus 32. Measured (S1, S2, S5),
+///   Triton PR (S4); b96 is assumed to follow b128 (measured on gfx950 only (S13)).
+/// - `ds_write_b128` (and, by inference, `ds_write_b96`): contiguous groups of 8 (S1, S14).
+/// - `ds_write_b64`: contiguous groups of 16 (gfx950 measurement, rocRoller (S11, S13)).
+/// - `ds_write_b32` and sub-dword writes: lanes 0-31, 32-63 (S11, S12).
 /// - Atomics: no source; we use the write phases of their width (32-bit atomics 0-31/32-63,
 ///   64-bit atomics groups of 16).
 /// - Two-address forms (`read2`, `write2`, `read2st64`, `write2st64`, `wrxchg2*`): the note
 ///   gives `ds_read2_b64` as "the first b64 in 4 x 16 lanes, then the second in the same 4
-///   groups" [S3] and, for the rest, suggests (inference) two back-to-back single-width
+///   groups" (S3) and, for the rest, suggests (inference) two back-to-back single-width
 ///   accesses. We do exactly that for all of them: part 0 of every lane in the phases of the
 ///   single-width instruction, then part 1 in its own, separate phases, so the two addresses of
 ///   one lane never conflict with each other.
@@ -335,7 +335,7 @@ pub fn lds_phase(op: LdsOp, lane: u32, part: u32) -> u32 {
 /// writes; atomics count every lane.
 ///
 /// This is the quantity MI300X's `SQ_LDS_BANK_CONFLICT` counter reports (research note 1.3,
-/// [S2]): a fully conflicted `ds_read_b32` gives 62 (2 phases x 31), `ds_read_b64` 60 (4 x 15),
+/// (S2)): a fully conflicted `ds_read_b32` gives 62 (2 phases x 31), `ds_read_b64` 60 (4 x 15),
 /// `ds_read_b128` 56 (8 x 7).
 pub fn bank_conflict_cycles(op: LdsOp, addrs: &[LdsLaneAccess]) -> u64 {
     /// Phases per instruction: 8 per part (b96/b128), two parts.
