@@ -161,18 +161,43 @@ impl Counters {
             Access::Store => g.store_instructions += 1,
             Access::Atomic => g.atomic_instructions += 1,
         }
-        let mut lines: Vec<u64> = Vec::with_capacity(addrs.len() * 2);
+        // Fixed-size scratch (this runs for every memory instruction): at most 64 lanes, each
+        // access up to 16 bytes, so at most 2 lines per lane.
+        let mut lines = [0u64; 2 * 64];
+        let mut nl = 0;
+        let mut spans = [(0u64, 0u64); 64];
         let mut bytes = 0u64;
-        for &(a, n) in addrs {
+        let mut width_run: Option<(u32, u64)> = None;
+        for (i, &(a, n)) in addrs.iter().enumerate().take(64) {
             bytes += n as u64;
-            *g.lane_accesses_by_width.entry(n).or_default() += 1;
-            let (first, last) = (a / 64, (a + n as u64 - 1) / 64);
-            for line in first..=last {
-                lines.push(line);
+            width_run = match width_run {
+                Some((w, c)) if w == n => Some((w, c + 1)),
+                Some((w, c)) => {
+                    *g.lane_accesses_by_width.entry(w).or_default() += c;
+                    Some((n, 1))
+                }
+                None => Some((n, 1)),
+            };
+            let (first, last) = (a / 64, (a + n.max(1) as u64 - 1) / 64);
+            let mut line = first;
+            while line <= last && nl < lines.len() {
+                lines[nl] = line;
+                nl += 1;
+                line += 1;
+            }
+            spans[i] = (a, a + n as u64);
+        }
+        if let Some((w, c)) = width_run {
+            *g.lane_accesses_by_width.entry(w).or_default() += c;
+        }
+        let lines = &mut lines[..nl];
+        lines.sort_unstable();
+        let mut distinct_lines = 0u64;
+        for i in 0..lines.len() {
+            if i == 0 || lines[i] != lines[i - 1] {
+                distinct_lines += 1;
             }
         }
-        lines.sort_unstable();
-        lines.dedup();
         match kind {
             Access::Load => g.bytes_read += bytes,
             Access::Store => g.bytes_written += bytes,
@@ -181,20 +206,20 @@ impl Counters {
                 g.bytes_written += bytes;
             }
         }
-        g.lines += lines.len() as u64;
+        g.lines += distinct_lines;
         // Distinct bytes (lanes may read the same address) against the bytes of the lines.
-        let mut spans: Vec<(u64, u64)> = addrs.iter().map(|&(a, n)| (a, a + n as u64)).collect();
+        let spans = &mut spans[..addrs.len().min(64)];
         spans.sort_unstable();
         let mut distinct = 0u64;
         let mut end = 0u64;
-        for (s, e) in spans {
+        for &(s, e) in spans.iter() {
             let s = s.max(end);
             if e > s {
                 distinct += e - s;
                 end = e;
             }
         }
-        if distinct < lines.len() as u64 * 64 {
+        if distinct < distinct_lines * 64 {
             g.partially_used_line_instructions += 1;
         }
     }

@@ -29,7 +29,6 @@ use super::step::{Ctx, Exec, Flow, not_implemented};
 use super::wave::{LANES, Ty, VReg, Wave};
 use crate::isa::{Enc, Ext, Inst, Op, Opnd};
 
-pub(crate) use float::{fmax32, fmax64, fmin32, fmin64};
 pub(crate) use packed::exec_vop3p;
 
 /// The lanes an instruction writes: EXEC, minus DPP-disabled lanes.
