@@ -16,6 +16,7 @@ mod ptr;
 
 pub mod basic;
 pub mod gemm;
+pub mod gemm_fp8;
 pub mod layout;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
@@ -32,6 +33,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
+    <gemm_fp8::Fp8ScaledArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
 ];
 

@@ -14,7 +14,7 @@
 //! Row pitch 68 floats: the 32-bit writes of a 32-lane phase (rows e and e + 4) hit disjoint banks.
 
 use crate::abi::Bf16;
-use crate::abi::gemm::{GemmArgs, activation, flags, out_type};
+use crate::abi::gemm::{activation, flags, out_type};
 use crate::dsl::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
@@ -63,6 +63,23 @@ fn activate(kind: u32, x: f32) -> f32 {
     }
 }
 
+/// The elementwise part of the epilogue (from the kernel's arguments).
+#[derive(Clone, Copy)]
+pub struct Params {
+    /// Scale of the product.
+    pub alpha: f32,
+    /// Scale of the existing C.
+    pub beta: f32,
+    /// Per-column f32 bias.
+    pub bias: *const f32,
+    /// An `out_type` value.
+    pub out_type: u32,
+    /// An `activation` value.
+    pub activation: u32,
+    /// `flags` bits (BETA, BIAS, RESIDUAL, PARTIAL).
+    pub flags: u32,
+}
+
 /// Everything the epilogue needs besides the accumulators.
 pub struct Target {
     /// C (or the f32 partials), at this batch/split.
@@ -84,7 +101,7 @@ pub struct Target {
 /// The epilogue of `V` consecutive elements of row `row` starting at column `col`, from the
 /// strip (row `srow`, column `scol`) to C: one 16-byte store per 8 half outputs or 4 f32 outputs.
 #[inline(always)]
-fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
+fn process<const V: usize>(args: &Params, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
     let partial = args.flags & flags::PARTIAL != 0;
     let ty = if partial { out_type::F32 } else { args.out_type };
     let mut v = [0f32; 8];
@@ -169,7 +186,7 @@ fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, sr
 /// per wave), which every configuration uses.
 #[inline(always)]
 pub fn store<const TM: usize, const TN: usize>(
-    args: &GemmArgs,
+    args: &Params,
     t: &Target,
     acc: &[[F32x4; TN]; TM],
     strip: LdsSlice<f32>,

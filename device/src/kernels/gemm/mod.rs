@@ -11,6 +11,7 @@
 
 mod epilogue;
 mod mma;
+pub mod scaled;
 mod tile;
 
 pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
@@ -50,7 +51,7 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     let (na, nb) = (bm * CHUNKS / threads, bn * CHUNKS / threads);
     let k_bytes = k * eb;
     // K-tiles entirely inside K take 128-bit loads; the last partial one is zero-filled.
-    let full_tiles = if vector_ok { k_bytes / K_TILE_BYTES as usize } else { 0 };
+    let full_tiles = k_bytes / K_TILE_BYTES as usize;
     // SAFETY: the host checked that every batch's matrices lie in the buffers.
     let (a, b) = unsafe {
         (
@@ -92,13 +93,13 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     macro_rules! load_tile {
         ($kt:expr, fast) => {{
             let kb = $kt * K_TILE_BYTES as usize;
-            a.load_fast(kb, na, &mut ra);
-            b.load_fast(kb, nb, &mut rb);
+            a.load(kb, na, false, &mut ra);
+            b.load(kb, nb, false, &mut rb);
         }};
         ($kt:expr, slow) => {{
             let kb = $kt * K_TILE_BYTES as usize;
-            a.load_slow(eb, kb, na, &mut ra);
-            b.load_slow(eb, kb, nb, &mut rb);
+            a.load(kb, na, true, &mut ra);
+            b.load(kb, nb, true, &mut rb);
         }};
     }
 
@@ -196,5 +197,13 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
-    epilogue::store::<TM, TN>(&args, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
+    let params = epilogue::Params {
+        alpha: args.alpha,
+        beta: args.beta,
+        bias: args.bias,
+        out_type: args.out_type,
+        activation: args.activation,
+        flags: args.flags,
+    };
+    epilogue::store::<TM, TN>(&params, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
 }

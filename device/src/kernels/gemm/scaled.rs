@@ -1,0 +1,262 @@
+//! fp8 GEMM with DeepGEMM-style block scales (see `abi::gemm_fp8`).
+//!
+//! The main loop is the plain GEMM's (two LDS stages, 128-bit loads, swizzled tiles) with one
+//! change: the MFMAs of each 128-wide K block accumulate into `tmp` (the block's first MFMA takes
+//! C = 0, so starting a block costs nothing), and at the block's end the partial sums are
+//! promoted: `acc += tmp * (sa[row][kb] * sb[n_block][kb])`, as packed FMAs (`v_pk_fma_f32`,
+//! two values per instruction) — the "promotion" that keeps fp8 products' scale out of the MFMAs.
+//! A K-tile is 64 bytes = 64 fp8 values, so a scale block is two K-tiles.
+
+use super::epilogue;
+use super::mma::{Fp8In, MmaIn};
+use super::tile::{CHUNKS, Operand, lds_index, regs_to_lds};
+use crate::abi::gemm::{K_TILE_BYTES, out_type};
+use crate::abi::gemm_fp8::{Fp8ScaledArgs, SCALE_BLOCK, group_mode};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::mem::Buffer;
+use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+
+const TM: usize = 4;
+const TN: usize = 4;
+const WY: usize = 2;
+const WX: usize = 2;
+const MAX_CHUNKS: usize = 8;
+/// K-tiles per scale block.
+const TILES_PER_BLOCK: usize = (SCALE_BLOCK / K_TILE_BYTES) as usize;
+
+/// `acc += tmp * s` for one 16x16 tile, with `s` the per-row scale of the lane's 4 rows.
+#[inline(always)]
+fn promote(acc: F32x4, tmp: F32x4, s: F32x4) -> F32x4 {
+    // SAFETY: a lane-wise fused multiply-add of plain f32 vectors.
+    unsafe { core::intrinsics::simd::simd_fma(tmp, s, acc) }
+}
+
+/// The fp8 block-scaled kernel, 128x128 blocks of 4 waves.
+#[inline(always)]
+pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
+    let threads = WY * WX * 64;
+    let (bm, bn) = (WY * TM * 16, WX * TN * 16);
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (wy, wx) = (wave / WX, wave % WX);
+    let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
+    let (n, k) = (args.n as usize, args.k as usize);
+
+    // Which group this block computes, and the rows it owns.
+    let (group, row_base, m) = match args.group_mode {
+        group_mode::CONTIGUOUS => {
+            if row0 >= args.m as usize {
+                return;
+            }
+            // SAFETY: row0 < m, group_info holds m ids (host-checked, block-uniform).
+            let g = readfirstlane(unsafe { args.group_info.add(row0).read() } as u32) as i32;
+            if g < 0 {
+                return; // a block of padding rows
+            }
+            (g as usize, 0, args.m as usize)
+        }
+        group_mode::MASKED => {
+            let g = workgroup_id_z() as usize;
+            // SAFETY: g < groups (grid z), group_info holds a count per group (host-checked).
+            let valid = readfirstlane(unsafe { args.group_info.add(g).read() } as u32) as usize;
+            if row0 >= valid {
+                return;
+            }
+            (g, g * args.m as usize, valid)
+        }
+        _ => (0, 0, args.m as usize),
+    };
+    let vector_ok = args.vector_ok != 0;
+    let k_tiles = k.div_ceil(K_TILE_BYTES as usize);
+    let full_tiles = k / K_TILE_BYTES as usize;
+    let (na, nb) = (bm * CHUNKS / threads, bn * CHUNKS / threads);
+    // SAFETY: the host checked A, B and C hold every group's rows.
+    let (a, b) = unsafe {
+        (
+            Operand::<MAX_CHUNKS>::new(
+                (args.a as *const u8).add((row_base + row0) * args.lda as usize),
+                args.lda as usize,
+                m.saturating_sub(row0),
+                k,
+                thread,
+                threads,
+                na,
+            ),
+            Operand::<MAX_CHUNKS>::new(
+                (args.b as *const u8).add(group * args.b_group_stride as usize + col0 * args.ldb as usize),
+                args.ldb as usize,
+                n.saturating_sub(col0),
+                k,
+                thread,
+                threads,
+                nb,
+            ),
+        )
+    };
+    let mut lds = LdsArena::new();
+    let lds_a = lds.take::<U32x4>(2 * bm * CHUNKS);
+    let lds_b = lds.take::<U32x4>(2 * bn * CHUNKS);
+    let mut ra = [U32x4::splat(0); MAX_CHUNKS];
+    let mut rb = [U32x4::splat(0); MAX_CHUNKS];
+    let mut acc = [[F32x4::splat(0.0); TN]; TM];
+    let mut tmp = [[F32x4::splat(0.0); TN]; TM];
+    let frag_q = lane / 16;
+    let a_row = wy * TM * 16 + lane % 16;
+    let b_row = wx * TN * 16 + lane % 16;
+    // The lane's first accumulator row (of 4 consecutive) in tile row i: row0 + 16 i + lrow.
+    let lrow = wy * TM * 16 + 4 * (lane / 16);
+    // This block's B scale row (its 128 columns lie in one 128-row scale block of B).
+    // SAFETY: offsets inside the scale tensors the host sized.
+    let sb_base = unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) };
+    let sa_vec = vector_ok && args.sa_row_stride == 1 && args.sa_kb_stride % 4 == 0;
+    // A's scales for this block's rows, as a buffer: per lane a fixed row offset, per scale
+    // block a scalar offset (no per-iteration address arithmetic).
+    // SAFETY: an offset inside the scale tensor.
+    let sa_buf = Buffer::new(unsafe { args.a_scale.add(row_base) } as *const u8, u32::MAX);
+
+    macro_rules! load_tile {
+        ($kt:expr, fast) => {{
+            let kb = $kt * K_TILE_BYTES as usize;
+            a.load(kb, na, false, &mut ra);
+            b.load(kb, nb, false, &mut rb);
+        }};
+        ($kt:expr, slow) => {{
+            let kb = $kt * K_TILE_BYTES as usize;
+            a.load(kb, na, true, &mut ra);
+            b.load(kb, nb, true, &mut rb);
+        }};
+    }
+
+    if k_tiles > 0 {
+        if full_tiles > 0 {
+            load_tile!(0, fast);
+        } else {
+            load_tile!(0, slow);
+        }
+        // SAFETY: stage 0 is not read before the barrier below.
+        unsafe {
+            regs_to_lds(lds_a, 0, bm, thread, threads, na, &ra);
+            regs_to_lds(lds_b, 0, bn, thread, threads, nb, &rb);
+        }
+    }
+    barrier();
+
+    let mut kt = 0usize;
+    // `$first`: this K-tile starts a scale block (its MFMAs take C = 0); `$promote`: it ends one.
+    macro_rules! step {
+        ($stage:expr, $next:ident, $has_next:expr, $first:expr, $promote:expr) => {{
+            let stage: usize = $stage;
+            let has_next: bool = $has_next;
+            if has_next {
+                load_tile!(kt + 1, $next);
+            }
+            let mut fa = [U32x4::splat(0); TM];
+            let mut fb = [U32x4::splat(0); TN];
+            crate::unroll!(i < TM => {
+                // SAFETY: inside the stage, written before the last barrier.
+                fa[i] = unsafe { lds_a.read(lds_index(stage, bm, a_row + 16 * i, frag_q)) };
+            });
+            crate::unroll!(j < TN => {
+                // SAFETY: as above.
+                fb[j] = unsafe { lds_b.read(lds_index(stage, bn, b_row + 16 * j, frag_q)) };
+            });
+            if $first {
+                crate::unroll!(i < TM => {
+                    crate::unroll!(j < TN => {
+                        tmp[i][j] = Fp8In::mma(fa[i], fb[j], F32x4::splat(0.0));
+                    });
+                });
+            } else {
+                crate::unroll!(i < TM => {
+                    crate::unroll!(j < TN => {
+                        tmp[i][j] = Fp8In::mma(fa[i], fb[j], tmp[i][j]);
+                    });
+                });
+            }
+            // Promotion at the end of a scale block (or of K).
+            if $promote {
+                let kb = kt / TILES_PER_BLOCK;
+                // SAFETY: kb < ceil(K / 128); the scale tensors hold that many blocks.
+                let sb = f32::from_bits(readfirstlane(unsafe { sb_base.add(kb * args.sb_kb_stride as usize).read() }.to_bits()));
+                crate::unroll!(i < TM => {
+                    let r = row0 + lrow + 16 * i;
+                    // Rows past m read the last valid row's scale (their results are not stored).
+                    let sa = if sa_vec && r + 4 <= m {
+                        // SAFETY: 4 consecutive rows of column kb, 16-byte aligned (host-checked).
+                        let soff = readfirstlane((kb * args.sa_kb_stride as usize * 4) as u32);
+                        let v = unsafe { sa_buf.load_b128((r * 4) as u32, soff) }.to_array();
+                        F32x4::from_array([f32::from_bits(v[0]), f32::from_bits(v[1]), f32::from_bits(v[2]), f32::from_bits(v[3])])
+                    } else {
+                        let mut s = [0f32; 4];
+                        crate::unroll!(e < 4 => {
+                            let rr = (r + e).min(m.max(1) - 1);
+                            // SAFETY: rr < m.
+                            s[e] = unsafe { args.a_scale.add((row_base + rr) * args.sa_row_stride as usize + kb * args.sa_kb_stride as usize).read() };
+                        });
+                        F32x4::from_array(s)
+                    };
+                    let s = sa.to_array();
+                    let s = F32x4::from_array([s[0] * sb, s[1] * sb, s[2] * sb, s[3] * sb]);
+                    crate::unroll!(j < TN => {
+                        acc[i][j] = promote(acc[i][j], tmp[i][j], s);
+                    });
+                });
+            }
+            if has_next {
+                // SAFETY: every wave finished reading the other stage before the last barrier.
+                unsafe {
+                    regs_to_lds(lds_a, 1 - stage, bm, thread, threads, na, &ra);
+                    regs_to_lds(lds_b, 1 - stage, bn, thread, threads, nb, &rb);
+                }
+            }
+            barrier();
+            kt += 1;
+        }};
+    }
+
+    // Hot loop over whole scale blocks (two K-tiles, the next one always full): the block
+    // structure is static, so no per-tile select between starting and continuing a block.
+    let fast_limit = k_tiles.min(full_tiles);
+    while kt + 2 < fast_limit {
+        step!(0, fast, true, true, false);
+        step!(1, fast, true, false, true);
+    }
+    // Tail: the last block (or the last full tiles and the partial one).
+    while kt < k_tiles {
+        let next_fast = kt + 1 < fast_limit;
+        let (first, promote) = (kt % TILES_PER_BLOCK == 0, kt % TILES_PER_BLOCK == TILES_PER_BLOCK - 1 || kt + 1 == k_tiles);
+        if next_fast {
+            step!(kt & 1, fast, true, first, promote);
+        } else {
+            step!(kt & 1, slow, kt + 1 < k_tiles, first, promote);
+        }
+    }
+
+    // SAFETY: this block's rows of C (row_base + row0 ...), sized by the host.
+    let target = unsafe {
+        epilogue::Target {
+            c: (args.c as *mut u8).add((row_base + row0) * args.ldc as usize * 2),
+            residual: core::ptr::null(),
+            m: m - row0,
+            n,
+            ldc: args.ldc as usize,
+            ldr: 0,
+            vector_ok: vector_ok && (args.c as usize) % 16 == 0 && (args.ldc as usize * 2) % 16 == 0,
+        }
+    };
+    let params = epilogue::Params {
+        alpha: 1.0,
+        beta: 0.0,
+        bias: core::ptr::null(),
+        out_type: out_type::BF16,
+        activation: 0,
+        flags: 0,
+    };
+    let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
+    let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
+    epilogue::store::<TM, TN>(&params, &target, &acc, strip, wy * TM * 16, col0 + wx * TN * 16, lane);
+}
