@@ -18,7 +18,8 @@ pub mod group_mode {
     /// "Contiguous": A's rows are the experts' rows concatenated; `group_info[row]` is the expert
     /// of each row (-1 = padding). Every 128-row block of A holds one expert (or padding).
     pub const CONTIGUOUS: u32 = 1;
-    /// "Masked": A is `[groups][m][K]` slabs; `group_info[g]` is how many rows of slab g are valid.
+    /// "Masked": A and C are `[groups][m][..]` slabs (`a_group_stride`, `c_group_stride`, A's
+    /// scales `sa_group_stride` apart); `group_info[g]` is how many rows of slab g are valid.
     pub const MASKED: u32 = 2;
 }
 
@@ -32,14 +33,21 @@ crate::kernel_abi! {
         pub b: Ptr<Fp8E4M3Fnuz>,
         /// C, rows of `ldc` bf16, one row per row of A.
         pub c: PtrMut<Bf16>,
-        /// A's scales: `sa[row * sa_row_stride + kb * sa_kb_stride]`.
+        /// A's scales: `sa[g * sa_group_stride + kb * sa_kb_stride + row]` (each K block's rows
+        /// contiguous, DeepGEMM's layout; the host repacks others).
         pub a_scale: Ptr<f32>,
         /// B's scales: `sb[g * sb_group_stride + nb * sb_nb_stride + kb * sb_kb_stride]`.
         pub b_scale: Ptr<f32>,
         /// Per-row expert ids (contiguous) or per-group valid row counts (masked); unused otherwise.
         pub group_info: Ptr<i32>,
+        /// Elements between consecutive groups' A (masked mode).
+        pub a_group_stride: u64,
         /// Elements between consecutive groups' B.
         pub b_group_stride: u64,
+        /// Elements between consecutive groups' C (masked mode).
+        pub c_group_stride: u64,
+        /// Elements between consecutive groups' A scales (masked mode).
+        pub sa_group_stride: u64,
         /// Elements between consecutive groups' B scales.
         pub sb_group_stride: u64,
         /// Rows of A and C (masked: rows per slab).
@@ -54,17 +62,16 @@ crate::kernel_abi! {
         pub ldb: u32,
         /// See `lda`.
         pub ldc: u32,
-        /// Scale strides in elements.
-        pub sa_row_stride: u32,
-        /// See `sa_row_stride`.
+        /// Elements between K blocks of A's scales (at least the rows of a group).
         pub sa_kb_stride: u32,
-        /// See `sa_row_stride`.
+        /// Elements between B's scale rows (128-row blocks of N).
         pub sb_nb_stride: u32,
-        /// See `sa_row_stride`.
+        /// Elements between B's scale columns (128-wide blocks of K).
         pub sb_kb_stride: u32,
         /// A [`group_mode`] value.
         pub group_mode: u32,
-        /// Inputs allow 16-byte vector accesses (host-checked).
+        /// 1: C takes 16-byte stores where aligned (the kernel checks alignment itself); 0 forces
+        /// element stores.
         pub vector_ok: u32,
     }
     kernels {

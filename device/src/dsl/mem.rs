@@ -46,6 +46,8 @@ unsafe extern "unadjusted" {
     fn raw_buffer_load_v4(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x4;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
     fn raw_buffer_load_b32(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i32;
+    #[link_name = "llvm.amdgcn.s.buffer.load.i32"]
+    fn s_buffer_load_b32(rsrc: I32x4, offset: i32, cachepolicy: i32) -> i32;
 }
 
 /// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
@@ -93,8 +95,11 @@ impl Buffer {
     /// range past the end). For range-checked loads at a wave-uniform offset.
     #[inline(always)]
     pub fn skip(&self, skip: u32) -> Buffer {
+        // SALU has no clamping subtract, so LLVM computes the new range on the VALU and then
+        // thinks the descriptor divergent (a waterfall loop per load); it is not.
+        let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
         let a = self.base + skip as u64;
-        let bytes = self.bytes.saturating_sub(skip);
+        let bytes = u(self.bytes.saturating_sub(skip));
         Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]), base: a, bytes }
     }
 
@@ -106,6 +111,18 @@ impl Buffer {
     pub unsafe fn load_b128(&self, voffset: u32, soffset: u32) -> U32x4 {
         // SAFETY: same size; the caller guarantees the access.
         unsafe { core::mem::transmute(raw_buffer_load_v4(self.rsrc, voffset as i32, soffset as i32, 0)) }
+    }
+
+    /// 4 bytes at the wave-uniform `offset`, through the scalar cache into an SGPR
+    /// (`s_buffer_load_dword`): no VGPR, and counted by `lgkmcnt`, so waiting for it does not
+    /// also wait for the vector loads in flight. Past the range it reads 0.
+    ///
+    /// # Safety
+    /// `offset` is wave-uniform; the 4 bytes are readable and not written during the kernel
+    /// (the scalar cache is not coherent with vector stores).
+    #[inline(always)]
+    pub unsafe fn load_uniform_b32(&self, offset: u32) -> u32 {
+        unsafe { s_buffer_load_b32(self.rsrc, offset as i32, 0) as u32 }
     }
 
     /// 4 bytes at `voffset + soffset`.

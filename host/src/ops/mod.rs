@@ -3,8 +3,10 @@
 //!
 //! - [`basic`]: fill, copy, saxpy, the 32x32 MFMA tile (the first kernels);
 //! - [`layout`]: strided views made contiguous;
-//! - [`gemm`]: matrix products on the matrix cores, with fused epilogues.
+//! - [`gemm`]: matrix products on the matrix cores, with fused epilogues;
+//! - [`gemm_fp8`]: fp8 products with block scales, plain and grouped (mixture of experts).
 
 pub mod basic;
 pub mod gemm;
+pub mod gemm_fp8;
 pub mod layout;

@@ -47,7 +47,8 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     let (n, k) = (args.n as usize, args.k as usize);
 
     // Which group this block computes, and the rows it owns.
-    let (group, row_base, m) = match args.group_mode {
+    // Per-group element offsets of A, A's scales and C (masked mode's slabs).
+    let (group, a_g, sa_g, c_g, m) = match args.group_mode {
         group_mode::CONTIGUOUS => {
             if row0 >= args.m as usize {
                 return;
@@ -57,7 +58,7 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             if g < 0 {
                 return; // a block of padding rows
             }
-            (g as usize, 0, args.m as usize)
+            (g as usize, 0, 0, 0, args.m as usize)
         }
         group_mode::MASKED => {
             let g = workgroup_id_z() as usize;
@@ -66,19 +67,23 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             if row0 >= valid {
                 return;
             }
-            (g, g * args.m as usize, valid)
+            let g64 = g as u64;
+            let at = |stride: u64| (g64 * stride) as usize;
+            (g, at(args.a_group_stride), at(args.sa_group_stride), at(args.c_group_stride), valid.min(args.m as usize))
         }
-        _ => (0, 0, args.m as usize),
+        _ => (0, 0, 0, 0, args.m as usize),
     };
     let vector_ok = args.vector_ok != 0;
-    let k_tiles = k.div_ceil(K_TILE_BYTES as usize);
-    let full_tiles = k / K_TILE_BYTES as usize;
+    // K-tile counters are u32: SALU has no 64-bit ordered compares, so usize counters would
+    // live in VGPRs.
+    let k_tiles = args.k.div_ceil(K_TILE_BYTES);
+    let full_tiles = args.k / K_TILE_BYTES;
     let (na, nb) = (bm * CHUNKS / threads, bn * CHUNKS / threads);
     // SAFETY: the host checked A, B and C hold every group's rows.
     let (a, b) = unsafe {
         (
             Operand::<MAX_CHUNKS>::new(
-                (args.a as *const u8).add((row_base + row0) * args.lda as usize),
+                (args.a as *const u8).add(a_g + row0 * args.lda as usize),
                 args.lda as usize,
                 m.saturating_sub(row0),
                 k,
@@ -109,23 +114,43 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     let b_row = wx * TN * 16 + lane % 16;
     // The lane's first accumulator row (of 4 consecutive) in tile row i: row0 + 16 i + lrow.
     let lrow = wy * TM * 16 + 4 * (lane / 16);
-    // This block's B scale row (its 128 columns lie in one 128-row scale block of B).
-    // SAFETY: offsets inside the scale tensors the host sized.
-    let sb_base = unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) };
-    let sa_vec = vector_ok && args.sa_row_stride == 1 && args.sa_kb_stride % 4 == 0;
-    // A's scales for this block's rows, as a buffer: per lane a fixed row offset, per scale
-    // block a scalar offset (no per-iteration address arithmetic).
+    // B's scales for this block (its 128 columns lie in one 128-row scale block of B), read
+    // through the scalar cache. SAFETY: offsets inside the scale tensors the host sized.
+    let sb_buf = Buffer::new(
+        unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) } as *const u8,
+        u32::MAX,
+    );
+    // A's scales, each K block's rows contiguous: one 16-byte load gives a lane its 4 rows.
     // SAFETY: an offset inside the scale tensor.
-    let sa_buf = Buffer::new(unsafe { args.a_scale.add(row_base) } as *const u8, u32::MAX);
+    let sa_group = unsafe { args.a_scale.add(sa_g) };
+
+    // The raw scales of K block `kb` (A's per tile row i, then B's). Issued when a block
+    // starts and used when it ends, so the loads complete behind its MFMAs.
+    let load_scales = |kb: u32| -> ([U32x4; TM], u32) {
+        let kb = kb as usize;
+        // SAFETY: kb < ceil(K / 128); the scale tensors hold that many blocks (host-checked).
+        let sb = unsafe { sb_buf.load_uniform_b32((kb * args.sb_kb_stride as usize * 4) as u32) };
+        // Column kb: m rows. The buffer's range ends at row m, so rows past it read 0 (they are
+        // never stored) without a per-lane branch.
+        // SAFETY: inside the scale tensor.
+        let col = Buffer::new(unsafe { sa_group.add(kb * args.sa_kb_stride as usize) } as *const u8, (m * 4) as u32);
+        let mut sa = [U32x4::splat(0); TM];
+        crate::unroll!(i < TM => {
+            // SAFETY: range-checked.
+            sa[i] = unsafe { col.load_b128(((row0 + lrow + 16 * i) * 4) as u32, 0) };
+        });
+        (sa, sb)
+    };
+    let mut scales = ([U32x4::splat(0); TM], 0u32);
 
     macro_rules! load_tile {
         ($kt:expr, fast) => {{
-            let kb = $kt * K_TILE_BYTES as usize;
+            let kb = $kt * K_TILE_BYTES;
             a.load(kb, na, false, &mut ra);
             b.load(kb, nb, false, &mut rb);
         }};
         ($kt:expr, slow) => {{
-            let kb = $kt * K_TILE_BYTES as usize;
+            let kb = $kt * K_TILE_BYTES;
             a.load(kb, na, true, &mut ra);
             b.load(kb, nb, true, &mut rb);
         }};
@@ -145,7 +170,7 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     }
     barrier();
 
-    let mut kt = 0usize;
+    let mut kt = 0u32;
     // `$first`: this K-tile starts a scale block (its MFMAs take C = 0); `$promote`: it ends one.
     macro_rules! step {
         ($stage:expr, $next:ident, $has_next:expr, $first:expr, $promote:expr) => {{
@@ -153,6 +178,9 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             let has_next: bool = $has_next;
             if has_next {
                 load_tile!(kt + 1, $next);
+            }
+            if $first {
+                scales = load_scales(kt / TILES_PER_BLOCK as u32);
             }
             let mut fa = [U32x4::splat(0); TM];
             let mut fb = [U32x4::splat(0); TN];
@@ -179,28 +207,10 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             }
             // Promotion at the end of a scale block (or of K).
             if $promote {
-                let kb = kt / TILES_PER_BLOCK;
-                // SAFETY: kb < ceil(K / 128); the scale tensors hold that many blocks.
-                let sb = f32::from_bits(readfirstlane(unsafe { sb_base.add(kb * args.sb_kb_stride as usize).read() }.to_bits()));
+                let sb = f32::from_bits(scales.1);
                 crate::unroll!(i < TM => {
-                    let r = row0 + lrow + 16 * i;
-                    // Rows past m read the last valid row's scale (their results are not stored).
-                    let sa = if sa_vec && r + 4 <= m {
-                        // SAFETY: 4 consecutive rows of column kb, 16-byte aligned (host-checked).
-                        let soff = readfirstlane((kb * args.sa_kb_stride as usize * 4) as u32);
-                        let v = unsafe { sa_buf.load_b128((r * 4) as u32, soff) }.to_array();
-                        F32x4::from_array([f32::from_bits(v[0]), f32::from_bits(v[1]), f32::from_bits(v[2]), f32::from_bits(v[3])])
-                    } else {
-                        let mut s = [0f32; 4];
-                        crate::unroll!(e < 4 => {
-                            let rr = (r + e).min(m.max(1) - 1);
-                            // SAFETY: rr < m.
-                            s[e] = unsafe { args.a_scale.add((row_base + rr) * args.sa_row_stride as usize + kb * args.sa_kb_stride as usize).read() };
-                        });
-                        F32x4::from_array(s)
-                    };
-                    let s = sa.to_array();
-                    let s = F32x4::from_array([s[0] * sb, s[1] * sb, s[2] * sb, s[3] * sb]);
+                    let v = scales.0[i].to_array();
+                    let s = F32x4::from_array([f32::from_bits(v[0]) * sb, f32::from_bits(v[1]) * sb, f32::from_bits(v[2]) * sb, f32::from_bits(v[3]) * sb]);
                     crate::unroll!(j < TN => {
                         acc[i][j] = promote(acc[i][j], tmp[i][j], s);
                     });
@@ -228,25 +238,25 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     // Tail: the last block (or the last full tiles and the partial one).
     while kt < k_tiles {
         let next_fast = kt + 1 < fast_limit;
-        let (first, promote) = (kt % TILES_PER_BLOCK == 0, kt % TILES_PER_BLOCK == TILES_PER_BLOCK - 1 || kt + 1 == k_tiles);
+        let tpb = TILES_PER_BLOCK as u32;
+        let (first, promote) = (kt % tpb == 0, kt % tpb == tpb - 1 || kt + 1 == k_tiles);
         if next_fast {
-            step!(kt & 1, fast, true, first, promote);
+            step!((kt & 1) as usize, fast, true, first, promote);
         } else {
-            step!(kt & 1, slow, kt + 1 < k_tiles, first, promote);
+            step!((kt & 1) as usize, slow, kt + 1 < k_tiles, first, promote);
         }
     }
 
-    // SAFETY: this block's rows of C (row_base + row0 ...), sized by the host.
-    let target = unsafe {
-        epilogue::Target {
-            c: (args.c as *mut u8).add((row_base + row0) * args.ldc as usize * 2),
-            residual: core::ptr::null(),
-            m: m - row0,
-            n,
-            ldc: args.ldc as usize,
-            ldr: 0,
-            vector_ok: vector_ok && (args.c as usize) % 16 == 0 && (args.ldc as usize * 2) % 16 == 0,
-        }
+    // SAFETY: this block's rows of C, sized by the host.
+    let c_block = unsafe { (args.c as *mut u8).add((c_g + row0 * args.ldc as usize) * 2) };
+    let target = epilogue::Target {
+        c: c_block,
+        residual: core::ptr::null(),
+        m: m - row0,
+        n,
+        ldc: args.ldc as usize,
+        ldr: 0,
+        vector_ok: vector_ok && (c_block as usize) % 16 == 0 && (args.ldc as usize * 2) % 16 == 0,
     };
     let params = epilogue::Params {
         alpha: 1.0,

@@ -43,9 +43,10 @@ impl<const N: usize> Operand<N> {
     /// thread moves chunks `thread + i * threads` for `i < count`.
     #[inline(always)]
     pub fn new(base: *const u8, row_bytes: usize, rows_left: usize, k_bytes: usize, thread: usize, threads: usize, count: usize) -> Self {
-        let last = rows_left.max(1) - 1;
-        // The valid bytes: up to K of the last (clamped) row, so nothing past the operand's own
-        // memory is ever read, even by the over-reading partial tile.
+        // The last row this block reads: its own last row or the matrix's, whichever is first.
+        let last = rows_left.min(threads * count / CHUNKS).max(1) - 1;
+        // The valid bytes: up to K of that row, so nothing past the operand's own memory is ever
+        // read, even by the over-reading partial tile (the host keeps this under 4 GiB).
         let span = (last * row_bytes + k_bytes).min(u32::MAX as usize) as u32;
         let mut op = Operand { off: [0; N], q16: [0; N], k_bytes, buf: Buffer::new(base, span) };
         crate::unroll!(i < N => {
@@ -62,10 +63,10 @@ impl<const N: usize> Operand<N> {
     /// Loads this thread's chunks of the K-tile at byte `kb` of every row (16 bytes each).
     /// `partial`: the tile reaches past K, whose bytes are zeroed.
     #[inline(always)]
-    pub fn load(&self, kb: usize, count: usize, partial: bool, regs: &mut [U32x4; N]) {
-        // The K offset is uniform, but LLVM may keep the loop counter in VGPRs; a scalar offset
+    pub fn load(&self, kb: u32, count: usize, partial: bool, regs: &mut [U32x4; N]) {
+        // The K offset is uniform, but LLVM may keep a loop counter in VGPRs; a scalar offset
         // must be an SGPR, so say so (else each load gets a waterfall loop).
-        let kbs = crate::dsl::wave::readfirstlane(kb as u32);
+        let kbs = crate::dsl::wave::readfirstlane(kb);
         // The range check ignores the scalar offset: the partial tile, which must be clipped at
         // the operand's end, goes through a buffer re-based at `kb` instead.
         let (buf, soff) = if partial { (self.buf.skip(kbs), 0) } else { (self.buf, kbs) };
