@@ -154,6 +154,15 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             a.load(kb, na, true, &mut ra);
             b.load(kb, nb, true, &mut rb);
         }};
+        // Whichever the tile needs (the tail's branches only touch the load registers).
+        ($kt:expr, dynamic) => {{
+            let next = $kt;
+            if next < full_tiles {
+                load_tile!(next, fast);
+            } else if next < k_tiles {
+                load_tile!(next, slow);
+            }
+        }};
     }
 
     if k_tiles > 0 {
@@ -228,22 +237,21 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
         }};
     }
 
-    // Hot loop over whole scale blocks (two K-tiles, the next one always full): the block
-    // structure is static, so no per-tile select between starting and continuing a block.
-    let fast_limit = k_tiles.min(full_tiles);
-    while kt + 2 < fast_limit {
+    // The loop walks whole scale blocks (two K-tiles, or one at the very end), so whether a step
+    // starts or ends a block is static: a runtime choice would make LLVM select between C = 0
+    // and `tmp` for the MFMAs, a second copy of all 64 partial sums.
+    // Hot loop: both tiles of the block and the one after it are full.
+    while kt + 2 < full_tiles {
         step!(0, fast, true, true, false);
         step!(1, fast, true, false, true);
     }
-    // Tail: the last block (or the last full tiles and the partial one).
+    // Tail: the last blocks, tiles loaded as each needs (the partial tile clipped).
     while kt < k_tiles {
-        let next_fast = kt + 1 < fast_limit;
-        let tpb = TILES_PER_BLOCK as u32;
-        let (first, promote) = (kt % tpb == 0, kt % tpb == tpb - 1 || kt + 1 == k_tiles);
-        if next_fast {
-            step!((kt & 1) as usize, fast, true, first, promote);
+        if kt + 1 < k_tiles {
+            step!((kt & 1) as usize, dynamic, true, true, false);
+            step!((kt & 1) as usize, dynamic, kt + 1 < k_tiles, false, true);
         } else {
-            step!((kt & 1) as usize, slow, kt + 1 < k_tiles, first, promote);
+            step!((kt & 1) as usize, dynamic, false, true, true);
         }
     }
 
