@@ -33,6 +33,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
+    <gemm::GemmReduceArgs as KernelArgs>::KERNELS,
     <gemm_fp8::Fp8ScaledArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
 ];

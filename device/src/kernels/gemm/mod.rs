@@ -11,6 +11,7 @@
 
 mod epilogue;
 mod mma;
+pub mod reduce;
 pub mod scaled;
 mod tile;
 
