@@ -17,6 +17,7 @@ mod ptr;
 pub mod basic;
 pub mod elementwise;
 pub mod gemm;
+pub mod gemm_fp8;
 pub mod layout;
 pub mod movement;
 
@@ -34,6 +35,8 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
+    <gemm::GemmReduceArgs as KernelArgs>::KERNELS,
+    <gemm_fp8::Fp8ScaledArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
     <elementwise::EltArgs as KernelArgs>::KERNELS,
     <elementwise::FillPatternArgs as KernelArgs>::KERNELS,
