@@ -69,11 +69,14 @@ pub fn ulp(dtype: DType, x: f64) -> f64 {
 }
 
 /// `v` rounded to `dtype` and back (exact for the values a `dtype` tensor holds).
+///
+/// Through [`Element::from_f64`], not `half`'s `from_f64`, which rounds twice (it drops the low
+/// bits of the f64 before rounding, so values just above a midpoint tie).
 pub fn round_to(dtype: DType, v: f64) -> f64 {
     match dtype {
         DType::F32 => v as f32 as f64,
-        DType::F16 => f16::from_f64(v).to_f64(),
-        DType::Bf16 => bf16::from_f64(v).to_f64(),
+        DType::F16 => <f16 as Element>::from_f64(v).to_f64(),
+        DType::Bf16 => <bf16 as Element>::from_f64(v).to_f64(),
         DType::Fp8E4M3Fnuz => Fp8E4M3Fnuz::from_f64(v).to_f64(),
         DType::Fp8E5M2Fnuz => Fp8E5M2Fnuz::from_f64(v).to_f64(),
         DType::I32 => <i32 as Element>::from_f64(v) as f64,

@@ -22,15 +22,18 @@ use half::{bf16, f16};
 /// [`Element::from_f64`]: nearest even for floats (fp8 saturating), toward zero and saturating
 /// for integers (NaN -> 0).
 pub fn element_bytes(dtype: DType, value: f64) -> Vec<u8> {
+    fn bytes<T: Element>(value: f64) -> Vec<u8> {
+        bytemuck::bytes_of(&T::from_f64(value)).to_vec()
+    }
     match dtype {
-        DType::F32 => (value as f32).to_le_bytes().to_vec(),
-        DType::F16 => f16::from_f64(value).to_le_bytes().to_vec(),
-        DType::Bf16 => bf16::from_f64(value).to_le_bytes().to_vec(),
-        DType::Fp8E4M3Fnuz => vec![Fp8E4M3Fnuz::from_f64(value).0],
-        DType::Fp8E5M2Fnuz => vec![Fp8E5M2Fnuz::from_f64(value).0],
-        DType::I8 => vec![value as i8 as u8],
-        DType::I32 => (value as i32).to_le_bytes().to_vec(),
-        DType::U32 => (value as u32).to_le_bytes().to_vec(),
+        DType::F32 => bytes::<f32>(value),
+        DType::F16 => bytes::<f16>(value),
+        DType::Bf16 => bytes::<bf16>(value),
+        DType::Fp8E4M3Fnuz => bytes::<Fp8E4M3Fnuz>(value),
+        DType::Fp8E5M2Fnuz => bytes::<Fp8E5M2Fnuz>(value),
+        DType::I8 => bytes::<i8>(value),
+        DType::I32 => bytes::<i32>(value),
+        DType::U32 => bytes::<u32>(value),
     }
 }
 
