@@ -96,12 +96,14 @@ pub mod type_code {
 
 /// Bits of `EltArgs::flags`.
 pub mod elt_flags {
-    /// Use the vector path: each work-item handles `EPL` consecutive output elements with 128-bit
-    /// stores. Set by the host when the output is 16-byte aligned and either the rank is 1 or the
-    /// innermost size is a multiple of `EPL` (so no work-item's run crosses a row).
+    /// Use the vector path: each work-item handles `EPL` output elements in groups of `E`
+    /// consecutive ones ([`EltArgs::group_elements`]), the widest operand with 128-bit accesses.
+    /// Set by the host when the output is 16-byte aligned and either the rank is 1 or the
+    /// innermost size is a multiple of `E` (so no group crosses a row).
     pub const VECTOR: u32 = 1 << 0;
-    /// Input 0 can be read with 128-bit loads in the vector path: innermost stride 1, base and
-    /// every outer stride 16-byte aligned.
+    /// Input 0 can be read with one wide load per group in the vector path: innermost stride 1,
+    /// base and every outer stride aligned to the group's bytes (`E` elements of input 0: 16
+    /// bytes for the widest operand, 4 or 8 for narrower ones).
     pub const IN0_VEC: u32 = 1 << 1;
     /// As [`IN0_VEC`] for input 1.
     pub const IN1_VEC: u32 = 1 << 2;
@@ -145,7 +147,8 @@ crate::kernel_abi! {
     /// strides (0 along broadcast dimensions). The output is contiguous.
     ///
     /// Launch `ceil(n / (ELT_BLOCK * EPL))` workgroups of [`ELT_BLOCK`], where `EPL` (elements
-    /// per work-item) is `16 / min(element sizes)` of the kernel's operands (see each kernel).
+    /// per work-item) is `16 / min(element sizes)` of the kernel's operands (see each kernel and
+    /// [`EltArgs::elements_per_item`]).
     pub struct EltArgs {
         /// Input 0 (the only input of cast/unary; `a` of binary; the condition of where).
         pub in0: Ptr<u8>,
@@ -232,7 +235,7 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32 -> any [`type_code`] (F32..I32): 4 elements per work-item (16 for fp8 outputs,
-        /// 8 for 16-bit outputs), so both sides use 128-bit accesses.
+        /// 8 for 16-bit outputs) in groups of 4 (see [`EltArgs::group_elements`]).
         CAST_FROM_F32 = "cast_from_f32" @ 256 => crate::kernels::elementwise::cast::cast_from_f32,
         /// f16 -> any [`type_code`].
         CAST_FROM_F16 = "cast_from_f16" @ 256 => crate::kernels::elementwise::cast::cast_from_f16,
@@ -265,10 +268,18 @@ crate::kernel_abi! {
 }
 
 impl EltArgs {
-    /// Elements per work-item of a kernel whose smallest operand element is `min_bytes` wide:
-    /// enough for one 128-bit access of that operand.
+    /// Elements per work-item (`EPL`) of a kernel whose narrowest operand element is `min_bytes`
+    /// wide: 16 bytes of that operand.
     pub const fn elements_per_item(min_bytes: u32) -> u32 {
         16 / min_bytes
+    }
+
+    /// Elements per group (`E`) of the vector path of a kernel whose widest operand element is
+    /// `max_bytes` wide: one 128-bit access of that operand per lane. A work-item's `EPL`
+    /// elements are `EPL / E` groups a wave-width apart, so each access instruction of a wave
+    /// covers one contiguous span in whole 64-byte lines.
+    pub const fn group_elements(max_bytes: u32) -> u32 {
+        16 / max_bytes
     }
 }
 

@@ -53,5 +53,5 @@ impl<D: Dt> EltFn for Binary<D> {
 #[inline(always)]
 pub fn binary<D: Dt, const EPL: usize>(args: EltArgs) {
     let f = Binary::<D> { op: args.op, _d: PhantomData };
-    run::<EPL, 2, D, D, D, D, _>(&args, &f);
+    run::<EPL, EPL, 2, D, D, D, D, _>(&args, &f);
 }

@@ -10,7 +10,9 @@
 //! - same type: the bits are copied (NaN payloads kept).
 //!
 //! One kernel per input type; the output type is the uniform `type_code`. Each arm moves
-//! `16 / min(input bytes, output bytes)` elements per work-item so both sides use 128-bit accesses.
+//! `16 / min(input bytes, output bytes)` elements per work-item in groups of
+//! `16 / max(input bytes, output bytes)`: the wider side moves 128 bits per lane per group, the
+//! narrower 32 or 64, and every access instruction uses whole lines (see `nary`).
 
 use super::dtype::{Bf16, Dt, F16, F32, Fp8E4M3, Fp8E5M2, I32};
 use super::nary::{EltFn, Inputs, run};
@@ -38,24 +40,35 @@ impl<I: Dt, O: Dt> EltFn for Cast<I, O> {
     }
 }
 
-/// `I -> O` over the launch, `EPL` elements per work-item.
+/// `I -> O` over the launch, `EPL` elements per work-item in groups of `E`.
 #[inline(always)]
-fn cast<I: Dt, O: Dt, const EPL: usize>(args: &EltArgs) {
-    run::<EPL, 1, I, I, I, O, _>(args, &Cast::<I, O>(PhantomData));
+fn cast<I: Dt, O: Dt, const EPL: usize, const E: usize>(args: &EltArgs) {
+    run::<EPL, E, 1, I, I, I, O, _>(args, &Cast::<I, O>(PhantomData));
+}
+
+/// Elements per work-item of an `a`-byte -> `b`-byte cast: one 128-bit access of the narrower.
+const fn epl(a: usize, b: usize) -> usize {
+    16 / if a < b { a } else { b }
+}
+
+/// Elements per group of an `a`-byte -> `b`-byte cast: one 128-bit access of the wider.
+const fn group(a: usize, b: usize) -> usize {
+    16 / if a > b { a } else { b }
 }
 
 macro_rules! cast_kernel {
-    ($(#[$meta:meta])* $name:ident, $in:ty, [$f32:literal, $f16:literal, $bf16:literal, $e4:literal, $e5:literal, $i32:literal]) => {
+    ($(#[$meta:meta])* $name:ident, $in:ty) => {
         $(#[$meta])*
         #[inline(always)]
         pub fn $name(args: EltArgs) {
+            const I: usize = <$in as Dt>::BYTES;
             match args.type_code {
-                type_code::F32 => cast::<$in, F32, $f32>(&args),
-                type_code::F16 => cast::<$in, F16, $f16>(&args),
-                type_code::BF16 => cast::<$in, Bf16, $bf16>(&args),
-                type_code::FP8_E4M3 => cast::<$in, Fp8E4M3, $e4>(&args),
-                type_code::FP8_E5M2 => cast::<$in, Fp8E5M2, $e5>(&args),
-                type_code::I32 => cast::<$in, I32, $i32>(&args),
+                type_code::F32 => cast::<$in, F32, { epl(I, 4) }, { group(I, 4) }>(&args),
+                type_code::F16 => cast::<$in, F16, { epl(I, 2) }, { group(I, 2) }>(&args),
+                type_code::BF16 => cast::<$in, Bf16, { epl(I, 2) }, { group(I, 2) }>(&args),
+                type_code::FP8_E4M3 => cast::<$in, Fp8E4M3, { epl(I, 1) }, { group(I, 1) }>(&args),
+                type_code::FP8_E5M2 => cast::<$in, Fp8E5M2, { epl(I, 1) }, { group(I, 1) }>(&args),
+                type_code::I32 => cast::<$in, I32, { epl(I, 4) }, { group(I, 4) }>(&args),
                 // The host only passes the codes above.
                 _ => {}
             }
@@ -63,16 +76,15 @@ macro_rules! cast_kernel {
     };
 }
 
-// Elements per work-item per output type: 16 / min(input bytes, output bytes).
 cast_kernel!(/// f32 -> `type_code`.
-    cast_from_f32, F32, [4, 8, 8, 16, 16, 4]);
+    cast_from_f32, F32);
 cast_kernel!(/// f16 -> `type_code`.
-    cast_from_f16, F16, [8, 8, 8, 16, 16, 8]);
+    cast_from_f16, F16);
 cast_kernel!(/// bf16 -> `type_code`.
-    cast_from_bf16, Bf16, [8, 8, 8, 16, 16, 8]);
+    cast_from_bf16, Bf16);
 cast_kernel!(/// fp8 E4M3FNUZ -> `type_code`.
-    cast_from_fp8e4m3, Fp8E4M3, [16, 16, 16, 16, 16, 16]);
+    cast_from_fp8e4m3, Fp8E4M3);
 cast_kernel!(/// fp8 E5M2FNUZ -> `type_code`.
-    cast_from_fp8e5m2, Fp8E5M2, [16, 16, 16, 16, 16, 16]);
+    cast_from_fp8e5m2, Fp8E5M2);
 cast_kernel!(/// i32 -> `type_code`.
-    cast_from_i32, I32, [4, 8, 8, 16, 16, 4]);
+    cast_from_i32, I32);

@@ -3,16 +3,22 @@
 //!
 //! Two paths, chosen by the host with a uniform flag, share the function body (so each op is
 //! compiled once per kernel):
-//! - vector: work-item `g` owns output elements `g*EPL .. g*EPL+EPL`, stored with 128-bit stores.
-//!   Each input is read with 128-bit loads when its flag says it is contiguous and aligned along
-//!   the innermost dimension, with one load when it is broadcast along it (stride 0), or element
-//!   by element otherwise. The host only picks this path when no work-item's run crosses a row
-//!   (rank 1, or an innermost size that is a multiple of `EPL`), so one index split per run is
-//!   enough; the one work-item at the ragged end of a rank-1 launch goes element by element.
+//! - vector: each work-item owns `EPL` output elements in `EPL / E` groups of `E` consecutive
+//!   elements, where `E = 16 / (widest operand's bytes)`: the widest operand moves 16 bytes per
+//!   lane per group, narrower ones 4 or 8. Group `g` of lane `l` in a wave whose run starts at
+//!   element `w` is `w + (g * 64 + l) * E`, so every access instruction of the wave covers one
+//!   contiguous span and uses whole 64-byte lines. (Giving each lane `EPL` consecutive elements
+//!   instead would make the narrow side one 128-bit access, but then each instruction on the wide
+//!   side touches 64 lines a quarter each: f32 -> fp8 moved 3.4x its bytes in lines.) Each input
+//!   is read with wide loads when its flag says it is contiguous and aligned along the innermost
+//!   dimension, with one load per group when it is broadcast along it (stride 0), or element by
+//!   element otherwise. The host only picks this path when no group crosses a row (rank 1, or an
+//!   innermost size that is a multiple of `E`), so one index split per group is enough; groups
+//!   at the ragged end of a rank-1 launch go element by element.
 //! - scalar: element `k` of work-item `t` in workgroup `w` is `(w*EPL + k)*BLOCK + t`, so every
 //!   access instruction of a wave touches consecutive elements (coalesced even though each lane
 //!   moves one element). Used for misaligned operands and innermost sizes that are not a
-//!   multiple of `EPL`.
+//!   multiple of `E`.
 
 use super::chunk::{load_one, load_vec, store_one, store_vec};
 use super::dtype::Dt;
@@ -57,52 +63,77 @@ pub trait EltFn {
     fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N];
 }
 
+/// Lanes per wave.
+const WAVE: u32 = 64;
+
 /// Runs `f` over the launch described by `args`: `NIN` inputs of types `D0`, `D1`, `D2` (unused
-/// ones are not touched), output type `DO`, `EPL` elements per work-item.
+/// ones are not touched), output type `DO`, `EPL` elements per work-item in groups of `E`
+/// (`16 / ` the widest operand's bytes; `E` divides `EPL`).
 #[inline(always)]
-pub fn run<const EPL: usize, const NIN: usize, D0: Dt, D1: Dt, D2: Dt, DO: Dt, F: EltFn>(args: &EltArgs, f: &F) {
+pub fn run<const EPL: usize, const E: usize, const NIN: usize, D0: Dt, D1: Dt, D2: Dt, DO: Dt, F: EltFn>(args: &EltArgs, f: &F) {
     let n = args.n;
     let ix = Indexer::new(args);
     let tid = workitem_id_x();
     let wg = workgroup_id_x();
 
     if args.flags & elt_flags::VECTOR != 0 {
-        let i0 = (wg * ELT_BLOCK + tid) * EPL as u32;
-        if i0 >= n {
-            return;
+        let lane = tid % WAVE;
+        // First element of this wave's run of 64 * EPL.
+        let wave_base = (wg * ELT_BLOCK + tid - lane) * EPL as u32;
+        if wave_base + lane * E as u32 >= n {
+            return; // the first group starts past the end, so do the later ones
         }
-        let valid = n - i0;
-        let off = ix.offsets::<NIN>(i0);
+        let vec_flags = [elt_flags::IN0_VEC, elt_flags::IN1_VEC, elt_flags::IN2_VEC];
         let mut x: Inputs<EPL> = [[0u32; EPL]; MAX_INPUTS];
-        // Phase 1: the inputs' runs.
-        // SAFETY: the host checked that every index of every input view lies in its buffer and
-        // set the INk_VEC flags only for 16-byte aligned, innermost-contiguous inputs.
-        unsafe {
-            if NIN > 0 {
-                x[0] = load_run::<D0, EPL>(args.in0, off[0], ix.strides[0][0], args.flags & elt_flags::IN0_VEC != 0, valid);
-            }
-            if NIN > 1 {
-                x[1] = load_run::<D1, EPL>(args.in1, off[1], ix.strides[1][0], args.flags & elt_flags::IN1_VEC != 0, valid);
-            }
-            if NIN > 2 {
-                x[2] = load_run::<D2, EPL>(args.in2, off[2], ix.strides[2][0], args.flags & elt_flags::IN2_VEC != 0, valid);
-            }
-        }
-        // Phase 2: the function.
-        let y = f.apply::<EPL>(&x);
-        // Phase 3: the contiguous output run.
-        // SAFETY: out holds n elements of DO and is 16-byte aligned when VECTOR is set.
-        unsafe {
-            if valid >= EPL as u32 {
-                store_vec::<DO, EPL>(args.out.add(i0 as usize * DO::BYTES), &y);
-            } else {
-                crate::unroll!(k < EPL => {
-                    if (k as u32) < valid {
-                        store_one::<DO>(args.out, i0 + k as u32, y[k]);
+        // Phase 1: every group's input runs.
+        crate::unroll_max!(g < EPL / E, 4 => {
+            let start = wave_base + (g as u32 * WAVE + lane) * E as u32;
+            if start < n {
+                let valid = n - start;
+                let off = ix.offsets::<NIN>(start);
+                // SAFETY: the host checked that every index of every input view lies in its
+                // buffer and set the INk_VEC flags only for 16-byte aligned, innermost-contiguous
+                // inputs (so each group's run, a multiple of E elements in, is aligned to its size).
+                unsafe {
+                    if NIN > 0 {
+                        let r = load_run::<D0, E>(args.in0, off[0], ix.strides[0][0], args.flags & vec_flags[0] != 0, valid);
+                        crate::unroll!(k < E => { x[0][(g * E + k) % EPL] = r[k]; });
                     }
-                });
+                    if NIN > 1 {
+                        let r = load_run::<D1, E>(args.in1, off[1], ix.strides[1][0], args.flags & vec_flags[1] != 0, valid);
+                        crate::unroll!(k < E => { x[1][(g * E + k) % EPL] = r[k]; });
+                    }
+                    if NIN > 2 {
+                        let r = load_run::<D2, E>(args.in2, off[2], ix.strides[2][0], args.flags & vec_flags[2] != 0, valid);
+                        crate::unroll!(k < E => { x[2][(g * E + k) % EPL] = r[k]; });
+                    }
+                }
             }
-        }
+        });
+        // Phase 2: the function, once over all groups (the op's match stays outside the loops).
+        let y = f.apply::<EPL>(&x);
+        // Phase 3: the contiguous output runs.
+        crate::unroll_max!(g < EPL / E, 4 => {
+            let start = wave_base + (g as u32 * WAVE + lane) * E as u32;
+            if start < n {
+                let valid = n - start;
+                let mut r = [0u32; E];
+                crate::unroll!(k < E => { r[k] = y[(g * E + k) % EPL]; });
+                // SAFETY: out holds n elements of DO and is 16-byte aligned when VECTOR is set;
+                // start is a multiple of E.
+                unsafe {
+                    if valid >= E as u32 {
+                        store_vec::<DO, E>(args.out.add(start as usize * DO::BYTES), &r);
+                    } else {
+                        crate::unroll!(k < E => {
+                            if (k as u32) < valid {
+                                store_one::<DO>(args.out, start + k as u32, r[k]);
+                            }
+                        });
+                    }
+                }
+            }
+        });
     } else {
         // Element k of this work-item: (wg * EPL + k) * BLOCK + tid. A rolled loop: each
         // iteration is independent, so waves overlap their latencies instead of one wave

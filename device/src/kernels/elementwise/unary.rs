@@ -63,5 +63,5 @@ impl<D: Dt> EltFn for Unary<D> {
 #[inline(always)]
 pub fn unary<D: Dt, const EPL: usize>(args: EltArgs) {
     let f = Unary::<D> { op: args.op, alpha: args.alpha, beta: args.beta, _d: PhantomData };
-    run::<EPL, 1, D, D, D, D, _>(&args, &f);
+    run::<EPL, EPL, 1, D, D, D, D, _>(&args, &f);
 }

@@ -123,17 +123,20 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
         }
     }
 
-    // Path choice (see the device's `nary` module): vector when no work-item's run crosses a row
-    // and no input is innermost-contiguous but misaligned (which would turn its 128-bit loads
-    // into per-element ones).
-    let epl = l.epl as usize;
+    // Path choice (see the device's `nary` module): vector when no group of E elements crosses
+    // a row and no input is innermost-contiguous but misaligned (which would turn its wide loads
+    // into per-element ones). E is 16 over the widest operand's bytes.
+    let widest = views.iter().map(|v| v.dtype().size()).chain([l.out_dtype.size()]).max().unwrap_or(1);
+    let group = EltArgs::group_elements(widest as u32) as usize;
     let mut flags = 0u32;
-    let mut vector = rank == 1 || shape[0] % epl == 0;
+    let mut vector = rank == 1 || shape[0] % group == 0;
     let vec_bits = [elt_flags::IN0_VEC, elt_flags::IN1_VEC, elt_flags::IN2_VEC];
     for (k, (v, s)) in views.iter().zip(&strides).enumerate() {
         let esize = v.dtype().size();
         let addr = v.storage().addr() + (v.offset() * esize) as u64;
-        let aligned = addr % 16 == 0 && s[1..].iter().all(|&st| (st * esize) % 16 == 0);
+        // Each group of this input is one access of `group * esize` bytes (16 for the widest).
+        let need = group * esize;
+        let aligned = addr % need as u64 == 0 && s[1..].iter().all(|&st| (st * esize) % need == 0);
         if s[0] == 1 && aligned {
             flags |= vec_bits[k];
         } else if s[0] == 1 {
