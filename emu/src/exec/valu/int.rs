@@ -231,9 +231,15 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
                 Ok(m) => m,
                 Err(e) => return Some(Err(e.into())),
             };
+            // The VOP3 form takes float abs/neg on both sources (sign-bit operations on the
+            // 32 bits): LLVM folds `c ? -x : x` into `v_cndmask_b32_e64 v, x, -x, c`.
+            let sign_mods = |i: usize, x: u32| {
+                let x = if inst.mods.abs >> i & 1 == 1 { x & 0x7fff_ffff } else { x };
+                if inst.mods.neg >> i & 1 == 1 { x ^ 0x8000_0000 } else { x }
+            };
             let mut out = [0u32; LANES];
             for l in 0..LANES {
-                out[l] = if m >> l & 1 == 1 { s.v[1][l] } else { s.v[0][l] };
+                out[l] = if m >> l & 1 == 1 { sign_mods(1, s.v[1][l]) } else { sign_mods(0, s.v[0][l]) };
             }
             write32(w, inst, s.mask, &out)
         }

@@ -697,6 +697,22 @@ fn carries_masks_and_lane_access_through_sgprs() {
 }
 
 #[test]
+fn cndmask_applies_abs_and_neg_to_its_sources() {
+    let mut w = wave();
+    for l in 0..LANES {
+        w.v[1][l] = (-3.0f32).to_bits();
+        w.v[2][l] = 2.0f32.to_bits();
+    }
+    w.s[8] = 0x5555_5555; // even lanes pick source 1
+    w.s[9] = 0x5555_5555;
+    run_asm(&mut w, "v_cndmask_b32_e64 v3, v1, -v1, s[8:9]\nv_cndmask_b32_e64 v4, |v1|, -|v2|, s[8:9]");
+    assert_eq!(f32::from_bits(w.v[3][0]), 3.0);
+    assert_eq!(f32::from_bits(w.v[3][1]), -3.0);
+    assert_eq!(f32::from_bits(w.v[4][0]), -2.0);
+    assert_eq!(f32::from_bits(w.v[4][1]), 3.0);
+}
+
+#[test]
 fn sad_lerp_and_byte_packing() {
     let mut w = wave();
     w.v[1][0] = 0x0a0b_0c0d;
