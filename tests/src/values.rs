@@ -186,7 +186,7 @@ pub fn view_of(dev: &ferrocm::Device, dtype: DType, shape: &[usize], vals: &[f64
             let c = shape[r - 1];
             let mut wide = shape.to_vec();
             wide[r - 1] = c + 3;
-            let rows = vals.len() / c.max(1);
+            let rows: usize = shape[..r - 1].iter().product();
             let mut stored = vec![f64::NAN; rows * (c + 3)]; // the padding is never read
             for i in 0..rows {
                 stored[i * (c + 3)..i * (c + 3) + c].copy_from_slice(&vals[i * c..i * c + c]);

@@ -83,7 +83,7 @@ fn elementwise_and_movement_kernels_move_each_byte_once_in_full_lines() {
 
     let c = tensor_of(dev, DType::I8, &[n], &(0..n).map(|i| (i % 3) as f64).collect::<Vec<_>>());
     ew::where_(&c, &x, &x).unwrap();
-    check(&mut bad, "where f32 (i8 condition)", &last(), 9 * n as u64, 1.0, &[4, 16], 0);
+    check(&mut bad, "where f32 (i8 condition)", &last(), 13 * n as u64, 1.0, &[4, 16], 0);
 
     ew::fill(&x, 1.0).unwrap();
     check(&mut bad, "fill f32", &last(), 4 * n as u64, 1.0, &[16], 0);
