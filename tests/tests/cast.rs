@@ -113,7 +113,7 @@ fn check_cast(from: DType, to: DType, shape: &[usize], layout: Layout, seed: u64
 }
 
 proptest! {
-    #![proptest_config(proptest_config(48))]
+    #![proptest_config(proptest_config(160))]
 
     #[test]
     fn casts_match_the_reference_bit_for_bit(

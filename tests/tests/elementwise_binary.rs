@@ -125,7 +125,7 @@ fn reference_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
 }
 
 proptest! {
-    #![proptest_config(proptest_config(40))]
+    #![proptest_config(proptest_config(160))]
 
     #[test]
     fn binary_ops_match_the_reference(

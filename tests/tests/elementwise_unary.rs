@@ -96,7 +96,7 @@ fn shape() -> impl Strategy<Value = Vec<usize>> {
 }
 
 proptest! {
-    #![proptest_config(proptest_config(40))]
+    #![proptest_config(proptest_config(160))]
 
     #[test]
     fn unary_ops_match_the_reference(

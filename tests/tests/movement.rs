@@ -28,7 +28,7 @@ fn dim() -> impl Strategy<Value = usize> {
 }
 
 proptest! {
-    #![proptest_config(proptest_config(48))]
+    #![proptest_config(proptest_config(120))]
 
     #[test]
     fn index_select_matches_the_reference(

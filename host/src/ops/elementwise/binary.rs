@@ -1,8 +1,8 @@
 //! Binary math with numpy broadcasting on f32, f16 and bf16 tensors: `y = op(a, b)`, computed in
 //! f32 and rounded once to the dtype. Both operands have the same dtype (no implicit promotion:
-//! [`cast`](super::cast) first).
+//! [`cast`](fn@super::cast) first).
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::elementwise::{self as ew, BinaryOp}};
 //! let dev = Device::new()?;
 //! let x = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;

@@ -11,7 +11,7 @@
 //!   through f32 first); fp8 saturates.
 //! - to the same dtype: a bit copy.
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, DType, Tensor, ops::elementwise as ew};
 //! let dev = Device::new()?;
 //! let x = Tensor::from_slice(&dev, &[1.5f32, -300.0, 2.7], &[3])?;
@@ -78,6 +78,16 @@ pub fn cast(x: &Tensor, dtype: DType) -> Result<Tensor> {
 /// A new contiguous tensor with `x`'s elements (bit copies; any dtype of 1, 2 or 4 bytes), always
 /// a fresh allocation. Contiguous runs move with 128-bit loads and stores; strided and broadcast
 /// views are gathered with the index math of the elementwise kernels.
+///
+/// ```
+/// use ferrocm::{Device, Tensor, ops::elementwise as ew};
+/// let dev = Device::new()?;
+/// let x = Tensor::from_slice(&dev, &[1i32, 2, 3, 4, 5, 6], &[2, 3])?;
+/// let xt = ew::copy(&x.transpose(0, 1)?)?; // [3, 2], contiguous
+/// assert!(xt.is_contiguous());
+/// assert_eq!(xt.to_vec::<i32>()?, vec![1, 4, 2, 5, 3, 6]);
+/// # Ok::<(), ferrocm::Error>(())
+/// ```
 ///
 /// # Errors
 /// [`Error::Unsupported`] for other element sizes, too many elements or dimensions; allocation

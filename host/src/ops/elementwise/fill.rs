@@ -1,6 +1,6 @@
 //! Fill: every element of a contiguous tensor set to one value, any dtype.
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, DType, ops::elementwise as ew};
 //! let dev = Device::new()?;
 //! let t = ew::full(&dev, &[2, 3], DType::Bf16, 0.5)?;

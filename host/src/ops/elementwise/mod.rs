@@ -1,12 +1,12 @@
 //! Elementwise ops: memory-bound, one pass over the data, 128-bit accesses per lane wherever
 //! the layout allows.
 //!
-//! - [`fill`](fill::fill) / [`full`](fill::full): one value everywhere, any dtype;
-//! - [`cast`](cast::cast) between f32, f16, bf16, fp8 (FNUZ) and i32 (rounding rules in
-//!   [`cast`](mod@cast)), and [`copy`](cast::copy) (any view -> contiguous);
-//! - [`unary`](unary::unary) math ([`UnaryOp`]) and [`affine`](unary::affine) `a*x+b`;
-//! - [`binary`](binary::binary) math ([`BinaryOp`]) with numpy broadcasting;
-//! - [`where_`](select::where_): `cond ? a : b` with broadcasting.
+//! - [`fill()`] / [`full`]: one value everywhere, any dtype;
+//! - [`cast()`] between f32, f16, bf16, fp8 (FNUZ) and i32 (rounding rules in
+//!   [`cast`](mod@cast)), and [`copy`] (any view -> contiguous);
+//! - [`unary()`] math ([`UnaryOp`]) and [`affine`] `a*x+b`;
+//! - [`binary()`] math ([`BinaryOp`]) with numpy broadcasting;
+//! - [`where_`]: `cond ? a : b` with broadcasting.
 //!
 //! Float math runs in f32 on f32, f16 and bf16 tensors and rounds once to the output dtype.
 //! Every op returns a new contiguous tensor; inputs may be any view (strided, broadcast,

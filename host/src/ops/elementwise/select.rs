@@ -4,7 +4,7 @@
 //! (nonzero is true). Values are selected as bits, so `a` and `b` may be any dtype of 2 or 4
 //! bytes (f32, f16, bf16, i32, u32), both the same.
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::elementwise as ew};
 //! let dev = Device::new()?;
 //! let cond = Tensor::from_slice(&dev, &[1i8, 0, 1], &[3])?;

@@ -1,7 +1,7 @@
 //! Unary math on f32, f16 and bf16 tensors: `y = op(x)`, computed in f32 and rounded once to
 //! the tensor's dtype (nearest even).
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::elementwise::{self as ew, UnaryOp}};
 //! let dev = Device::new()?;
 //! let x = Tensor::from_slice(&dev, &[-1.0f32, 0.0, 2.0], &[3])?;

@@ -1,6 +1,6 @@
 //! Concatenation along one axis.
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::movement};
 //! let dev = Device::new()?;
 //! let a = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2])?;

@@ -4,7 +4,7 @@
 //! is zero-filled) and the op returns [`Error::IndexOutOfRange`] naming one offending position
 //! and its value. Negative indices are out of range (no Python-style wrap-around).
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::movement};
 //! let dev = Device::new()?;
 //! let table = Tensor::from_slice(&dev, &[0.0f32, 0.1, 1.0, 1.1, 2.0, 2.1], &[3, 2])?; // 3 rows of 2
@@ -24,6 +24,16 @@ use crate::tensor::Tensor;
 
 /// `x` with `axis` replaced by the entries `indices` picks: `out[.., j, ..] = x[.., indices[j], ..]`.
 /// `indices` is a 1-D i32 tensor (any view). The output is contiguous, of `x`'s dtype.
+///
+/// ```
+/// use ferrocm::{Device, Tensor, ops::movement};
+/// let dev = Device::new()?;
+/// let x = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
+/// let cols = Tensor::from_slice(&dev, &[2i32, 2, 0], &[3])?;
+/// let y = movement::index_select(&x, 1, &cols)?; // columns 2, 2, 0 of each row
+/// assert_eq!(y.to_vec::<f32>()?, vec![3.0, 3.0, 1.0, 6.0, 6.0, 4.0]);
+/// # Ok::<(), ferrocm::Error>(())
+/// ```
 ///
 /// Each output row (the elements after `axis`) is one contiguous copy; rows whose bytes and
 /// addresses are multiples of 16 move with 128-bit loads and stores. A view of `x` whose

@@ -1,6 +1,5 @@
-//! Data movement: [`index_select`](gather::index_select) and [`embedding`](gather::embedding)
-//! (i32-indexed gathers with on-device range checks), [`transpose_last2`](transpose::transpose_last2)
-//! (LDS-tiled, coalesced both ways), [`concat`](concat::concat) along any axis.
+//! Data movement: [`index_select`] and [`embedding`] (i32-indexed gathers with on-device range
+//! checks), [`transpose_last2`] (LDS-tiled, coalesced both ways), [`concat()`] along any axis.
 //!
 //! Strided views to contiguous memory are [`elementwise::copy`](crate::ops::elementwise::copy)
 //! (vectorised) and [`layout::contiguous`](crate::ops::layout::contiguous).

@@ -1,7 +1,7 @@
 //! Transpose of the last two axes into a new contiguous tensor, through LDS tiles so both the
 //! reads and the writes are coalesced 128-bit accesses.
 //!
-//! ```no_run
+//! ```
 //! use ferrocm::{Device, Tensor, ops::movement};
 //! let dev = Device::new()?;
 //! let x = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3])?;
