@@ -101,7 +101,7 @@ fn elementwise_and_movement_kernels_move_each_byte_once_in_full_lines() {
     // Embedding: 512 rows of 256 bytes (64 f32) from a 1000-row table; each row's index is read
     // by its 16 lanes (one line per wave), the rows with 128-bit accesses.
     let table = tensor_of(dev, DType::F32, &[1000, 64], &f32s(64_000));
-    let ids: Vec<i32> = (0..512).map(|i| (i * 37 % 1000) as i32).collect();
+    let ids: Vec<i32> = (0..512).map(|i: i32| i * 37 % 1000).collect();
     let ids = Tensor::from_slice(dev, &ids, &[512]).unwrap();
     movement::embedding(&table, &ids).unwrap();
     // The last launch is the gather (the error-flag readback is a copy, not a launch). Its one

@@ -72,7 +72,7 @@ pub fn fill_bytes(t: &Tensor, elem: &[u8]) -> Result<()> {
         *p = elem[(k + 16 - (start % 16) as usize) % esize];
     }
     let word = |i: usize| u32::from_le_bytes([pattern[4 * i], pattern[4 * i + 1], pattern[4 * i + 2], pattern[4 * i + 3]]);
-    let chunks = ((start + bytes).div_ceil(16) - start / 16) as u64;
+    let chunks = (start + bytes).div_ceil(16) - start / 16;
     let groups = u32::try_from(chunks.div_ceil(ELT_BLOCK as u64))
         .map_err(|_| Error::Unsupported { op: "fill", what: format!("{bytes} bytes (more than 2^32 workgroups)") })?;
     let args = FillPatternArgs { dst: DevPtr::from_addr(start), bytes, pattern0: word(0), pattern1: word(1), pattern2: word(2), pattern3: word(3) };

@@ -136,7 +136,7 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
         let addr = v.storage().addr() + (v.offset() * esize) as u64;
         // Each group of this input is one access of `group * esize` bytes (16 for the widest).
         let need = group * esize;
-        let aligned = addr % need as u64 == 0 && s[1..].iter().all(|&st| (st * esize) % need == 0);
+        let aligned = addr.is_multiple_of(need as u64) && s[1..].iter().all(|&st| (st * esize).is_multiple_of(need));
         if s[0] == 1 && aligned {
             flags |= vec_bits[k];
         } else if s[0] == 1 {

@@ -56,10 +56,10 @@ pub fn transpose_last2(x: &Tensor) -> Result<Tensor> {
     let addr = x.storage().addr() + (x.offset() * esize) as u64;
 
     let mut flags = 0;
-    if (cs == 1 || cols == 1) && addr % 16 == 0 && (rs * esize) % 16 == 0 {
+    if (cs == 1 || cols == 1) && addr.is_multiple_of(16) && (rs * esize).is_multiple_of(16) {
         flags |= transpose_flags::SRC_VEC;
     }
-    if (rows * esize) % 16 == 0 {
+    if (rows * esize).is_multiple_of(16) {
         flags |= transpose_flags::DST_VEC;
     }
     let tile_cols = TRANSPOSE_TILE_ROW_BYTES as usize / esize;
