@@ -28,7 +28,7 @@
 //! gfx942's fp8 is E4M3**FNUZ** (exponent bias 8, max 240, one NaN `0x80`, no -0), while
 //! checkpoints quantised for NVIDIA GPUs (and gfx950) use OCP **E4M3FN** (bias 7, max 448). The
 //! same bits mean half the value here: convert weights once at load time with
-//! [`e4m3fn_to_fnuz`](crate::dtype::e4m3fn_to_fnuz), which keeps the bits (so nothing is rounded)
+//! [`Fp8E4M3Fnuz::from_e4m3fn_bits`](crate::Fp8E4M3Fnuz::from_e4m3fn_bits), which keeps the bits (so nothing is rounded)
 //! and asks for the scales to be doubled.
 //!
 //! # Grouped forms
