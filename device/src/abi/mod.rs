@@ -17,6 +17,11 @@ mod ptr;
 pub mod basic;
 pub mod gemm;
 pub mod layout;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod rows;
+pub mod softmax;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use ptr::{Ptr, PtrMut};
@@ -33,6 +38,12 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
+    <reduce::ReduceRowsArgs as KernelArgs>::KERNELS,
+    <reduce::ReduceColsArgs as KernelArgs>::KERNELS,
+    <reduce::ReducePartialsArgs as KernelArgs>::KERNELS,
+    <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
+    <norm::NormArgs as KernelArgs>::KERNELS,
+    <rope::RopeArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

@@ -1,0 +1,33 @@
+//! What the row-resident kernels (softmax, RMSNorm, LayerNorm) share: how a row is spread over
+//! lanes, the launch shapes, and the multi-block modes for rows too long for one workgroup.
+//!
+//! A row (or a segment of a long row) is held in registers by a group of `lanes` lanes, at most
+//! [`ROW_SLOTS`] elements per lane: lane `j` holds 16-byte chunks `j, j + lanes, ...` (VECTOR_OK)
+//! or elements `j, j + lanes, ...`. It is read once, reduced (DPP inside a wave, LDS across
+//! waves), transformed and written once.
+
+/// Elements one lane holds (f32 registers).
+pub const ROW_SLOTS: u32 = 32;
+/// Largest group of lanes per row (one 1024-item workgroup).
+pub const ROW_MAX_LANES: u32 = 1024;
+/// The longest row one workgroup holds: [`ROW_MAX_LANES`] x [`ROW_SLOTS`].
+pub const ROW_MAX_FUSED: u32 = ROW_MAX_LANES * ROW_SLOTS;
+/// Work-items per workgroup when a row takes fewer lanes than this (several rows per workgroup).
+pub const ROW_MIN_BLOCK: u32 = 256;
+/// Dynamic LDS of every row kernel (the cross-wave slots of `dsl::group::reduce_waves`).
+pub const ROW_LDS_BYTES: u32 = 512;
+/// Floats per partial statistic of the multi-block modes (one 16-byte slot).
+pub const ROW_STAT_FLOATS: u32 = 4;
+
+/// The `mode` field.
+pub mod mode {
+    /// Whole rows: grid x = workgroups, each walks rows `group, group + groups, ...` (weights
+    /// stay in registers across its rows); `lanes` per row, block `max(lanes, ROW_MIN_BLOCK)`.
+    pub const FUSED: u32 = 0;
+    /// Long rows, first pass: workgroup `w` (block = `lanes`) reads segment `w % segs` of row
+    /// `w / segs` and writes its statistic to `stats[w]`.
+    pub const STATS: u32 = 1;
+    /// Long rows, second pass: as STATS, but combines the row's `segs` statistics and writes
+    /// the segment's outputs.
+    pub const APPLY: u32 = 2;
+}
