@@ -7,10 +7,18 @@
 //!
 //! Statistics in f32: RMSNorm sums squares; LayerNorm keeps `(count, mean, M2)` per lane (two
 //! passes over the lane's registers) and merges them with Chan's rule, so one reduction gives
-//! a variance without the cancellation of `E[x^2] - E[x]^2`. Rows up to `rows::ROW_MAX_FUSED`
-//! are read once; longer ones take STATS then APPLY passes (see [`super::rows::mode`]).
+//! a variance without the cancellation of `E[x^2] - E[x]^2`. Rows up to [`NORM_MAX_FUSED`]
+//! elements are read once; longer ones take STATS then APPLY passes (see [`super::rows::mode`]).
 
+use super::rows::ROW_SLOTS;
 use super::{Ptr, PtrMut};
+
+/// Largest group of lanes per row: a 256-item workgroup. The kernels keep a row's 32 values per
+/// lane plus the weight and bias of those columns in registers (~100 VGPRs), more than the 128
+/// a 1024-item launch bound allows.
+pub const NORM_MAX_LANES: u32 = 256;
+/// The longest row read once: [`NORM_MAX_LANES`] x `ROW_SLOTS`.
+pub const NORM_MAX_FUSED: u32 = NORM_MAX_LANES * ROW_SLOTS;
 
 /// Bits of `NormArgs::flags`.
 pub mod flags {
@@ -47,7 +55,7 @@ crate::kernel_abi! {
         pub rows: u32,
         /// Elements per row (the normalised length).
         pub len: u32,
-        /// Lanes per row (FUSED) or per segment: a power of two up to 1024.
+        /// Lanes per row (FUSED) or per segment: a power of two up to [`NORM_MAX_LANES`].
         pub lanes: u32,
         /// Segments per row (1 in FUSED).
         pub segs: u32,
@@ -62,10 +70,10 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32 rows.
-        NORM_F32 = "norm_f32" @ 1024 => crate::kernels::norm::norm::<f32>,
+        NORM_F32 = "norm_f32" @ 256 => crate::kernels::norm::norm::<f32>,
         /// f16 rows.
-        NORM_F16 = "norm_f16" @ 1024 => crate::kernels::norm::norm::<crate::abi::F16>,
+        NORM_F16 = "norm_f16" @ 256 => crate::kernels::norm::norm::<crate::abi::F16>,
         /// bf16 rows.
-        NORM_BF16 = "norm_bf16" @ 1024 => crate::kernels::norm::norm::<crate::abi::Bf16>,
+        NORM_BF16 = "norm_bf16" @ 256 => crate::kernels::norm::norm::<crate::abi::Bf16>,
     }
 }

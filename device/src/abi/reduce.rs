@@ -64,7 +64,7 @@ pub const REDUCE_ROWS_LDS_BYTES: u32 = 512 + REDUCE_BLOCK * 4;
 
 crate::kernel_abi! {
     /// Arguments of `reduce_rows_*`: reduce each of `rows` contiguous rows of `len` elements.
-    /// Grid: x = splits, y = row groups (`REDUCE_BLOCK / lanes` rows per workgroup).
+    /// Grid: x = row groups (`REDUCE_BLOCK / lanes` rows each) * splits, splits fastest.
     pub struct ReduceRowsArgs {
         /// Input, `rows * len` elements of the kernel's dtype, rows contiguous.
         pub x: Ptr<u8>,
@@ -82,7 +82,7 @@ crate::kernel_abi! {
         pub lanes: u32,
         /// Elements per split of a row (a multiple of 8 when VECTOR_OK); `len` when unsplit.
         pub seg_len: u32,
-        /// Splits per row (grid x).
+        /// Splits per row.
         pub splits: u32,
         /// An [`op`] code.
         pub op: u32,
@@ -105,7 +105,8 @@ crate::kernel_abi! {
 
 crate::kernel_abi! {
     /// Arguments of `reduce_cols_*`: reduce `[outer][len][inner]` over `len`.
-    /// Grid: x = column tiles (`tile_cols` columns units each), y = splits of `len`, z = outer.
+    /// Grid: x = outer * column tiles (`tile_cols` column units each, tiles fastest), y = splits
+    /// of `len`.
     pub struct ReduceColsArgs {
         /// Input, contiguous `[outer][len][inner]` of the kernel's dtype.
         pub x: Ptr<u8>,

@@ -6,12 +6,11 @@
 //! or elements `j, j + lanes, ...`. It is read once, reduced (DPP inside a wave, LDS across
 //! waves), transformed and written once.
 
-/// Elements one lane holds (f32 registers).
+/// Elements one lane holds (f32 registers) with 16-byte accesses.
 pub const ROW_SLOTS: u32 = 32;
-/// Largest group of lanes per row (one 1024-item workgroup).
-pub const ROW_MAX_LANES: u32 = 1024;
-/// The longest row one workgroup holds: [`ROW_MAX_LANES`] x [`ROW_SLOTS`].
-pub const ROW_MAX_FUSED: u32 = ROW_MAX_LANES * ROW_SLOTS;
+/// Elements one lane holds with element accesses (rows whose length breaks 16-byte alignment):
+/// each slot then needs its own bounds mask, and 32 of them live at once exhaust the SGPRs.
+pub const ROW_SLOTS_SCALAR: u32 = 16;
 /// Work-items per workgroup when a row takes fewer lanes than this (several rows per workgroup).
 pub const ROW_MIN_BLOCK: u32 = 256;
 /// Dynamic LDS of every row kernel (the cross-wave slots of `dsl::group::reduce_waves`).
@@ -21,8 +20,10 @@ pub const ROW_STAT_FLOATS: u32 = 4;
 
 /// The `mode` field.
 pub mod mode {
-    /// Whole rows: grid x = workgroups, each walks rows `group, group + groups, ...` (weights
-    /// stay in registers across its rows); `lanes` per row, block `max(lanes, ROW_MIN_BLOCK)`.
+    /// Whole rows, `lanes` per row, block `max(lanes, ROW_MIN_BLOCK)`, grid x = workgroups.
+    /// Softmax, and norms without VECTOR_OK: one row per group (launch a group per row). Norms
+    /// with VECTOR_OK: each group walks rows `group, group + groups, ...` with the weights in
+    /// registers.
     pub const FUSED: u32 = 0;
     /// Long rows, first pass: workgroup `w` (block = `lanes`) reads segment `w % segs` of row
     /// `w / segs` and writes its statistic to `stats[w]`.

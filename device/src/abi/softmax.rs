@@ -1,12 +1,19 @@
 //! Softmax and log-softmax over the last axis (numerically stable, f32 arithmetic).
 //!
-//! A row is read once and written once when it fits one workgroup (`rows::ROW_MAX_FUSED`
+//! A row is read once and written once when it fits one workgroup ([`SOFTMAX_MAX_FUSED`]
 //! elements): each lane takes the maximum of its elements, keeps `exp(x - m_lane)` and their
 //! sum, and the group combines `(max, sum)` pairs with the online-softmax rule
 //! `(m, s) + (m', s') = (M, s e^(m - M) + s' e^(m' - M))` in a single reduction. Longer rows
 //! take two passes (STATS then APPLY, see [`super::rows::mode`]).
 
+use super::rows::ROW_SLOTS;
 use super::{Ptr, PtrMut};
+
+/// Largest group of lanes per row: a 1024-item workgroup (the kernels' launch bound, so LLVM
+/// gives them at most 128 VGPRs; a lane's 32 values of `exp(x - m)` and temporaries fit).
+pub const SOFTMAX_MAX_LANES: u32 = 1024;
+/// The longest row read once: [`SOFTMAX_MAX_LANES`] x `ROW_SLOTS`.
+pub const SOFTMAX_MAX_FUSED: u32 = SOFTMAX_MAX_LANES * ROW_SLOTS;
 
 /// Bits of `SoftmaxArgs::flags`.
 pub mod flags {

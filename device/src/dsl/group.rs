@@ -96,10 +96,12 @@ mod ctrl {
 fn dpp<T: Words, const CTRL: u32>(v: T) -> T {
     let w = v.to_words();
     let mut o = [0u32; 4];
-    crate::unroll!(i < T::N => {
-        // SAFETY: a register move between lanes; the controls used here always name a lane of
-        // the same row, which is active under the module's calling rule.
-        o[i] = unsafe { amdgpu::update_dpp::<CTRL, 0xF, 0xF, false>(w[i], w[i]) };
+    crate::unroll!(i < 4 => {
+        if i < T::N {
+            // SAFETY: a register move between lanes; the controls used here always name a lane
+            // of the same row, which is active under the module's calling rule.
+            o[i] = unsafe { amdgpu::update_dpp::<CTRL, 0xF, 0xF, false>(w[i], w[i]) };
+        }
     });
     T::from_words(o)
 }
@@ -109,9 +111,11 @@ fn dpp<T: Words, const CTRL: u32>(v: T) -> T {
 fn readlane<T: Words, const LANE: u32>(v: T) -> T {
     let w = v.to_words();
     let mut o = [0u32; 4];
-    crate::unroll!(i < T::N => {
-        // SAFETY: LANE is a constant below 64.
-        o[i] = unsafe { amdgpu::readlane_u32(w[i], LANE) };
+    crate::unroll!(i < 4 => {
+        if i < T::N {
+            // SAFETY: LANE is a constant below 64.
+            o[i] = unsafe { amdgpu::readlane_u32(w[i], LANE) };
+        }
     });
     T::from_words(o)
 }

@@ -3,8 +3,18 @@
 //!
 //! - [`basic`]: fill, copy, saxpy, the 32x32 MFMA tile (the first kernels);
 //! - [`layout`]: strided views made contiguous;
-//! - [`gemm`]: matrix products on the matrix cores, with fused epilogues.
+//! - [`gemm`]: matrix products on the matrix cores, with fused epilogues;
+//! - [`reduce`]: sum, mean, max, min, argmax, argmin over an axis or everything;
+//! - [`softmax`]: softmax and log-softmax over the last axis;
+//! - [`norm`]: RMSNorm and LayerNorm (and their fused residual-add forms);
+//! - [`rope`]: rotary position embedding;
+//! - [`rows`]: how the row-resident kernels spread rows over lanes.
 
 pub mod basic;
 pub mod gemm;
 pub mod layout;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod rows;
+pub mod softmax;

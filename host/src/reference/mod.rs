@@ -7,3 +7,7 @@
 pub mod basic;
 pub mod gemm;
 pub mod math;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod softmax;

@@ -1,139 +1,163 @@
 //! RMSNorm and LayerNorm over rows held in registers (see `abi::norm`), optionally fused with
 //! the residual add.
 //!
+//! One statistic serves both norms: per lane `(count, mean, M2)` over its elements (two passes
+//! over its registers), merged across lanes with Chan's rule. LayerNorm uses `mean` and
+//! `M2 / n`; RMSNorm the mean square `M2 / n + mean^2` (a sum of two non-negative terms, so as
+//! accurate as summing squares). One code path for both keeps the kernel small.
+//!
 //! In FUSED mode a workgroup walks its rows with the weight and bias held in registers (the
 //! same slots hold the same columns in every row), so they are read once per workgroup, not
 //! once per row.
-
-mod stat;
 
 use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::dsl::chunk::Elem;
 use crate::dsl::group::{reduce_group, reduce_lanes};
-use crate::dsl::lds::LdsArena;
+use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math::sqrt;
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::wave::lane_id;
 use crate::kernels::rows::{SLOTS, Slots, Spread, Work};
-use stat::{Layer, Rms, Stat};
 
-/// The kernel: RMSNorm or LayerNorm.
+/// `(count, mean, M2)` of a set of values.
+type Stat = (f32, f32, f32);
+
+/// The lane's statistic over its valid slots.
+#[inline(always)]
+fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>) -> Stat {
+    let c = sp.count::<E>() as f32;
+    if c == 0.0 {
+        return (0.0, 0.0, 0.0);
+    }
+    // Empty slots hold 0: they add nothing to the sum, but must be left out of M2.
+    let mut s = 0.0;
+    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { s += x[h * 16 + j]; }); });
+    let mean = s / c;
+    // Valid slots are the prefix 0 .. c: weight slot s by clamp(c - s, 0, 1), arithmetic
+    // rather than 32 live comparison masks.
+    let mut m2 = 0.0;
+    crate::unroll!(h < 2 => {
+        crate::unroll!(j < 16 => {
+            let d = x[h * 16 + j] - mean;
+            let keep = (c - (h * 16 + j) as f32).clamp(0.0, 1.0);
+            m2 += d * d * keep;
+        });
+    });
+    (c, mean, m2)
+}
+
+/// Chan et al.'s pairwise merge, written symmetrically in `a` and `b` (so every lane of a group
+/// computes the same bits); an empty side passes the other through unrounded. Selects, not
+/// branches: it runs in every DPP step.
+#[inline(always)]
+fn merge(a: Stat, b: Stat) -> Stat {
+    let n = a.0 + b.0;
+    let mean = (a.0 * a.1 + b.0 * b.1) / n;
+    let d = b.1 - a.1;
+    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 / n));
+    let b_or_both = if b.0 == 0.0 { a } else { both };
+    if a.0 == 0.0 { b } else { b_or_both }
+}
+
+/// The kernel. 16-byte and element accesses and the three modes are separate code (const
+/// parameters) so no loop branches on them (LLVM would unswitch it into a copy per combination).
 #[inline(always)]
 pub fn norm<E: Elem>(a: NormArgs) {
-    if a.flags & flags::LAYER != 0 { run::<E, Layer>(&a) } else { run::<E, Rms>(&a) }
-}
-
-/// `x` (rows of `len`) plus, with RESIDUAL, the residual, rounded to `E` and written to `h_out`.
-///
-/// # Safety
-/// The segment at element offset `off` lies inside x (and residual, h_out).
-#[inline(always)]
-unsafe fn load_input<E: Elem>(a: &NormArgs, sp: &Spread, off: usize, residual: bool) -> Slots {
-    let b = off * E::BYTES;
-    unsafe {
-        let mut x = sp.load::<E>(a.x.add(b), 0.0);
-        if residual {
-            let r = sp.load::<E>(a.residual.add(b), 0.0);
-            crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { x[h * 16 + j] = E::round(x[h * 16 + j] + r[h * 16 + j]); }); });
-            sp.store::<E>(a.h_out.add(b), &x);
-        }
-        x
-    }
-}
-
-/// Weight and bias slots for a segment starting at column `col` (1 and 0 when absent).
-///
-/// # Safety
-/// Columns `col .. col + sp.n` of weight and bias are readable when their flags are set.
-#[inline(always)]
-unsafe fn load_affine<E: Elem>(a: &NormArgs, sp: &Spread, col: usize) -> (Slots, Slots) {
-    unsafe {
-        let w = if a.flags & flags::WEIGHT != 0 { sp.load::<E>(a.weight.add(col * E::BYTES), 0.0) } else { [1.0; SLOTS] };
-        let b = if a.flags & flags::BIAS != 0 { sp.load::<E>(a.bias.add(col * E::BYTES), 0.0) } else { [0.0; SLOTS] };
-        (w, b)
-    }
+    if a.flags & flags::VECTOR_OK != 0 { run::<E, true>(&a) } else { run::<E, false>(&a) }
 }
 
 #[inline(always)]
-fn run<E: Elem, S: Stat>(a: &NormArgs) {
+fn run<E: Elem, const VEC: bool>(a: &NormArgs) {
     let w = Work::new(a.lanes, a.rows, a.segs, a.mode);
-    let vector = a.flags & flags::VECTOR_OK != 0;
-    let residual = a.flags & flags::RESIDUAL != 0;
     let slots = LdsArena::new().take::<U32x4>(32);
-    let len = a.len as usize;
-    let lanes = a.lanes as usize;
-    let n = len as f32;
-
-    if a.mode == mode::FUSED {
-        let full = Spread { lane: w.lane, lanes, n: len, vector };
-        // SAFETY: weight and bias hold len elements when present.
-        let (wt, bs) = unsafe { load_affine::<E>(a, &full, 0) };
-        let mut it = 0;
-        while it < w.iters {
-            let row = w.row + it * w.row_step;
-            let live = row < a.rows;
-            let sp = Spread { n: if live { len } else { 0 }, ..full };
-            let off = if live { row as usize * len } else { 0 };
-            // SAFETY: live rows lie inside the tensors; dead groups touch nothing.
-            let x = unsafe { load_input::<E>(a, &sp, off, residual) };
-            let st = S::local::<E>(&x, &sp);
-            // SAFETY: uniform trip count: every wave calls the same number of times.
-            let st = unsafe { reduce_group(st, a.lanes, slots, it & 1, S::merge) };
-            let y = apply::<S>(&x, st, n, a.eps, &wt, &bs);
-            // SAFETY: as for the load.
-            unsafe { sp.store::<E>(a.out.add(off * E::BYTES), &y) };
-            it += 1;
+    // Weight and bias of this lane's columns, for all its rows (STATS needs neither).
+    let cols = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n: (a.len - w.seg * a.seg_len).min(a.seg_len) };
+    let col0 = (w.seg * a.seg_len) as usize * E::BYTES;
+    let affine = a.mode != mode::STATS;
+    // SAFETY: weight and bias hold len elements when their flags are set.
+    let wt = if affine && a.flags & flags::WEIGHT != 0 { unsafe { cols.load::<E>(a.weight.add(col0), 0.0) } } else { [1.0; SLOTS] };
+    let bs = if affine && a.flags & flags::BIAS != 0 { unsafe { cols.load::<E>(a.bias.add(col0), 0.0) } } else { [0.0; SLOTS] };
+    match a.mode {
+        // With 16-byte accesses a group walks rows, reusing weight and bias from registers. Element
+        // accesses (odd lengths) take one row per group: in a loop LLVM would keep all 32 slot
+        // offsets and masks live across rows, more registers than the kernel has.
+        mode::FUSED if VEC => {
+            let mut it = 0;
+            while it < w.iters {
+                segment::<E, VEC, { mode::FUSED }>(a, &w, it, slots, &wt, &bs);
+                it += 1;
+            }
         }
-        return;
+        mode::FUSED => segment::<E, VEC, { mode::FUSED }>(a, &w, 0, slots, &wt, &bs),
+        mode::STATS => segment::<E, VEC, { mode::STATS }>(a, &w, 0, slots, &wt, &bs),
+        _ => segment::<E, VEC, { mode::APPLY }>(a, &w, 0, slots, &wt, &bs),
     }
-
-    // Long rows: one segment per workgroup.
-    let begin = w.seg as usize * a.seg_len as usize;
-    let sp = Spread { lane: w.lane, lanes, n: (len - begin).min(a.seg_len as usize), vector };
-    let off = w.row as usize * len + begin;
-    // SAFETY: the segment lies inside its row.
-    let x = unsafe { load_input::<E>(a, &sp, off, residual) };
-    let stat = w.row as usize * a.segs as usize;
-    if a.mode == mode::STATS {
-        // SAFETY: one call, every wave.
-        let st = unsafe { reduce_group(S::local::<E>(&x, &sp), a.lanes, slots, 0, S::merge) };
-        if w.lane == 0 {
-            let words = S::to_stat(st);
-            // SAFETY: stats holds rows * segs 16-byte slots.
-            unsafe { store_b128(a.stats.add((stat + w.seg as usize) * ROW_STAT_FLOATS as usize) as *mut u32, U32x4::from_array(words)) };
-        }
-        return;
-    }
-    // APPLY: every wave combines the row's statistics (lane p reads segments p, p + 64, ...).
-    let mut st = S::empty();
-    let mut p = lane_id() as usize;
-    while p < a.segs as usize {
-        // SAFETY: p < segs, written by the STATS pass.
-        let q = unsafe { a.stats.add((stat + p) * ROW_STAT_FLOATS as usize) };
-        st = S::merge(st, S::from_stat(unsafe { [q.read().to_bits(), q.add(1).read().to_bits(), q.add(2).read().to_bits(), 0] }));
-        p += 64;
-    }
-    let st = reduce_lanes(st, 64, S::merge);
-    // SAFETY: the segment's columns of weight and bias.
-    let (wt, bs) = unsafe { load_affine::<E>(a, &sp, begin) };
-    let y = apply::<S>(&x, st, n, a.eps, &wt, &bs);
-    // SAFETY: the segment lies inside its row of out.
-    unsafe { sp.store::<E>(a.out.add(off * E::BYTES), &y) };
 }
 
-/// The normalised, scaled and shifted slots.
+/// One row (FUSED, iteration `it`) or segment (STATS, APPLY) of the group.
 #[inline(always)]
-fn apply<S: Stat>(x: &Slots, st: S::T, n: f32, eps: f32, w: &Slots, b: &Slots) -> Slots {
-    let (shift, var) = S::shift_and_square(st, n);
-    let rstd = 1.0 / sqrt(var + eps);
+fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u32, slots: LdsSlice<U32x4>, wt: &Slots, bs: &Slots) {
+    let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
+    let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
+    let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };
+    // SAFETY: the segment lies inside row `row` of every row tensor; groups past the last row
+    // touch nothing.
+    let mut x = unsafe { sp.load::<E>(a.x.add(off), 0.0) };
+    if a.flags & flags::RESIDUAL != 0 {
+        // SAFETY: as above.
+        let r = unsafe { sp.load::<E>(a.residual.add(off), 0.0) };
+        crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { x[h * 16 + j] = E::round(x[h * 16 + j] + r[h * 16 + j]); }); });
+        // SAFETY: as above.
+        unsafe { sp.store::<E>(a.h_out.add(off), &x) };
+    }
+    let st = if M == mode::APPLY {
+        row_stats(a, row)
+    } else {
+        // SAFETY: uniform trip count and mode: every wave calls the same number of times.
+        unsafe { reduce_group(local::<E, VEC>(&x, &sp), a.lanes, slots, it & 1, merge) }
+    };
+    if M == mode::STATS {
+        if w.lane == 0 {
+            // SAFETY: stats holds rows * segs 16-byte slots.
+            unsafe {
+                let p = a.stats.add((row as usize * a.segs as usize + w.seg as usize) * ROW_STAT_FLOATS as usize);
+                store_b128(p as *mut u32, U32x4::from_array([st.0.to_bits(), st.1.to_bits(), st.2.to_bits(), 0]));
+            }
+        }
+        return;
+    }
+    // LayerNorm: (x - mean) / sqrt(var + eps); RMSNorm: x / sqrt(mean square + eps), the mean
+    // square being var + mean^2. Arithmetic selects: the flag costs no branch.
+    let layer = if a.flags & flags::LAYER != 0 { 1.0 } else { 0.0 };
+    let var = st.2 / a.len as f32;
+    let shift = st.1 * layer;
+    let sq = var + st.1 * st.1 * (1.0 - layer);
+    let rstd = 1.0 / sqrt(sq + a.eps);
     let mut y = [0f32; SLOTS];
     crate::unroll!(h < 2 => {
         crate::unroll!(j < 16 => {
             let s = h * 16 + j;
-            y[s] = (x[s] - shift) * rstd * w[s] + b[s];
+            y[s] = (x[s] - shift) * rstd * wt[s] + bs[s];
         });
     });
-    y
+    // SAFETY: as for the loads.
+    unsafe { sp.store::<E>(a.out.add(off), &y) };
+}
+
+/// APPLY: the row's statistic from its segments'. Each wave reads them itself (lane p takes
+/// segments p, p + 64, ...) and combines with DPP: no LDS, no barrier.
+#[inline(always)]
+fn row_stats(a: &NormArgs, row: u32) -> Stat {
+    let first = row as usize * a.segs as usize;
+    let mut st = (0.0, 0.0, 0.0);
+    let mut p = lane_id();
+    while p < a.segs {
+        // SAFETY: p < segs; written by the STATS pass.
+        let q = unsafe { a.stats.add((first + p as usize) * ROW_STAT_FLOATS as usize) };
+        st = merge(st, unsafe { (q.read(), q.add(1).read(), q.add(2).read()) });
+        p += 64;
+    }
+    reduce_lanes(st, 64, merge)
 }

@@ -2,14 +2,14 @@
 //!
 //! NaN and ties (the rules the host documents and the reference implements):
 //! - sum/mean: IEEE arithmetic (a NaN, or +inf with -inf, gives NaN);
-//! - max/min: NaN if any element is NaN (IEEE 754-2019 maximum/minimum, as numpy's `max`);
+//! - max/min: NaN if any element is NaN (as numpy's `max`; -0 and +0 are equal);
 //! - argmax/argmin: the index of the first NaN if there is one, else of the first extreme value.
 //!
 //! Every `merge` is commutative and associative on the values it can see, so the order lanes
 //! and workgroups are combined in changes no arg result, and sums differ only by rounding.
 
 use crate::dsl::group::Words;
-use core::intrinsics::{maximumf32, minimumf32};
+use crate::dsl::math::{max_nan, min_nan};
 
 /// A reduction's per-lane state.
 pub trait Reducer {
@@ -76,11 +76,11 @@ impl Reducer for Max {
     }
     #[inline(always)]
     fn push(s: f32, x: f32, _: u32) -> f32 {
-        maximumf32(s, x)
+        max_nan(s, x)
     }
     #[inline(always)]
     fn merge(a: f32, b: f32) -> f32 {
-        maximumf32(a, b)
+        max_nan(a, b)
     }
     #[inline(always)]
     fn value(s: f32) -> f32 {
@@ -104,11 +104,11 @@ impl Reducer for Min {
     }
     #[inline(always)]
     fn push(s: f32, x: f32, _: u32) -> f32 {
-        minimumf32(s, x)
+        min_nan(s, x)
     }
     #[inline(always)]
     fn merge(a: f32, b: f32) -> f32 {
-        minimumf32(a, b)
+        min_nan(a, b)
     }
     #[inline(always)]
     fn value(s: f32) -> f32 {

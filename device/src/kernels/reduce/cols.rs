@@ -19,13 +19,14 @@ use super::{is_arg, with_reducer};
 use crate::abi::reduce::{REDUCE_BLOCK, ReduceColsArgs, flags};
 use crate::dsl::chunk::{Elem, load_chunk};
 use crate::dsl::group::Words;
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 
-/// Rows of `len` each lane has in flight per step.
+/// Rows of `len` each lane has in flight per step (at most; 2 for 8-column units, whose 16
+/// states per row would otherwise run out of SGPRs for the comparison masks).
 const IN_FLIGHT: usize = 4;
 const BLOCK: usize = REDUCE_BLOCK as usize;
 
@@ -124,14 +125,17 @@ impl Tree {
 fn run<E: Elem, R: Reducer, const VEC: bool>(a: &ReduceColsArgs) {
     let v = if VEC { E::PER_CHUNK } else { 1 };
     let t = workitem_id_x() as usize;
-    let tx_n = a.tile_cols as usize;
+    // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
+    let tx_n = a.tile_cols.max(1) as usize;
     let ty_n = BLOCK / tx_n;
     let (ty, tx) = (t / tx_n, t % tx_n);
     let (len, inner) = (a.len as usize, a.inner as usize);
-    let unit = workgroup_id_x() as usize * tx_n + tx;
+    // Grid x = outer * column tiles (y and z are limited to 65535), y = splits.
+    let tiles = (inner / v).div_ceil(tx_n).max(1);
+    let (o, tile) = (workgroup_id_x() as usize / tiles, workgroup_id_x() as usize % tiles);
+    let unit = tile * tx_n + tx;
     let live = ty < ty_n && unit * v < inner;
     let split = workgroup_id_y() as usize;
-    let o = workgroup_id_z() as usize;
     let begin = split * a.seg_len as usize;
     let end = (begin + a.seg_len as usize).min(len);
 
@@ -140,14 +144,17 @@ fn run<E: Elem, R: Reducer, const VEC: bool>(a: &ReduceColsArgs) {
         // SAFETY: o < outer and unit * v < inner: inside x (host-sized).
         let base = unsafe { a.x.add((o * len * inner + unit * v) * E::BYTES) };
         let pitch = inner * E::BYTES;
+        let inflight = if v == 8 { 2 } else { IN_FLIGHT };
         let mut l = begin + ty;
-        while l + (IN_FLIGHT - 1) * ty_n < end {
+        while l + (inflight - 1) * ty_n < end {
             let mut x = [[0f32; 8]; IN_FLIGHT];
-            crate::unroll!(u < IN_FLIGHT => { x[u] = load_unit::<E, VEC>(base, (l + u * ty_n) * pitch); });
+            crate::unroll!(u < IN_FLIGHT => { if u < inflight { x[u] = load_unit::<E, VEC>(base, (l + u * ty_n) * pitch); } });
             crate::unroll!(u < IN_FLIGHT => {
-                crate::unroll!(j < 8 => { if j < v { st[j] = R::push(st[j], x[u][j], (l + u * ty_n) as u32); } });
+                if u < inflight {
+                    crate::unroll!(j < 8 => { if j < v { st[j] = R::push(st[j], x[u][j], (l + u * ty_n) as u32); } });
+                }
             });
-            l += IN_FLIGHT * ty_n;
+            l += inflight * ty_n;
         }
         while l < end {
             let x = load_unit::<E, VEC>(base, l * pitch);

@@ -20,7 +20,8 @@ pub fn reduce_partials(a: ReducePartialsArgs) {
 #[inline(always)]
 fn run<R: Reducer>(a: &ReducePartialsArgs) {
     let t = workitem_id_x();
-    let lanes = a.lanes;
+    // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
+    let lanes = a.lanes.max(1);
     let o = workgroup_id_x() * (REDUCE_BLOCK / lanes) + t / lanes;
     let lane = t % lanes;
     let live = o < a.outputs;

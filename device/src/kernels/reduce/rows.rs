@@ -12,7 +12,7 @@ use super::{is_arg, with_reducer};
 use crate::abi::reduce::{REDUCE_BLOCK, ReduceRowsArgs, flags, out_type};
 use crate::dsl::chunk::{Elem, load_chunk};
 use crate::dsl::group::reduce_group;
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
+use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
@@ -29,12 +29,14 @@ pub fn reduce_rows<E: Elem>(a: ReduceRowsArgs) {
 #[inline(always)]
 fn run<E: Elem, R: Reducer>(a: &ReduceRowsArgs) {
     let t = workitem_id_x();
-    let lanes = a.lanes;
+    // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
+    let (lanes, splits) = (a.lanes.max(1), a.splits.max(1));
     let rows_per_wg = REDUCE_BLOCK / lanes;
     let local_row = t / lanes;
-    let row = workgroup_id_y() * rows_per_wg + local_row;
+    // Grid x = row groups * splits, splits fastest (one dimension: y and z are limited to 65535).
+    let (group, split) = (workgroup_id_x() / splits, workgroup_id_x() % splits);
+    let row = group * rows_per_wg + local_row;
     let lane = (t % lanes) as usize;
-    let split = workgroup_id_x();
     let len = a.len as usize;
     let begin = split as usize * a.seg_len as usize;
     let end = (begin + a.seg_len as usize).min(len);
@@ -59,7 +61,7 @@ fn run<E: Elem, R: Reducer>(a: &ReduceRowsArgs) {
 
     if a.flags & flags::PARTIAL != 0 {
         if lane == 0 && live {
-            let p = row as usize * a.splits as usize + split as usize;
+            let p = row as usize * splits as usize + split as usize;
             // SAFETY: the host sized the partials to rows * splits.
             unsafe {
                 a.part_val.add(p).write(R::value(s));
@@ -83,7 +85,7 @@ fn run<E: Elem, R: Reducer>(a: &ReduceRowsArgs) {
         unsafe { staged.write(local_row as usize, result_bits(a.out_type, R::value(s), R::index(s), a.op, a.mean_div)) };
     }
     barrier();
-    let out_row = workgroup_id_y() * rows_per_wg + t;
+    let out_row = group * rows_per_wg + t;
     if t < rows_per_wg && out_row < a.rows {
         // SAFETY: out_row < rows; the slot was written before the barrier.
         unsafe {

@@ -44,25 +44,28 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     let units = rot_units + pass_units;
 
     let t = workitem_id_x() as usize;
-    let tx_n = a.tile_cols as usize;
+    // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
+    let tx_n = a.tile_cols.max(1) as usize;
     let ty_n = ROPE_BLOCK as usize / tx_n;
     let (ty, tx) = (t / tx_n, t % tx_n);
     if ty >= ty_n {
         return;
     }
-    let heads = a.heads as usize;
-    let rows = a.batch as usize * a.seq as usize * heads;
-    let k = a.rows_per_lane as usize;
-    let first = (workgroup_id_x() as usize * ty_n + ty) * k;
+    // Head-vector and token indices fit 32 bits (host-checked): 32-bit divisions are a few
+    // instructions, 64-bit ones a long sequence.
+    let heads = a.heads.max(1);
+    let rows = a.batch * a.seq * heads;
+    let k = a.rows_per_lane;
+    let first = (workgroup_id_x() * ty_n as u32 + ty as u32) * k;
     let last = (first + k).min(rows);
 
     let mut trig = Trig { cos: [0.0; 8], sin: [0.0; 8] };
-    let mut cached = (usize::MAX, usize::MAX); // (token, unit) the trig holds
+    let mut cached = (u32::MAX, usize::MAX); // (token, unit) the trig holds
     let mut r = first;
     while r < last {
         let tok = r / heads;
         // SAFETY: r < rows: the head vector lies inside x and out.
-        let (src, dst) = unsafe { (a.x.add(r * d * E::BYTES), a.out.add(r * d * E::BYTES)) };
+        let (src, dst) = unsafe { (a.x.add(r as usize * d * E::BYTES), a.out.add(r as usize * d * E::BYTES)) };
         let mut u = tx;
         while u < units {
             if u < rot_units {
@@ -91,11 +94,11 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
 
 /// cos and sin of pairs `i0 .. i0 + n` at the position of token `tok`.
 #[inline(always)]
-fn cos_sin<const HALF: bool>(a: &RopeArgs, tok: usize, i0: usize, n: usize) -> Trig {
-    let seq = a.seq as usize;
+fn cos_sin<const HALF: bool>(a: &RopeArgs, tok: u32, i0: usize, n: usize) -> Trig {
+    let seq = a.seq.max(1);
     let (b, s) = (tok / seq, tok % seq);
     // SAFETY: b < batch entries of offsets (with OFFSETS).
-    let start = if a.flags & flags::OFFSETS != 0 { unsafe { a.offsets.add(b).read() } } else { 0 };
+    let start = if a.flags & flags::OFFSETS != 0 { unsafe { a.offsets.add(b as usize).read() } } else { 0 };
     let pos = start.wrapping_add(s as i32);
     let mut t = Trig { cos: [0.0; 8], sin: [0.0; 8] };
     let half = a.rot_dim as usize / 2;

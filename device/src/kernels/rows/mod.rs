@@ -7,79 +7,88 @@
 //! instruction, and the same slot of every row holds the same column, so per-column data
 //! (weights) can stay in registers across rows.
 
-use crate::abi::rows::{ROW_SLOTS, mode};
+use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, mode};
 use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
 use crate::dsl::ids::{num_workgroups_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 
-/// Elements a lane holds.
+/// Elements a lane holds (the register arrays' size).
 pub const SLOTS: usize = ROW_SLOTS as usize;
+/// Slots used with element accesses (the rest stay at the fill value).
+const SLOTS_SCALAR: usize = ROW_SLOTS_SCALAR as usize;
 
 /// A lane's registers of a row segment.
 pub type Slots = [f32; SLOTS];
 
-/// Where a lane's slots sit in a segment of `n` elements.
+/// Where a lane's slots sit in a segment of `n` elements; `VEC`: 16-byte chunks, else single
+/// elements. The access width is a type parameter, not a runtime flag, so that the kernels'
+/// loops do not branch on it: LLVM would unswitch such loops into one copy per combination of
+/// flags. 32-bit arithmetic: the per-slot offsets are loop-invariant across rows and LLVM keeps
+/// them in registers, one VGPR each rather than two.
 #[derive(Clone, Copy)]
-pub struct Spread {
+pub struct Spread<const VEC: bool> {
     /// The lane within its group.
-    pub lane: usize,
+    pub lane: u32,
     /// Lanes of the group.
-    pub lanes: usize,
+    pub lanes: u32,
     /// Elements in the segment (0 for a group without a row this iteration).
-    pub n: usize,
-    /// 16-byte chunks (else single elements).
-    pub vector: bool,
+    pub n: u32,
 }
 
-impl Spread {
+impl<const VEC: bool> Spread<VEC> {
     /// The segment-relative element index of slot `s`.
     #[inline(always)]
-    pub fn index<E: Elem>(&self, s: usize) -> usize {
-        let v = E::PER_CHUNK;
-        if self.vector { (self.lane + self.lanes * (s / v)) * v + s % v } else { self.lane + self.lanes * s }
+    pub fn index<E: Elem>(&self, s: usize) -> u32 {
+        let v = E::PER_CHUNK as u32;
+        let s = s as u32;
+        if VEC { (self.lane + self.lanes * (s / v)) * v + s % v } else { self.lane + self.lanes * s }
     }
 
     /// True when slot `s` holds an element.
     #[inline(always)]
     pub fn valid<E: Elem>(&self, s: usize) -> bool {
-        self.index::<E>(s) < self.n
+        (VEC || s < SLOTS_SCALAR) && self.index::<E>(s) < self.n
     }
 
-    /// Elements the lane holds.
+    /// Elements the lane holds. They fill slots `0 .. count` (a prefix), so "slot `s` is
+    /// valid" is also `s < count`, which code can use as arithmetic instead of a mask.
     #[inline(always)]
     pub fn count<E: Elem>(&self) -> u32 {
-        let mut c = 0;
-        crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { c += self.valid::<E>(h * 16 + j) as u32; }); });
-        c
+        let v = E::PER_CHUNK as u32;
+        if VEC {
+            // Chunks lane, lane + lanes, ... below n / v, at most SLOTS / v of them.
+            let chunks = (self.n / v).saturating_sub(self.lane).div_ceil(self.lanes.max(1));
+            chunks.min(SLOTS as u32 / v) * v
+        } else {
+            self.n.saturating_sub(self.lane).div_ceil(self.lanes.max(1)).min(SLOTS_SCALAR as u32)
+        }
     }
 
     /// Loads the lane's slots of the segment at `base`; slots without an element get `fill`.
     ///
     /// # Safety
-    /// The segment's `n` elements at `base` are readable (16-byte aligned with `vector`).
+    /// The segment's `n` elements at `base` are readable (16-byte aligned with `VEC`).
     #[inline(always)]
     pub unsafe fn load<E: Elem>(&self, base: *const u8, fill: f32) -> Slots {
         let mut x = [fill; SLOTS];
         let v = E::PER_CHUNK;
-        if self.vector {
+        if VEC {
             crate::unroll!(k < 8 => {
                 if k < SLOTS / v {
-                    let c = self.lane + self.lanes * k;
-                    if c * v < self.n {
+                    let c = self.lane + self.lanes * k as u32;
+                    if c * (v as u32) < self.n {
                         // SAFETY: the chunk lies inside the segment (n is a multiple of v).
-                        let e = E::unpack(unsafe { load_chunk(base, c * 16) });
+                        let e = E::unpack(unsafe { load_chunk(base, c as usize * 16) });
                         crate::unroll!(j < 8 => { if j < v { x[k * v + j] = e[j]; } });
                     }
                 }
             });
         } else {
-            crate::unroll!(h < 2 => {
-                crate::unroll!(j < 16 => {
-                    let i = self.lane + self.lanes * (h * 16 + j);
-                    if i < self.n {
-                        // SAFETY: i < n.
-                        x[h * 16 + j] = unsafe { E::load(base, i) };
-                    }
-                });
+            crate::unroll!(s < SLOTS_SCALAR => {
+                let i = self.lane + self.lanes * s as u32;
+                if i < self.n {
+                    // SAFETY: i < n.
+                    x[s] = unsafe { E::load(base, i as usize) };
+                }
             });
         }
         x
@@ -88,31 +97,29 @@ impl Spread {
     /// Stores the lane's slots (rounded to `E`) into the segment at `base`.
     ///
     /// # Safety
-    /// The segment's `n` elements at `base` are writable (16-byte aligned with `vector`).
+    /// The segment's `n` elements at `base` are writable (16-byte aligned with `VEC`).
     #[inline(always)]
     pub unsafe fn store<E: Elem>(&self, base: *mut u8, x: &Slots) {
         let v = E::PER_CHUNK;
-        if self.vector {
+        if VEC {
             crate::unroll!(k < 8 => {
                 if k < SLOTS / v {
-                    let c = self.lane + self.lanes * k;
-                    if c * v < self.n {
+                    let c = self.lane + self.lanes * k as u32;
+                    if c * (v as u32) < self.n {
                         let mut e = [0f32; 8];
                         crate::unroll!(j < 8 => { if j < v { e[j] = x[k * v + j]; } });
                         // SAFETY: as in load.
-                        unsafe { store_chunk(base, c * 16, E::pack(&e)) };
+                        unsafe { store_chunk(base, c as usize * 16, E::pack(&e)) };
                     }
                 }
             });
         } else {
-            crate::unroll!(h < 2 => {
-                crate::unroll!(j < 16 => {
-                    let i = self.lane + self.lanes * (h * 16 + j);
-                    if i < self.n {
-                        // SAFETY: i < n.
-                        unsafe { E::store(base, i, x[h * 16 + j]) };
-                    }
-                });
+            crate::unroll!(s < SLOTS_SCALAR => {
+                let i = self.lane + self.lanes * s as u32;
+                if i < self.n {
+                    // SAFETY: i < n.
+                    unsafe { E::store(base, i as usize, x[s]) };
+                }
             });
         }
     }
@@ -122,7 +129,7 @@ impl Spread {
 #[derive(Clone, Copy)]
 pub struct Work {
     /// The work-item's lane within its group.
-    pub lane: usize,
+    pub lane: u32,
     /// FUSED: this group's first row; STATS/APPLY: the row.
     pub row: u32,
     /// FUSED: rows between this group's iterations (all groups of the grid); else 0.
@@ -138,7 +145,9 @@ impl Work {
     #[inline(always)]
     pub fn new(lanes: u32, rows: u32, segs: u32, m: u32) -> Self {
         let t = workitem_id_x();
-        let lane = (t % lanes) as usize;
+        // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
+        let (lanes, segs) = (lanes.max(1), segs.max(1));
+        let lane = t % lanes;
         if m == mode::FUSED {
             let per_wg = workgroup_size_x() / lanes;
             let groups = num_workgroups_x() * per_wg;
@@ -147,5 +156,17 @@ impl Work {
             let w = workgroup_id_x();
             Work { lane, row: w / segs, row_step: 0, iters: 1, seg: w % segs }
         }
+    }
+}
+
+impl Work {
+    /// This group's row at iteration `it`, and the segment's first element and length (0 for a
+    /// group past the last row).
+    #[inline(always)]
+    pub fn at(&self, it: u32, rows: u32, len: u32, seg_len: u32) -> (u32, u32, u32) {
+        let row = self.row + it * self.row_step;
+        let begin = self.seg * seg_len;
+        let n = if row < rows { (len - begin).min(seg_len) } else { 0 };
+        (row, begin, n)
     }
 }
