@@ -3,8 +3,11 @@
 //! - [`device`]: the device under test (HIP when present, else the emulator; FERROCM_BACKEND
 //!   overrides), created once per test binary.
 //! - [`proptest_config`]: case counts, raised with FERROCM_PROPTEST_CASES for long local runs.
+//! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
 
 use ferrocm::Device;
+
+pub mod tensors;
 use std::sync::OnceLock;
 
 /// The device every suite runs on.
