@@ -158,7 +158,8 @@ def learn_scalar():
         for op, lr in sorted(lrs.items()):
             for _, text, _ in lr.accepted:
                 sample(text)
-            forms.append(dict(fmt=name, op=op, mnem=lr.mnem, fields=lr.fields,
+            forms.append(dict(fmt=name, op=op, mnem=lr.mnem, fields=lr.fields, enc=enc,
+                              base={k: v for k, (_, v) in lr.best[0].items()},
                               template=lr.template))
     # SOPC op 0x11 (s_set_gpr_idx_on) takes a mode mask in ssrc1: learn it like an immediate.
     return forms
@@ -213,6 +214,7 @@ def learn_sopk_sopp():
     for op, lr in sorted(sopk.items()):
         lit = lr.best[2] == 2
         forms.append(dict(fmt="SOPK", op=op, mnem=lr.mnem, fields=lr.fields, imm=styles[op],
+                          enc=enc_sopk, base={"sdst": 20},
                           lit=lit, template=lr.template))
     sopp = learn_fields([], enc_sopp, range(128))
     for lr in sopp.values():
@@ -271,6 +273,7 @@ def learn_smem():
             for _, t, _ in by_mode[m].accepted:
                 sample(t)
         forms.append(dict(fmt="SMEM", op=op, mnem=any_lr.mnem, fields=lr.fields, modes=modes,
+                          enc=enc_smem, base=dict(mode, **base),
                           bits=bits, template=lr.template))
     return forms
 
@@ -337,6 +340,7 @@ def e32_facts(fmt, lrs, fields, enc):
         implicit = [i for i, t in enumerate(lr.template)
                     if t == "vcc" and not any(lr.fields[f.name].get("pos") == i for f in fields)]
         out[op] = dict(fmt=fmt, op=op, mnem=lr.mnem, fields=lr.fields, template=lr.template,
+                       enc=enc, base={k: v for k, (_, v) in vals.items()},
                        implicit_vcc=implicit, klit=(size == 2 and vals["src0"][0] != "L"))
     return out
 
@@ -426,6 +430,7 @@ def learn_vop3():
             if mm and mods[op]["opsel%d" % i] == "ok":
                 nopsel = len(mm.group(1).split(","))
         out[op] = dict(fmt="VOP3", op=op, mnem=lr.mnem, fields=lr.fields, mods=mods[op],
+                       enc=enc_vop3, base={k: v for k, (_, v) in lr.best[0].items()},
                        template=lr.template, sext=sext, nopsel=nopsel)
     return out
 
@@ -451,9 +456,12 @@ def learn_vop3p():
                 mai.setdefault(op, {})[(acc, acc_cd)] = lr
                 for _, text, _ in lr.accepted:
                     sample(text)
+    base_mai = {op: (mai[op].get((0, 0)) or next(iter(mai[op].values()))) for op in mai_ops}
+    src_types(base_mai, enc_mai, ["src0", "src1", "src2"],
+              lambda lr: {k: v for k, (_, v) in lr.best[0].items()})
     for op in mai_ops:
         by = mai[op]
-        lr = by.get((0, 0)) or next(iter(by.values()))
+        lr = base_mai[op]
         mods = {}
         base = {k: v for k, (_, v) in lr.best[0].items()}
         probes, names = [], []
@@ -468,6 +476,7 @@ def learn_vop3p():
         accs = {"%d%d" % k: {f: (v["use"], v["w"], v["file"], sorted(v["cls"]))
                              for f, v in l.fields.items()} for k, l in by.items()}
         out[op] = dict(fmt="VOP3P", op=op, mnem=lr.mnem, fields=lr.fields, mai=True, accs=accs,
+                       enc=enc_mai, base=base,
                        mods=mods, template=lr.template)
     rest = {op: lr for op, lr in plain.items() if op not in mai_ops}
     for lr in rest.values():
@@ -492,6 +501,7 @@ def learn_vop3p():
             if mm:
                 nlist = max(nlist, len(mm.group(1).split(",")))
         out[op] = dict(fmt="VOP3P", op=op, mnem=lr.mnem, fields=lr.fields, mai=False,
+                       enc=enc_vop3p, base={k: v for k, (_, v) in lr.best[0].items()},
                        mods=mods[op], template=lr.template, mix=mix, hi_default0=hi_default0,
                        nlist=nlist)
     return out
@@ -668,6 +678,7 @@ def learn_mubuf():
                                         sorted(v["cls"])) for f, v in l.fields.items()}
                    for k, l in by.items()}
         out[op] = dict(fmt="MUBUF", op=op, mnem=lr0.mnem, modes=by_mode, mods=mods,
+                       enc=lr0.enc, base={k: v for k, (_, v) in lr0.best[0].items()},
                        template=lr0.template)
     return out
 
@@ -874,9 +885,14 @@ def variant(name):
 def build_forms():
     forms = []  # (table, index, dict)
 
+    learned = {}  # (table, op) -> (encode, base values, {slot: (field name, scale)})
+
     def add(table, idx, mnem, f, ok=0, ign=0, x=0):
         f = list(f) + [NOFLD] * (5 - len(f))
         forms.append((table, idx, dict(mnem=mnem, base=base_name(mnem), f=f, ok=ok, ign=ign, x=x)))
+
+    def remember(table, fm, slots):
+        learned[(table, fm["op"])] = (fm["enc"], fm["base"], slots)
 
     for fm in learn_scalar():
         F = fm["fields"]
@@ -886,10 +902,13 @@ def build_forms():
             F["ssrc1"] = dict(use="ignored", w=0, cls=set())
         if fm["fmt"] == "SOPC":
             add("SOPC", fm["op"], fm["mnem"], [NOFLD, fld(F["ssrc0"]), fld(F["ssrc1"])], x=x)
+            remember("SOPC", fm, {1: ("ssrc0", 1), 2: ("ssrc1", 1)})
         elif fm["fmt"] == "SOP1":
             add("SOP1", fm["op"], fm["mnem"], [fld(F["sdst"]), fld(F["ssrc0"])], x=x)
+            remember("SOP1", fm, {0: ("sdst", 1), 1: ("ssrc0", 1)})
         else:
             add("SOP2", fm["op"], fm["mnem"], [fld(F["sdst"]), fld(F["ssrc0"]), fld(F["ssrc1"])], x=x)
+            remember("SOP2", fm, {0: ("sdst", 1), 1: ("ssrc0", 1), 2: ("ssrc1", 1)})
     for fm in learn_sopk_sopp():
         x = IMM_STYLES[fm["imm"]]
         if fm["fmt"] == "SOPK":
@@ -898,6 +917,7 @@ def build_forms():
             if fm["fields"]["sdst"].get("pos") == 1:
                 x |= 1 << 9
             add("SOPK", fm["op"], fm["mnem"], [fld(fm["fields"]["sdst"])], x=x)
+            remember("SOPK", fm, {0: ("sdst", 1)})
         else:
             add("SOPP", fm["op"], fm["mnem"], [], x=x)
     for fm in learn_smem():
@@ -911,6 +931,7 @@ def build_forms():
             F["sdata"] = dict(use="used", w=1, cls={"C"})
         ok, ign = bits(fm["bits"], SMEM_MODS)
         add("SMEM", fm["op"], fm["mnem"], [fld(F["sdata"]), fld(F["sbase"])], ok, ign, x)
+        remember("SMEM", fm, {0: ("sdata", 1), 1: ("sbase", 2)})
 
     v1, v2, vc = learn_vop_e32()
     e32 = {"VOP1": v1, "VOP2": v2, "VOPC": vc}
@@ -938,6 +959,7 @@ def build_forms():
             else:
                 f = [fld(F["vdst"], True), fld(F["src0"]), fld(F["vsrc1"])]
             add(fmt, op, fm["mnem"], f, x=x)
+            remember(fmt, fm, {0: ("vdst", 1), 1: ("src0", 1)})
     for op, fm in learn_vop3().items():
         F = fm["fields"]
         ok, ign = bits(fm["mods"], V3_MODS)
@@ -947,6 +969,8 @@ def build_forms():
         x |= fm["nopsel"] << 11
         add("VOP3", op, fm["mnem"], [fld(F["vdst"], True), fld(F["src0"]), fld(F["src1"]),
                                      fld(F["src2"]), fld(F["sdst"])], ok, ign, x)
+        remember("VOP3", fm, {0: ("vdst", 1), 1: ("src0", 1), 2: ("src1", 1), 3: ("src2", 1),
+                              4: ("sdst", 1)})
     for op, fm in learn_vop3p().items():
         F = fm["fields"]
         if fm["mai"]:
@@ -966,10 +990,21 @@ def build_forms():
             x = (32 if fm["mix"] else 0) | (64 if fm["hi_default0"] else 0) | (fm["nlist"] << 8)
         add("VOP3P", op, fm["mnem"], [fld(F["vdst"], True), fld(F["src0"]), fld(F["src1"]),
                                       fld(F["src2"])], ok, ign, x)
+        remember("VOP3P", fm, {1: ("src0", 1), 2: ("src1", 1), 3: ("src2", 1)})
     sdwa, dpp = learn_ext(e32)
     ctrl_classes = []
+    vop3_of = {"VOP1": 0x140, "VOP2": 0x100, "VOPC": 0}
+    by_key = {(t, i): fm for (t, i, fm) in forms}
     for (fmt, op), s in sdwa.items():
-        base = [fm for (t, i, fm) in forms if t == fmt and i == op][0]
+        base = dict(by_key[(fmt, op)])
+        # Constants in SDWA sources print with the operand types of the op's VOP3 form.
+        v3 = by_key.get(("VOP3", vop3_of[fmt] + op))
+        if v3:
+            f = list(base["f"])
+            for slot in (1, 2):
+                if f[slot][0] == 2 and v3["f"][slot][0] == 2:
+                    f[slot] = tuple(f[slot][:3]) + (v3["f"][slot][3],) + tuple(f[slot][4:])
+            base["f"] = f
         ok, ign = bits(s["mods"], SDWA_MODS)
         mn = parse(s["text"])[0]
         no_dst = 0 if ("dst_sel:" in s["text"] or fmt == "VOPC") else 1 << 16
@@ -1046,7 +1081,55 @@ def build_forms():
         ok, ign = bits(fm["mods"], BUF_MODS)
         add("MUBUF", op, fm["mnem"], [fld(t(mm["vdata"])), fld(t(mm["vaddr"])), fld(t(mm["srsrc"])),
                                       fld(t(mm["soffset"]))], ok, ign, x)
+        remember("MUBUF", fm, {2: ("srsrc", 4), 3: ("soffset", 1)})
+    special_sregs(forms, learned)
     return forms, ctrl_classes
+
+
+def special_sregs(forms, learned):
+    """Which scalar codes 96..=127 and which special codes 235..=255 each field accepts.
+
+    Below 96 an SGPR is valid whenever it is aligned for its width; above, acceptance depends
+    on the register class (SMEM data excludes m0 and exec, quads stop at s103, ...), and LLVM
+    takes the hardware values (null, apertures, vccz, execz, scc) in many fields that hold no
+    scalar register otherwise. Bit n of the mask is code 96 + n for n < 32 and 235 + n - 32
+    above.
+    """
+    codes = list(range(96, 128)) + list(range(235, 256))
+    probes, keys = [], []
+    for i, (table, op, fm) in enumerate(forms):
+        if (table, op) not in learned:
+            continue
+        enc, base, slots = learned[(table, op)]
+        for slot, (name, scale) in slots.items():
+            u, w, c, t = fm["f"][slot][:4]
+            if u != 2:
+                continue
+            nine_bit = name.startswith("src") and table not in ("SOP1", "SOP2", "SOPC")
+            eight_bit = name in ("ssrc0", "ssrc1", "soffset") or nine_bit or \
+                (name == "vdst" and c & 2)
+            if not (c & 2) and not nine_bit:
+                continue
+            for code in codes:
+                if code >= 128 and not eight_bit:
+                    continue
+                if code % scale or code == 255:
+                    continue
+                v = dict(base)
+                v[name] = code // scale
+                probes.append(enc(op, v))
+                keys.append((i, slot, code))
+    res = oracle.disassemble(probes)
+    masks = {}
+    for (i, slot, code), (t, _) in zip(keys, res):
+        masks.setdefault((i, slot), 0)
+        if not invalid(t):
+            bit = code - 96 if code < 128 else 32 + code - 235
+            masks[(i, slot)] |= 1 << bit
+    for (i, slot), mask in masks.items():
+        fm = forms[i][2]
+        u, w, c, t = fm["f"][slot][:4]
+        fm["f"][slot] = (u, w, c, t, mask)
 
 
 TABLES = [("SOP1", 256), ("SOP2", 128), ("SOPK", 32), ("SOPC", 128), ("SOPP", 128), ("SMEM", 256),
@@ -1094,8 +1177,8 @@ def emit(forms, ctrl_classes):
         w("    Op::%s," % v)
     w("];")
     w("")
-    w("const fn f(u: u8, w: u8, c: u8, t: u8) -> Fld {")
-    w("    Fld::new(u, w, c, t)")
+    w("const fn f(u: u8, w: u8, c: u8, t: u8, sx: u64) -> Fld {")
+    w("    Fld::new(u, w, c, t, sx)")
     w("}")
     w("")
     w("/// Every form of every encoding; the per-encoding tables below index into it.")
@@ -1103,7 +1186,8 @@ def emit(forms, ctrl_classes):
     order = {}
     for i, (table, op, fm) in enumerate(forms):
         order[(table, op)] = i
-        fs = ", ".join("f(%d, %d, %d, %d)" % tuple(x) for x in fm["f"])
+        fs = ", ".join("f(%d, %d, %d, %d, %#x)" % (tuple(x) + ((0x1F_FFFF_FFFF_FFFF,) if len(x) == 4 else ()))
+                       for x in fm["f"])
         w('    Form { op: Op::%s, mnem: "%s", f: [%s], ok: %#x, ign: %#x, x: %#x }, // %s %#x'
           % (variant(fm["base"]), fm["mnem"], fs, fm["ok"], fm["ign"], fm["x"], table, op))
     w("];")

@@ -85,6 +85,13 @@ impl<T: Copy> LdsSlice<T> {
         self.ptr
     }
 
+    /// The `len` elements starting at element `start` (a per-wave or per-stage part).
+    #[inline(always)]
+    pub fn sub(&self, start: usize, len: usize) -> LdsSlice<T> {
+        // SAFETY: pointer arithmetic only; accesses stay the caller's to check.
+        LdsSlice { ptr: unsafe { self.ptr.add(start) }, len }
+    }
+
     /// Reads element `i`.
     ///
     /// # Safety

@@ -109,6 +109,10 @@ impl KernelDescriptor {
     pub fn ieee_mode(&self) -> bool {
         bits(self.rsrc1, 23, 1) == 1
     }
+    /// FP16_OVFL (gfx9+): fp8/bf8 conversions saturate on overflow.
+    pub fn fp16_overflow(&self) -> bool {
+        bits(self.rsrc1, 26, 1) == 1
+    }
     /// Whether a private (scratch) segment is set up.
     pub fn enable_private_segment(&self) -> bool {
         bits(self.rsrc2, 0, 1) == 1

@@ -1,16 +1,36 @@
-//! LDS instructions (DS): loads, stores, two-address forms, atomics, and the LDS-crossbar lane
-//! permutes (swizzle, permute, bpermute).
+//! LDS instructions (DS): loads, stores, two-address forms, atomics, append/consume, and the
+//! LDS-crossbar lane permutes (swizzle, permute, bpermute).
 //!
 //! Addresses are byte offsets into the workgroup's LDS (static + launch-sized); an access past its
-//! end is a fault (the hardware would silently drop or zero it). Single-address forms add the
-//! 16-bit instruction offset; two-address forms add offset0/offset1 in units of the element size
-//! (times 64 for `st64`). Accesses need not be aligned (gfx9 unaligned LDS mode).
+//! end is a fault naming the lane and address (the ISA leaves it to the program to stay inside
+//! the allocation). Semantics follow the CDNA ISA guide's LDS chapter (11.3) and DS pseudocode
+//! (12.12), read in the CDNA4 edition (gfx942 has the same DS opcodes, without the transpose
+//! loads):
+//! - single-address forms add the 16-bit offset `{offset1, offset0}`;
+//! - two-address forms add `offset0`/`offset1` times the element size (4 for b32, 8 for b64),
+//!   times 64 more for `st64` (256 and 512 bytes). When both offsets are equal only one access
+//!   happens and only DATA0 is used (11.3.3: "Specify only one address by setting both offsets
+//!   to the same value");
+//! - `ds_read_addtid_b32`/`ds_write_addtid_b32` address `{offset1, offset0} + M0[15:0] + 4 *
+//!   lane` and have no address VGPR;
+//! - `ds_append`/`ds_consume` add/subtract the number of active lanes to the dword at
+//!   `M0[15:0] + offset` and return its old value to every active lane (LLVM selects them with
+//!   the LDS pointer in M0, `AMDGPUDAGToDAGISel::SelectDSAppendConsume`);
+//! - M0 does not clamp LDS addresses: the guide (table 57) still describes an M0 size limit, but
+//!   LLVM stopped initialising M0 for DS instructions on GFX9 (`ldsRequiresM0Init`), so the
+//!   clamp cannot be in effect there.
+//!
+//! Accesses need not be aligned (ROCm runs gfx9 in unaligned mode, LLVM's `unaligned-ds-access`);
+//! atomics must be naturally aligned and fault otherwise. Lanes run in lane order, so atomics to
+//! one address are applied lane 0 first.
 
+use super::atomic::{AtomicOp, Unit};
+use super::counters::{LdsLaneAccess, LdsOp};
 use super::error::{FaultKind, Space};
+use super::staged::Staged;
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, VReg, Wave};
 use crate::isa::{Inst, Op, Opnd, flags};
-use half::{bf16, f16};
 
 fn lds_range(cx: &Ctx<'_, '_>, addr: u32, n: u32, lane: usize) -> Result<usize, Trouble> {
     let end = addr as u64 + n as u64;
@@ -32,38 +52,46 @@ fn write_lds(cx: &mut Ctx<'_, '_>, addr: u32, data: &[u8], lane: usize) -> Resul
     Ok(())
 }
 
-fn u32_at(cx: &Ctx<'_, '_>, addr: u32, lane: usize) -> Result<u32, Trouble> {
-    let mut b = [0u8; 4];
-    read_lds(cx, addr, &mut b, lane)?;
-    Ok(u32::from_le_bytes(b))
-}
-
-fn u64_at(cx: &Ctx<'_, '_>, addr: u32, lane: usize) -> Result<u64, Trouble> {
+fn uint_at(cx: &Ctx<'_, '_>, addr: u32, bytes: u32, lane: usize) -> Result<u64, Trouble> {
     let mut b = [0u8; 8];
-    read_lds(cx, addr, &mut b, lane)?;
+    read_lds(cx, addr, &mut b[..bytes as usize], lane)?;
     Ok(u64::from_le_bytes(b))
 }
 
-/// The per-lane base address (VGPR) and the active lanes.
-fn addrs(w: &Wave, inst: &Inst) -> Result<(VReg, u64), FaultKind> {
-    Ok((*w.vreg(inst.src[0])?, w.exec()))
+/// The lanes set in `exec`, in order.
+fn active(exec: u64) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |l| exec >> l & 1 == 1)
 }
 
-/// `n` dwords of data operand `src` for lane `l`.
-fn data(w: &Wave, op: Opnd, n: u16, l: usize) -> Result<[u32; 4], FaultKind> {
-    let mut d = [0u32; 4];
-    for k in 0..n {
-        d[k as usize] = w.vreg_at(op, k)?[l];
+/// The per-lane base address (the ADDR VGPR).
+fn base(w: &Wave, inst: &Inst) -> Result<VReg, FaultKind> {
+    Ok(*w.vreg(inst.src[0])?)
+}
+
+/// The 16-bit offset of single-address forms.
+fn offset16(inst: &Inst) -> u32 {
+    (inst.imm & 0xffff) as u32
+}
+
+/// `n` dwords of data operand `op` for lane `l`, little-endian bytes.
+fn data_bytes(w: &Wave, op: Opnd, n: u32, l: usize) -> Result<[u8; 16], FaultKind> {
+    let mut d = [0u8; 16];
+    for k in 0..n as usize {
+        d[4 * k..4 * k + 4].copy_from_slice(&w.vreg_at(op, k as u16)?[l].to_le_bytes());
     }
     Ok(d)
 }
 
-fn write_dst(w: &mut Wave, inst: &Inst, k: u16, l: usize, v: u32) -> Result<(), FaultKind> {
-    w.vreg_at_mut(inst.dst, k)?[l] = v;
-    Ok(())
+/// A 32- or 64-bit data operand (0 when absent).
+fn data64(w: &Wave, op: Opnd, wide: bool, l: usize) -> Result<u64, FaultKind> {
+    if op.is_none() {
+        return Ok(0);
+    }
+    let lo = w.vreg(op)?[l] as u64;
+    Ok(if wide { lo | (w.vreg_at(op, 1)?[l] as u64) << 32 } else { lo })
 }
 
-/// Single-address load of `bytes` (1, 2, 4, 8, 12, 16), widened per `ext`.
+/// How a single-address load of 1-16 bytes fills its destination.
 #[derive(Clone, Copy)]
 enum Widen {
     /// Whole dwords.
@@ -72,45 +100,10 @@ enum Widen {
     Zext,
     /// Sign-extend to 32 bits.
     Sext,
-    /// Zero-extend into the low 16 bits, keep the high 16 (d16).
+    /// Into the low 16 bits, keep the high 16 (d16); the flag sign-extends bytes.
     D16Lo(bool),
     /// Into the high 16 bits, keep the low 16 (d16_hi); the flag sign-extends bytes.
     D16Hi(bool),
-}
-
-fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Widen) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
-    let off = (inst.imm & 0xffff) as u32;
-    let mut acc = Vec::with_capacity(LANES);
-    for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-        let a = base[l].wrapping_add(off);
-        acc.push((l as u32, a, bytes));
-        let mut buf = [0u8; 16];
-        read_lds(cx, a, &mut buf[..bytes as usize], l)?;
-        let raw = u32::from_le_bytes(buf[..4].try_into().expect("4"));
-        match widen {
-            Widen::Dwords => {
-                for k in 0..bytes / 4 {
-                    let v = u32::from_le_bytes(buf[4 * k as usize..4 * k as usize + 4].try_into().expect("4"));
-                    write_dst(w, inst, k as u16, l, v)?;
-                }
-            }
-            Widen::Zext => write_dst(w, inst, 0, l, raw & mask(bytes))?,
-            Widen::Sext => write_dst(w, inst, 0, l, sext(raw, bytes))?,
-            Widen::D16Lo(s) => {
-                let v = if s { sext(raw, bytes) } else { raw & mask(bytes) } & 0xffff;
-                let old = w.vreg(inst.dst)?[l];
-                write_dst(w, inst, 0, l, (old & 0xffff_0000) | v)?;
-            }
-            Widen::D16Hi(s) => {
-                let v = if s { sext(raw, bytes) } else { raw & mask(bytes) } & 0xffff;
-                let old = w.vreg(inst.dst)?[l];
-                write_dst(w, inst, 0, l, (old & 0xffff) | v << 16)?;
-            }
-        }
-    }
-    cx.counters.lds_access(false, &acc, bytes);
-    Ok(Flow::Next)
 }
 
 fn mask(bytes: u32) -> u32 {
@@ -122,174 +115,312 @@ fn sext(v: u32, bytes: u32) -> u32 {
     (((v << sh) as i32) >> sh) as u32
 }
 
-/// Single-address store of `bytes` from data0; `hi16` stores the high half of the dword.
-fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
-    let off = (inst.imm & 0xffff) as u32;
-    let mut acc = Vec::with_capacity(LANES);
-    for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-        let a = base[l].wrapping_add(off);
-        acc.push((l as u32, a, bytes));
-        let d = data(w, inst.src[1], bytes.div_ceil(4) as u16, l)?;
-        let mut buf = [0u8; 16];
-        for k in 0..4 {
-            buf[4 * k..4 * k + 4].copy_from_slice(&d[k].to_le_bytes());
-        }
-        if hi16 {
-            buf[0] = buf[2];
-            buf[1] = buf[3];
-        }
-        write_lds(cx, a, &buf[..bytes as usize], l)?;
+/// Where lane `l` of a single-address load/store goes: ADDR + offset, or for the addtid forms
+/// offset + M0[15:0] + 4 * lane.
+fn single_addr(w: &Wave, inst: &Inst, base: Option<&VReg>, l: usize) -> u32 {
+    match base {
+        Some(b) => b[l].wrapping_add(offset16(inst)),
+        None => offset16(inst).wrapping_add(w.m0() & 0xffff).wrapping_add(4 * l as u32),
     }
-    cx.counters.lds_access(true, &acc, bytes);
+}
+
+fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Widen) -> Exec {
+    let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
+    let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, inst.dst, bytes.div_ceil(4) as u16)?;
+    for l in active(w.exec()) {
+        let a = single_addr(w, inst, b.as_ref(), l);
+        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes });
+        let mut buf = [0u8; 16];
+        read_lds(cx, a, &mut buf[..bytes as usize], l)?;
+        let raw = u32::from_le_bytes(buf[..4].try_into().expect("4"));
+        match widen {
+            Widen::Dwords => {
+                for k in 0..bytes as usize / 4 {
+                    dst.set(k as u16, l, u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4")));
+                }
+            }
+            Widen::Zext => dst.set(0, l, raw & mask(bytes)),
+            Widen::Sext => dst.set(0, l, sext(raw, bytes)),
+            Widen::D16Lo(s) | Widen::D16Hi(s) => {
+                let v = if s { sext(raw, bytes) } else { raw & mask(bytes) } & 0xffff;
+                let old = dst.get(0, l);
+                let new = if matches!(widen, Widen::D16Hi(_)) { (old & 0xffff) | v << 16 } else { (old & 0xffff_0000) | v };
+                dst.set(0, l, new);
+            }
+        }
+    }
+    dst.commit(w, w.exec())?;
+    cx.counters.lds_access(LdsOp::read(bytes), &acc);
     Ok(Flow::Next)
 }
 
-/// Two-address load/store of `size` bytes each (4 or 8); `stride` scales the offsets (1 or 64).
-fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, is_store: bool) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
+/// Single-address store of `bytes` from DATA0; `hi16` stores from the high half of the dword.
+fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
+    let addtid = inst.op == Op::DsWriteAddtidB32;
+    let b = if addtid { None } else { Some(base(w, inst)?) };
+    let mut acc = Vec::with_capacity(LANES);
+    for l in active(w.exec()) {
+        let a = single_addr(w, inst, b.as_ref(), l);
+        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes });
+        let mut buf = data_bytes(w, inst.src[1], bytes.div_ceil(4), l)?;
+        if hi16 {
+            buf.copy_within(2..4, 0);
+        }
+        write_lds(cx, a, &buf[..bytes as usize], l)?;
+    }
+    cx.counters.lds_access(LdsOp::write(bytes), &acc);
+    Ok(Flow::Next)
+}
+
+/// The two addresses of a two-address form with elements of `size` bytes (4 or 8), offsets
+/// scaled by `size * stride` (stride 1, or 64 for st64). `None` for the second when the
+/// offsets are equal (one access only).
+fn two_addrs(inst: &Inst, base: u32, size: u32, stride: u32) -> (u32, Option<u32>) {
     let (o0, o1) = ((inst.imm & 0xff) as u32, ((inst.imm >> 8) & 0xff) as u32);
+    let a0 = base.wrapping_add(o0 * size * stride);
+    let a1 = base.wrapping_add(o1 * size * stride);
+    (a0, if o0 == o1 { None } else { Some(a1) })
+}
+
+/// `read2`/`write2` (and their st64 forms).
+fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, is_store: bool) -> Exec {
+    let b = base(w, inst)?;
     let dw = (size / 4) as u16;
     let mut acc = Vec::with_capacity(2 * LANES);
-    for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-        let a0 = base[l].wrapping_add(o0 * size * stride);
-        let a1 = base[l].wrapping_add(o1 * size * stride);
-        acc.push((l as u32, a0, size));
-        acc.push((l as u32, a1, size));
+    let mut dst = Staged::new(w, if is_store { Opnd::NONE } else { inst.dst }, 2 * dw)?;
+    for l in active(w.exec()) {
+        let (a0, a1) = two_addrs(inst, b[l], size, stride);
+        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a0, bytes: size });
+        if let Some(a1) = a1 {
+            acc.push(LdsLaneAccess { lane: l as u8, part: 1, addr: a1, bytes: size });
+        }
         if is_store {
-            let d0 = data(w, inst.src[1], dw, l)?;
-            let d1 = data(w, inst.src[2], dw, l)?;
-            for (a, d) in [(a0, d0), (a1, d1)] {
-                let mut buf = [0u8; 8];
-                buf[..4].copy_from_slice(&d[0].to_le_bytes());
-                buf[4..].copy_from_slice(&d[1].to_le_bytes());
-                write_lds(cx, a, &buf[..size as usize], l)?;
+            write_lds(cx, a0, &data_bytes(w, inst.src[1], dw as u32, l)?[..size as usize], l)?;
+            if let Some(a1) = a1 {
+                write_lds(cx, a1, &data_bytes(w, inst.src[2], dw as u32, l)?[..size as usize], l)?;
             }
         } else {
-            for (i, a) in [a0, a1].into_iter().enumerate() {
-                let mut buf = [0u8; 8];
-                read_lds(cx, a, &mut buf[..size as usize], l)?;
+            for (i, a) in [a0, a1.unwrap_or(a0)].into_iter().enumerate() {
+                let v = uint_at(cx, a, size, l)?;
                 for k in 0..dw {
-                    let v = u32::from_le_bytes(buf[4 * k as usize..4 * k as usize + 4].try_into().expect("4"));
-                    write_dst(w, inst, i as u16 * dw + k, l, v)?;
+                    dst.set(i as u16 * dw + k, l, (v >> (32 * k)) as u32);
                 }
             }
         }
     }
-    cx.counters.lds_access(is_store, &acc, 2 * size);
+    dst.commit(w, w.exec())?;
+    let op = if is_store { LdsOp::write(size) } else { LdsOp::read(size) };
+    cx.counters.lds_access(op, &acc);
     Ok(Flow::Next)
 }
 
-/// 32-bit atomic: `f(old, data0, data1) -> new`; the `_rtn` forms return the old value.
-fn atomic32(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, rtn: bool, f: impl Fn(u32, u32, u32) -> u32) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
-    let off = (inst.imm & 0xffff) as u32;
-    let mut acc = Vec::with_capacity(LANES);
-    // Lanes are applied in lane order, as the hardware serialises same-address atomics.
-    for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-        let a = base[l].wrapping_add(off);
-        acc.push((l as u32, a, 4));
-        let d0 = if inst.src[1].is_none() { 0 } else { w.vreg(inst.src[1])?[l] };
-        let d1 = if inst.src[2].is_none() { 0 } else { w.vreg(inst.src[2])?[l] };
-        let old = u32_at(cx, a, l)?;
-        write_lds(cx, a, &f(old, d0, d1).to_le_bytes(), l)?;
-        if rtn {
-            write_dst(w, inst, 0, l, old)?;
+/// `ds_wrxchg2[st64]_rtn_b{32,64}`: swap DATA0 and DATA1 with two locations, return both old
+/// values.
+fn wrxchg2(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32) -> Exec {
+    let b = base(w, inst)?;
+    let (wide, dw) = (size == 8, (size / 4) as u16);
+    let mut acc = Vec::with_capacity(2 * LANES);
+    let mut dst = Staged::new(w, inst.dst, 2 * dw)?;
+    for l in active(w.exec()) {
+        let (a0, a1) = two_addrs(inst, b[l], size, stride);
+        for (i, a) in [Some(a0), a1].into_iter().enumerate() {
+            let Some(a) = a else { continue };
+            check_aligned(a, size, l)?;
+            acc.push(LdsLaneAccess { lane: l as u8, part: i as u8, addr: a, bytes: size });
         }
-    }
-    cx.counters.lds_access(true, &acc, 4);
-    Ok(Flow::Next)
-}
-
-/// 64-bit atomic.
-fn atomic64(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, rtn: bool, f: impl Fn(u64, u64, u64) -> u64) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
-    let off = (inst.imm & 0xffff) as u32;
-    let mut acc = Vec::with_capacity(LANES);
-    for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-        let a = base[l].wrapping_add(off);
-        acc.push((l as u32, a, 8));
-        let pair = |op: Opnd| -> Result<u64, FaultKind> {
-            if op.is_none() {
-                return Ok(0);
-            }
-            Ok(w.vreg(op)?[l] as u64 | (w.vreg_at(op, 1)?[l] as u64) << 32)
+        let t0 = uint_at(cx, a0, size, l)?;
+        let t1 = match a1 {
+            Some(a1) => uint_at(cx, a1, size, l)?,
+            None => t0,
         };
-        let (d0, d1) = (pair(inst.src[1])?, pair(inst.src[2])?);
-        let old = u64_at(cx, a, l)?;
-        write_lds(cx, a, &f(old, d0, d1).to_le_bytes(), l)?;
-        if rtn {
-            write_dst(w, inst, 0, l, old as u32)?;
-            write_dst(w, inst, 1, l, (old >> 32) as u32)?;
+        write_lds(cx, a0, &data64(w, inst.src[1], wide, l)?.to_le_bytes()[..size as usize], l)?;
+        if let Some(a1) = a1 {
+            write_lds(cx, a1, &data64(w, inst.src[2], wide, l)?.to_le_bytes()[..size as usize], l)?;
+        }
+        for (i, t) in [t0, t1].into_iter().enumerate() {
+            for k in 0..dw {
+                dst.set(i as u16 * dw + k, l, (t >> (32 * k)) as u32);
+            }
         }
     }
-    cx.counters.lds_access(true, &acc, 8);
+    dst.commit(w, w.exec())?;
+    cx.counters.lds_access(LdsOp::atomic(size), &acc);
     Ok(Flow::Next)
 }
 
-fn f32op(f: impl Fn(f32, f32) -> f32) -> impl Fn(u32, u32, u32) -> u32 {
-    move |o, d, _| f(f32::from_bits(o), f32::from_bits(d)).to_bits()
-}
-
-fn pk_f16_add(o: u32, d: u32, _: u32) -> u32 {
-    let h = |x: u32| f16::from_bits(x as u16).to_f32();
-    let lo = f16::from_f32(h(o) + h(d)).to_bits() as u32;
-    let hi = f16::from_f32(h(o >> 16) + h(d >> 16)).to_bits() as u32;
-    lo | hi << 16
-}
-
-fn pk_bf16_add(o: u32, d: u32, _: u32) -> u32 {
-    let h = |x: u32| bf16::from_bits(x as u16).to_f32();
-    let lo = bf16::from_f32(h(o) + h(d)).to_bits() as u32;
-    let hi = bf16::from_f32(h(o >> 16) + h(d >> 16)).to_bits() as u32;
-    lo | hi << 16
-}
-
-/// `ds_swizzle_b32` source lane for `lane` under the 16-bit pattern.
-pub(crate) fn swizzle_source(pattern: u32, lane: usize) -> usize {
-    if pattern & 0x8000 != 0 {
-        // Quad permute: lane i of each quad takes lane pattern[2i+1:2i].
-        let q = lane % 4;
-        lane - q + ((pattern >> (2 * q)) & 3) as usize
-    } else {
-        // Bit masks within 32-lane halves: ((lane & and) | or) ^ xor.
-        let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
-        let i = lane as u32 & 0x1f;
-        (lane & !0x1f) | ((((i & and) | or) ^ xor) & 0x1f) as usize
+fn check_aligned(a: u32, size: u32, l: usize) -> Result<(), Trouble> {
+    if !a.is_multiple_of(size) {
+        return Err(Trouble::lane(FaultKind::Misaligned { space: Space::Lds, addr: a as u64, align: size }, l));
     }
+    Ok(())
 }
 
-fn permute(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, backward: bool) -> Exec {
-    let (base, exec) = addrs(w, inst)?;
-    let off = (inst.imm & 0xffff) as u32;
-    let src = *w.vreg(inst.src[1])?;
-    let mut out = [0u32; LANES];
-    if backward {
-        for l in 0..LANES {
-            let s = (base[l].wrapping_add(off) / 4 % 64) as usize;
-            out[l] = if exec >> s & 1 == 1 { src[s] } else { 0 };
+/// Which data operand feeds which input of an [`AtomicOp`].
+#[derive(Clone, Copy)]
+enum Operands {
+    /// `op(old, DATA0, DATA1)`.
+    Straight,
+    /// Compare-store: DATA0 is the compare value, DATA1 the new value (the reverse of
+    /// BUFFER_ATOMIC_CMPSWAP's order, as the guide warns).
+    CmpStore,
+}
+
+/// A 32- or 64-bit atomic; the `rtn` forms return the old value.
+fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: bool, ops: Operands) -> Exec {
+    let b = base(w, inst)?;
+    let rtn = inst.op.name().contains("_rtn_");
+    let size = if wide { 8 } else { 4 };
+    let unit = Unit::Lds { keep32: w.mode.denorm32, keep16_64: w.mode.denorm16_64 };
+    let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, if rtn { inst.dst } else { Opnd::NONE }, if wide { 2 } else { 1 })?;
+    for l in active(w.exec()) {
+        let a = b[l].wrapping_add(offset16(inst));
+        check_aligned(a, size, l)?;
+        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes: size });
+        let d0 = data64(w, inst.src[1], wide, l)?;
+        let d1 = data64(w, inst.src[2], wide, l)?;
+        let (data, data2) = match ops {
+            Operands::Straight => (d0, d1),
+            Operands::CmpStore => (d1, d0),
+        };
+        let old = uint_at(cx, a, size, l)?;
+        let new = op.apply(wide, old, data, data2, unit);
+        write_lds(cx, a, &new.to_le_bytes()[..size as usize], l)?;
+        if rtn {
+            dst.set(0, l, old as u32);
+            if wide {
+                dst.set(1, l, (old >> 32) as u32);
+            }
         }
+    }
+    dst.commit(w, w.exec())?;
+    cx.counters.lds_access(LdsOp::atomic(size), &acc);
+    Ok(Flow::Next)
+}
+
+/// `ds_condxchg32_rtn_b64` (ISA pseudocode): two conditional 32-bit writes at an 8-byte
+/// aligned address, each done when bit 31 of its data half is set (writing the low 31 bits);
+/// both old dwords are returned.
+fn condxchg32(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+    let b = base(w, inst)?;
+    let mut acc = Vec::with_capacity(LANES);
+    let mut dst = Staged::new(w, inst.dst, 2)?;
+    for l in active(w.exec()) {
+        // The ISA masks the address to 16 bits and 8-byte alignment.
+        let a0 = b[l].wrapping_add(offset16(inst)) & 0xfff8;
+        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a0, bytes: 8 });
+        let data = data64(w, inst.src[1], true, l)?;
+        for (k, half) in [data as u32, (data >> 32) as u32].into_iter().enumerate() {
+            let a = a0 + 4 * k as u32;
+            let old = uint_at(cx, a, 4, l)? as u32;
+            if half >> 31 == 1 {
+                write_lds(cx, a, &(half & 0x7fff_ffff).to_le_bytes(), l)?;
+            }
+            dst.set(k as u16, l, old);
+        }
+    }
+    dst.commit(w, w.exec())?;
+    cx.counters.lds_access(LdsOp::atomic(8), &acc);
+    Ok(Flow::Next)
+}
+
+/// `ds_append` / `ds_consume`: one update of the dword at `M0[15:0] + offset` by the number of
+/// active lanes; every active lane gets the old value.
+fn append(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, consume: bool) -> Exec {
+    let exec = w.exec();
+    if exec == 0 {
+        return Ok(Flow::Next);
+    }
+    let a = (w.m0() & 0xffff).wrapping_add(offset16(inst));
+    let first = exec.trailing_zeros() as usize;
+    check_aligned(a, 4, first)?;
+    let old = uint_at(cx, a, 4, first)? as u32;
+    let n = exec.count_ones();
+    let new = if consume { old.wrapping_sub(n) } else { old.wrapping_add(n) };
+    write_lds(cx, a, &new.to_le_bytes(), first)?;
+    w.write_v32(inst.dst, exec, &[old; LANES])?;
+    cx.counters.lds_access(LdsOp::atomic(4), &[LdsLaneAccess { lane: first as u8, part: 0, addr: a, bytes: 4 }]);
+    Ok(Flow::Next)
+}
+
+/// `ds_swizzle_b32` source lane for `lane` under the 16-bit pattern (ISA pseudocode): FFT
+/// (>= 0xe000), rotate (>= 0xc000), quad permute (bit 15), or and/or/xor masks within 32 lanes.
+pub(crate) fn swizzle_source(pattern: u32, lane: usize) -> usize {
+    let i = lane as u32;
+    let j = if pattern >= 0xe000 {
+        let m = pattern & 0x1f;
+        let mut j = (i & 0x1f).reverse_bits() >> 27;
+        j >>= m.count_ones();
+        j | (i & m) | (i & 0x20)
+    } else if pattern >= 0xc000 {
+        let (m, r) = (pattern & 0x1f, (pattern >> 5) & 0x1f);
+        let rot = if pattern & 0x400 != 0 { i.wrapping_sub(r) } else { i.wrapping_add(r) };
+        ((i & m) | (rot & !m)) & 0x1f | (i & 0x20)
+    } else if pattern & 0x8000 != 0 {
+        let q = i % 4;
+        i - q + ((pattern >> (2 * q)) & 3)
     } else {
-        let mut tmp = [0u32; LANES];
-        for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-            tmp[(base[l].wrapping_add(off) / 4 % 64) as usize] = src[l];
-        }
-        out = tmp;
+        let (and, or, xor) = (pattern & 0x1f, (pattern >> 5) & 0x1f, (pattern >> 10) & 0x1f);
+        ((((i & 0x1f) & and) | or) ^ xor) | (i & 0x20)
+    };
+    j as usize % LANES
+}
+
+fn swizzle(w: &mut Wave, inst: &Inst) -> Exec {
+    let exec = w.exec();
+    let src = *w.vreg(inst.src[0])?;
+    let mut out = [0u32; LANES];
+    for (l, o) in out.iter_mut().enumerate() {
+        let s = swizzle_source(offset16(inst), l);
+        *o = if exec >> s & 1 == 1 { src[s] } else { 0 };
     }
     w.write_v32(inst.dst, exec, &out)?;
-    cx.counters.lds.instructions += 1;
+    Ok(Flow::Next)
+}
+
+/// `ds_permute_b32` (forward: lane l sends DATA0 to lane addr/4; the highest sender wins) and
+/// `ds_bpermute_b32` (backward: lane l reads lane addr/4, 0 from an inactive lane). No LDS
+/// memory is touched.
+fn permute(w: &mut Wave, inst: &Inst, backward: bool) -> Exec {
+    let (b, exec) = (base(w, inst)?, w.exec());
+    let off = offset16(inst);
+    let src = *w.vreg(inst.src[1])?;
+    let lane_of = |l: usize| (b[l].wrapping_add(off) / 4 % 64) as usize;
+    let mut out = [0u32; LANES];
+    if backward {
+        for (l, o) in out.iter_mut().enumerate() {
+            let s = lane_of(l);
+            *o = if exec >> s & 1 == 1 { src[s] } else { 0 };
+        }
+    } else {
+        for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
+            out[lane_of(l)] = src[l];
+        }
+    }
+    w.write_v32(inst.dst, exec, &out)?;
     Ok(Flow::Next)
 }
 
 /// Executes one DS instruction.
 pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+    use AtomicOp as A;
     use Op::*;
+    use Operands::{CmpStore, Straight};
+    if let DsGwsInit | DsGwsSemaV | DsGwsSemaBr | DsGwsSemaP | DsGwsSemaReleaseAll | DsGwsBarrier = inst.op {
+        return Err(Trouble::new(FaultKind::NotImplemented(format!(
+            "{}: global wave sync needs GDS resources, which the emulator (like ROCm's HIP runtime for gfx942 \
+             kernels) does not provide",
+            inst.op.name()
+        ))));
+    }
     if inst.flags & flags::GDS != 0 {
         return Err(Trouble::new(FaultKind::NotImplemented(format!("{} with gds (no GDS on gfx942 kernels)", inst.op.name()))));
     }
-    match inst.op {
+    let op = inst.op;
+    match op {
         DsNop => Ok(Flow::Next),
-        DsReadB32 => load(w, inst, cx, 4, Widen::Dwords),
+        DsReadB32 | DsReadAddtidB32 => load(w, inst, cx, 4, Widen::Dwords),
         DsReadB64 => load(w, inst, cx, 8, Widen::Dwords),
         DsReadB96 => load(w, inst, cx, 12, Widen::Dwords),
         DsReadB128 => load(w, inst, cx, 16, Widen::Dwords),
@@ -309,7 +440,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
         DsRead2st64B64 => two(w, inst, cx, 8, 64, false),
         DsWriteB8 => store(w, inst, cx, 1, false),
         DsWriteB16 => store(w, inst, cx, 2, false),
-        DsWriteB32 => store(w, inst, cx, 4, false),
+        DsWriteB32 | DsWriteAddtidB32 => store(w, inst, cx, 4, false),
         DsWriteB64 => store(w, inst, cx, 8, false),
         DsWriteB96 => store(w, inst, cx, 12, false),
         DsWriteB128 => store(w, inst, cx, 16, false),
@@ -319,60 +450,62 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
         DsWrite2B64 => two(w, inst, cx, 8, 1, true),
         DsWrite2st64B32 => two(w, inst, cx, 4, 64, true),
         DsWrite2st64B64 => two(w, inst, cx, 8, 64, true),
+        DsWrxchg2RtnB32 => wrxchg2(w, inst, cx, 4, 1),
+        DsWrxchg2RtnB64 => wrxchg2(w, inst, cx, 8, 1),
+        DsWrxchg2st64RtnB32 => wrxchg2(w, inst, cx, 4, 64),
+        DsWrxchg2st64RtnB64 => wrxchg2(w, inst, cx, 8, 64),
 
-        DsAddU32 | DsAddRtnU32 => atomic32(w, inst, cx, inst.op == DsAddRtnU32, |o, d, _| o.wrapping_add(d)),
-        DsSubU32 | DsSubRtnU32 => atomic32(w, inst, cx, inst.op == DsSubRtnU32, |o, d, _| o.wrapping_sub(d)),
-        DsRsubU32 | DsRsubRtnU32 => atomic32(w, inst, cx, inst.op == DsRsubRtnU32, |o, d, _| d.wrapping_sub(o)),
-        DsIncU32 | DsIncRtnU32 => atomic32(w, inst, cx, inst.op == DsIncRtnU32, |o, d, _| if o >= d { 0 } else { o + 1 }),
-        DsDecU32 | DsDecRtnU32 => {
-            atomic32(w, inst, cx, inst.op == DsDecRtnU32, |o, d, _| if o == 0 || o > d { d } else { o - 1 })
-        }
-        DsMinI32 | DsMinRtnI32 => atomic32(w, inst, cx, inst.op == DsMinRtnI32, |o, d, _| (o as i32).min(d as i32) as u32),
-        DsMaxI32 | DsMaxRtnI32 => atomic32(w, inst, cx, inst.op == DsMaxRtnI32, |o, d, _| (o as i32).max(d as i32) as u32),
-        DsMinU32 | DsMinRtnU32 => atomic32(w, inst, cx, inst.op == DsMinRtnU32, |o, d, _| o.min(d)),
-        DsMaxU32 | DsMaxRtnU32 => atomic32(w, inst, cx, inst.op == DsMaxRtnU32, |o, d, _| o.max(d)),
-        DsAndB32 | DsAndRtnB32 => atomic32(w, inst, cx, inst.op == DsAndRtnB32, |o, d, _| o & d),
-        DsOrB32 | DsOrRtnB32 => atomic32(w, inst, cx, inst.op == DsOrRtnB32, |o, d, _| o | d),
-        DsXorB32 | DsXorRtnB32 => atomic32(w, inst, cx, inst.op == DsXorRtnB32, |o, d, _| o ^ d),
-        DsMskorB32 | DsMskorRtnB32 => atomic32(w, inst, cx, inst.op == DsMskorRtnB32, |o, d0, d1| (o & !d0) | d1),
-        DsWrxchgRtnB32 => atomic32(w, inst, cx, true, |_, d, _| d),
-        DsCmpstB32 | DsCmpstRtnB32 => {
-            atomic32(w, inst, cx, inst.op == DsCmpstRtnB32, |o, cmp, new| if o == cmp { new } else { o })
-        }
-        DsAddF32 | DsAddRtnF32 => atomic32(w, inst, cx, inst.op == DsAddRtnF32, f32op(|a, b| a + b)),
-        DsMinF32 | DsMinRtnF32 => {
-            atomic32(w, inst, cx, inst.op == DsMinRtnF32, f32op(super::valu::fmin32))
-        }
-        DsMaxF32 | DsMaxRtnF32 => {
-            atomic32(w, inst, cx, inst.op == DsMaxRtnF32, f32op(super::valu::fmax32))
-        }
-        DsPkAddF16 | DsPkAddRtnF16 => atomic32(w, inst, cx, inst.op == DsPkAddRtnF16, pk_f16_add),
-        DsPkAddBf16 | DsPkAddRtnBf16 => atomic32(w, inst, cx, inst.op == DsPkAddRtnBf16, pk_bf16_add),
-        DsAddU64 | DsAddRtnU64 => atomic64(w, inst, cx, inst.op == DsAddRtnU64, |o, d, _| o.wrapping_add(d)),
-        DsMinU64 | DsMinRtnU64 => atomic64(w, inst, cx, inst.op == DsMinRtnU64, |o, d, _| o.min(d)),
-        DsMaxU64 | DsMaxRtnU64 => atomic64(w, inst, cx, inst.op == DsMaxRtnU64, |o, d, _| o.max(d)),
-        DsWrxchgRtnB64 => atomic64(w, inst, cx, true, |_, d, _| d),
-        DsCmpstB64 | DsCmpstRtnB64 => {
-            atomic64(w, inst, cx, inst.op == DsCmpstRtnB64, |o, cmp, new| if o == cmp { new } else { o })
-        }
-        DsAddF64 | DsAddRtnF64 => {
-            atomic64(w, inst, cx, inst.op == DsAddRtnF64, |o, d, _| (f64::from_bits(o) + f64::from_bits(d)).to_bits())
-        }
+        // 32-bit atomics.
+        DsAddU32 | DsAddRtnU32 => atomic(w, inst, cx, A::Add, false, Straight),
+        DsSubU32 | DsSubRtnU32 => atomic(w, inst, cx, A::Sub, false, Straight),
+        DsRsubU32 | DsRsubRtnU32 => atomic(w, inst, cx, A::Rsub, false, Straight),
+        DsIncU32 | DsIncRtnU32 => atomic(w, inst, cx, A::Inc, false, Straight),
+        DsDecU32 | DsDecRtnU32 => atomic(w, inst, cx, A::Dec, false, Straight),
+        DsMinI32 | DsMinRtnI32 => atomic(w, inst, cx, A::SMin, false, Straight),
+        DsMaxI32 | DsMaxRtnI32 => atomic(w, inst, cx, A::SMax, false, Straight),
+        DsMinU32 | DsMinRtnU32 => atomic(w, inst, cx, A::UMin, false, Straight),
+        DsMaxU32 | DsMaxRtnU32 => atomic(w, inst, cx, A::UMax, false, Straight),
+        DsAndB32 | DsAndRtnB32 => atomic(w, inst, cx, A::And, false, Straight),
+        DsOrB32 | DsOrRtnB32 => atomic(w, inst, cx, A::Or, false, Straight),
+        DsXorB32 | DsXorRtnB32 => atomic(w, inst, cx, A::Xor, false, Straight),
+        DsMskorB32 | DsMskorRtnB32 => atomic(w, inst, cx, A::MskOr, false, Straight),
+        DsWrxchgRtnB32 => atomic(w, inst, cx, A::Swap, false, Straight),
+        DsWrapRtnB32 => atomic(w, inst, cx, A::Wrap, false, Straight),
+        DsCmpstB32 | DsCmpstRtnB32 => atomic(w, inst, cx, A::CmpSwap, false, CmpStore),
+        DsCmpstF32 | DsCmpstRtnF32 => atomic(w, inst, cx, A::CmpSwapF32, false, CmpStore),
+        DsAddF32 | DsAddRtnF32 => atomic(w, inst, cx, A::AddF32, false, Straight),
+        DsMinF32 | DsMinRtnF32 => atomic(w, inst, cx, A::MinF32, false, Straight),
+        DsMaxF32 | DsMaxRtnF32 => atomic(w, inst, cx, A::MaxF32, false, Straight),
+        DsPkAddF16 | DsPkAddRtnF16 => atomic(w, inst, cx, A::PkAddF16, false, Straight),
+        DsPkAddBf16 | DsPkAddRtnBf16 => atomic(w, inst, cx, A::PkAddBf16, false, Straight),
 
-        DsSwizzleB32 => {
-            let exec = w.exec();
-            let src = *w.vreg(inst.src[0])?;
-            let mut out = [0u32; LANES];
-            for (l, o) in out.iter_mut().enumerate() {
-                let s = swizzle_source((inst.imm & 0xffff) as u32, l);
-                *o = if exec >> s & 1 == 1 { src[s] } else { 0 };
-            }
-            w.write_v32(inst.dst, exec, &out)?;
-            cx.counters.lds.instructions += 1;
-            Ok(Flow::Next)
-        }
-        DsPermuteB32 => permute(w, inst, cx, false),
-        DsBpermuteB32 => permute(w, inst, cx, true),
+        // 64-bit atomics.
+        DsAddU64 | DsAddRtnU64 => atomic(w, inst, cx, A::Add, true, Straight),
+        DsSubU64 | DsSubRtnU64 => atomic(w, inst, cx, A::Sub, true, Straight),
+        DsRsubU64 | DsRsubRtnU64 => atomic(w, inst, cx, A::Rsub, true, Straight),
+        DsIncU64 | DsIncRtnU64 => atomic(w, inst, cx, A::Inc, true, Straight),
+        DsDecU64 | DsDecRtnU64 => atomic(w, inst, cx, A::Dec, true, Straight),
+        DsMinI64 | DsMinRtnI64 => atomic(w, inst, cx, A::SMin, true, Straight),
+        DsMaxI64 | DsMaxRtnI64 => atomic(w, inst, cx, A::SMax, true, Straight),
+        DsMinU64 | DsMinRtnU64 => atomic(w, inst, cx, A::UMin, true, Straight),
+        DsMaxU64 | DsMaxRtnU64 => atomic(w, inst, cx, A::UMax, true, Straight),
+        DsAndB64 | DsAndRtnB64 => atomic(w, inst, cx, A::And, true, Straight),
+        DsOrB64 | DsOrRtnB64 => atomic(w, inst, cx, A::Or, true, Straight),
+        DsXorB64 | DsXorRtnB64 => atomic(w, inst, cx, A::Xor, true, Straight),
+        DsMskorB64 | DsMskorRtnB64 => atomic(w, inst, cx, A::MskOr, true, Straight),
+        DsWrxchgRtnB64 => atomic(w, inst, cx, A::Swap, true, Straight),
+        DsCmpstB64 | DsCmpstRtnB64 => atomic(w, inst, cx, A::CmpSwap, true, CmpStore),
+        DsCmpstF64 | DsCmpstRtnF64 => atomic(w, inst, cx, A::CmpSwapF64, true, CmpStore),
+        DsAddF64 | DsAddRtnF64 => atomic(w, inst, cx, A::AddF64, true, Straight),
+        DsMinF64 | DsMinRtnF64 => atomic(w, inst, cx, A::MinF64, true, Straight),
+        DsMaxF64 | DsMaxRtnF64 => atomic(w, inst, cx, A::MaxF64, true, Straight),
+        DsCondxchg32RtnB64 => condxchg32(w, inst, cx),
+
+        DsAppend => append(w, inst, cx, false),
+        DsConsume => append(w, inst, cx, true),
+        DsSwizzleB32 => swizzle(w, inst),
+        DsPermuteB32 => permute(w, inst, false),
+        DsBpermuteB32 => permute(w, inst, true),
         _ => Err(not_implemented(inst)),
     }
 }
@@ -393,5 +526,50 @@ mod tests {
         assert_eq!(swizzle_source(0x8000 | 0b00_01_10_11, 1), 2);
         assert_eq!(sext(0x80, 1), 0xffff_ff80);
         assert_eq!(sext(0x7fff, 2), 0x7fff);
+    }
+
+    #[test]
+    fn swizzle_rotate_and_fft_modes() {
+        // Rotate left by 1 within 32 lanes (the guide's example: thread 0 gets thread 1, 31
+        // gets 0), right by 1 (0 gets 31), both per half.
+        let left = 0xc000 | 1 << 5;
+        assert_eq!(swizzle_source(left, 0), 1);
+        assert_eq!(swizzle_source(left, 31), 0);
+        assert_eq!(swizzle_source(left, 63), 32);
+        let right = left | 0x400;
+        assert_eq!(swizzle_source(right, 0), 31);
+        assert_eq!(swizzle_source(right, 33), 32);
+        // Rotate with mask 1 keeps bit 0: the guide's "swap odd threads across every other even".
+        let masked = 0xc000 | 1 << 5 | 1;
+        assert_eq!((0..4).map(|l| swizzle_source(masked, l)).collect::<Vec<_>>(), [0, 3, 2, 5]);
+        // FFT mask 0x1f is the identity; mask 0 is a bit reversal (the guide's first row begins
+        // 1, 0x11, 9, 0x19 in 1-based lane numbers).
+        assert!((0..64).all(|l| swizzle_source(0xe000 | 0x1f, l) == l));
+        assert_eq!((0..4).map(|l| swizzle_source(0xe000, l)).collect::<Vec<_>>(), [0, 16, 8, 24]);
+        // Mask 0x10: the guide's second row begins 1, 9, 5, 0xd.
+        assert_eq!((0..4).map(|l| swizzle_source(0xe010, l)).collect::<Vec<_>>(), [0, 8, 4, 12]);
+    }
+
+    #[test]
+    fn two_address_offsets_scale_by_element_and_st64() {
+        let mut inst = Inst {
+            op: Op::DsRead2B64,
+            enc: crate::isa::Enc::Ds,
+            size: 8,
+            dst: Opnd::NONE,
+            sdst: Opnd::NONE,
+            src: [Opnd::NONE; 4],
+            literal: 0,
+            imm: 3 | 5 << 8,
+            mods: Default::default(),
+            ext: Default::default(),
+            flags: 0,
+        };
+        assert_eq!(two_addrs(&inst, 100, 8, 1), (124, Some(140)));
+        assert_eq!(two_addrs(&inst, 100, 4, 1), (112, Some(120)));
+        assert_eq!(two_addrs(&inst, 0, 4, 64), (3 * 256, Some(5 * 256)));
+        assert_eq!(two_addrs(&inst, 0, 8, 64), (3 * 512, Some(5 * 512)));
+        inst.imm = 7 | 7 << 8;
+        assert_eq!(two_addrs(&inst, 0, 4, 1), (28, None));
     }
 }

@@ -192,6 +192,7 @@ impl Emulator {
             denorm16_64: desc.float_denorm_mode_16_64() as u8,
             dx10_clamp: desc.dx10_clamp(),
             ieee: desc.ieee_mode(),
+            fp16_ovfl: desc.fp16_overflow(),
         };
         let info = LaunchInfo {
             module,
@@ -257,9 +258,9 @@ pub(crate) fn init_wave(wave: &mut Wave, info: &LaunchInfo<'_>, wg: [u32; 3], w:
     };
     let lohi = |a: u64| [a as u32, (a >> 32) as u32];
     if u.private_segment_buffer {
-        // A buffer resource over the private aperture: base, no stride/swizzle tricks; MUBUF
-        // accesses through it are routed to the lane's scratch.
-        put(wave, &[PRIVATE_APERTURE as u32, (PRIVATE_APERTURE >> 32) as u32, u32::MAX, 0x0002_7000]);
+        // The scratch buffer resource the runtime builds for this wave (MUBUF accesses through it
+        // reach the lane's private memory).
+        put(wave, &super::buffer::private_segment_vsharp(info.scratch_per_lane));
     }
     if u.dispatch_ptr {
         put(wave, &lohi(info.packet_addr));

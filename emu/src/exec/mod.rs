@@ -11,6 +11,8 @@
 // binding, so these lints are errors here.
 #![deny(unreachable_patterns, unused_variables)]
 
+mod atomic;
+pub mod buffer;
 pub mod counters;
 mod ds;
 pub mod error;
@@ -22,6 +24,7 @@ pub mod report;
 mod salu;
 mod smem;
 mod sopp;
+mod staged;
 mod step;
 mod valu;
 mod vmem;

@@ -1,47 +1,110 @@
-//! Vector memory: FLAT, GLOBAL, SCRATCH and MUBUF loads, stores and atomics.
+//! Vector memory: FLAT, GLOBAL, SCRATCH and MUBUF loads, stores, atomics, and loads to LDS.
 //!
-//! Addressing:
-//! - GLOBAL: `vaddr` (64-bit) + offset, or `saddr` (64-bit SGPRs) + `vaddr` (32-bit) + offset;
-//! - FLAT: `vaddr` + offset, routed by aperture to LDS, the lane's scratch, or global memory;
-//! - SCRATCH: a per-lane offset `vaddr` + `saddr` + offset into the lane's private memory;
-//! - MUBUF: a buffer resource (V#) base + index * stride + offset, range-checked against
-//!   `num_records` (out-of-range loads read 0, stores are dropped, as on the hardware).
-//! Out-of-bounds global accesses are faults naming the lane and address.
+//! Addressing (AMD CDNA ISA guide, chapters 9 and 10; section and table numbers here are the CDNA4
+//! edition's, which was the one at hand; its gfx9 buffer and flat chapters describe gfx942 too
+//! except where noted):
+//! - GLOBAL: `vaddr` (64-bit) + offset, or `saddr` (64-bit SGPRs) + `vaddr` (32-bit) + offset,
+//!   with a signed 13-bit offset. An address in no allocation is a fault naming lane and address
+//!   (the hardware would raise a memory violation).
+//! - FLAT: `vaddr` + an unsigned 12-bit offset (the 13th bit is ignored, table 54), routed by
+//!   aperture to the workgroup's LDS, the lane's scratch, or global memory.
+//! - SCRATCH (gfx940 table 56): `saddr` (one SGPR, or off) + `vaddr` (if SVE, else 0) + signed
+//!   offset, into the lane's private memory: the four ST/SS/SV/SVS modes are the four on/off
+//!   combinations.
+//! - MUBUF: a buffer resource (V#), linear or swizzled, with the ISA's range checks; see
+//!   [`super::buffer`]. A V# based in the scratch window reaches the wave's private memory.
+//! - Loads to LDS (`global_load_lds_*`, `scratch_load_lds_*`, `buffer_load_* lds`): lane l's
+//!   value goes to LDS at `M0_part + inst_offset + 4 * l`, where `M0_part` is `M0[17:2] * 4`
+//!   for GLOBAL/SCRATCH (ISA 10.3) and the byte offset `M0[15:0]` for MUBUF on CDNA3 (9.1.9;
+//!   the CDNA4 edition widens it to `M0[17:0]` for its larger LDS). Composable Kernel states
+//!   both CDNA3 rules, citing the CDNA3 guide (ck_tile `amd_buffer_addressing.hpp`,
+//!   `async_global_load_lds_dwordxn`). The instruction offset applies to both addresses (LLVM
+//!   `AMDGPUDMAOperations`: "offset applied to both global and LDS address"). Sub-dword loads
+//!   write the dword a VGPR load would produce (zero- or sign-extended), our reading of the
+//!   one-dword-per-lane slots and of the separate signed and unsigned opcodes. A slot outside
+//!   the workgroup's LDS is a fault: the guide leaves keeping slots inside the allocation to
+//!   the program (9.1.9.1).
+//!
+//! Alignment: the ROCm driver runs gfx9 in unaligned mode (`SH_MEM_CONFIG.ALIGNMENT_MODE =
+//! UNALIGNED`, amdkfd `update_qpd_v9`), so non-atomic accesses of any size work at any byte
+//! address and are emulated byte-exactly. (We read the guide's "the two LSBs of the byte-address
+//! are ignored" for dword buffer accesses, 9.1.7, as the behaviour of the default DWORD
+//! alignment mode that ROCm replaces.) Atomics must be naturally aligned; a misaligned one is a
+//! fault.
 
-use super::counters::Access;
+use super::atomic::{AtomicOp, Unit};
+use super::buffer::{self, RangeCheck, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE, Vsharp};
+use super::counters::{Access, LdsLaneAccess, LdsOp};
 use super::error::{FaultKind, Space};
+use super::staged::Staged;
 use super::memory::{APERTURE_SIZE, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, Ty, Wave};
 use crate::isa::{Enc, Inst, Op, Opnd, flags};
 
-/// True for instructions that read-modify-write global memory (they make a launch run its
-/// workgroups one at a time, so float atomics sum in a reproducible order).
+/// True for instructions that read-modify-write global memory: vector atomics (FLAT, GLOBAL,
+/// MUBUF) and scalar ones (`s_atomic_*`, `s_buffer_atomic_*`). A launch with any of them runs
+/// its workgroups one at a time, so float atomics sum in a reproducible order. (DS atomics stay
+/// inside the workgroup and do not count.)
 pub fn is_atomic(inst: &Inst) -> bool {
-    matches!(inst.enc, Enc::Flat | Enc::Global | Enc::Mubuf) && inst.op.name().contains("atomic")
+    matches!(inst.enc, Enc::Flat | Enc::Global | Enc::Mubuf | Enc::Smem) && inst.op.name().contains("atomic")
 }
 
-/// Where one lane's access goes.
-#[derive(Clone, Copy, Debug)]
+/// Where one piece of a lane's access goes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Target {
+    /// Device memory.
     Global(u64),
+    /// The workgroup's LDS (byte offset).
     Lds(u32),
-    Scratch(u32),
-    /// MUBUF out of range: loads read 0, stores do nothing.
+    /// A lane's private memory (usually the accessing lane's; a swizzled scratch V# can reach
+    /// another lane's bytes, as on the hardware).
+    Scratch { lane: u8, off: u32 },
+    /// A MUBUF access out of range: loads read 0, stores and atomics do nothing.
     Dropped,
 }
 
+/// A contiguous part of one lane's access: bytes `at..at + len` of the lane's data.
+#[derive(Clone, Copy, Debug)]
+struct Piece {
+    lane: u8,
+    at: u8,
+    len: u8,
+    t: Target,
+}
+
 /// The operation's data shape.
-#[derive(Clone, Copy)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Shape {
-    /// `n` bytes (1, 2, 4, 8, 12, 16) zero- or sign-extended into dwords.
+    /// `bytes` (1, 2, 4, 8, 12, 16) zero- or sign-extended into dwords.
     Plain { bytes: u32, signed: bool },
     /// d16: 1 or 2 bytes into the low (`hi = false`) or high half, the other half kept.
     D16 { bytes: u32, signed: bool, hi: bool },
+    /// `buffer_{load,store}_format_*`: `comps` channels through the resource's format; `d16`
+    /// packs channels in halves (`hi`: the single channel goes to the high half).
+    Format { comps: u32, d16: bool, hi: bool },
 }
 
 fn shape_of(op: &str) -> Option<Shape> {
+    if let Some((_, t)) = op.split_once("_format_") {
+        let (d16, hi, t) = match t.strip_prefix("d16_") {
+            Some(r) => match r.strip_prefix("hi_") {
+                Some(r) => (true, true, r),
+                None => (true, false, r),
+            },
+            None => (false, false, t),
+        };
+        let comps = match t {
+            "x" => 1,
+            "xy" => 2,
+            "xyz" => 3,
+            "xyzw" => 4,
+            _ => return None,
+        };
+        return Some(Shape::Format { comps, d16, hi });
+    }
     let tail = op.rsplit_once("load_").or_else(|| op.rsplit_once("store_")).map(|(_, t)| t)?;
+    let tail = tail.strip_prefix("lds_").unwrap_or(tail);
     Some(match tail {
         "ubyte" | "byte" => Shape::Plain { bytes: 1, signed: false },
         "sbyte" => Shape::Plain { bytes: 1, signed: true },
@@ -65,101 +128,150 @@ fn vaddr64(w: &Wave, op: Opnd, l: usize) -> Result<u64, FaultKind> {
     Ok(w.vreg(op)?[l] as u64 | (w.vreg_at(op, 1)?[l] as u64) << 32)
 }
 
-/// Buffer resource fields (gfx9 V#).
-struct Vsharp {
-    base: u64,
-    stride: u64,
-    num_records: u64,
-    add_tid: bool,
-    swizzle: bool,
+/// The lanes set in `exec`, in order.
+fn active(exec: u64) -> impl Iterator<Item = usize> {
+    (0..LANES).filter(move |l| exec >> l & 1 == 1)
 }
 
-fn vsharp(w: &Wave, op: Opnd) -> Result<Vsharp, FaultKind> {
-    let v: [u32; 4] = w.sregs(op)?;
-    Ok(Vsharp {
-        base: v[0] as u64 | ((v[1] & 0xffff) as u64) << 32,
-        stride: ((v[1] >> 16) & 0x3fff) as u64,
-        num_records: v[2] as u64,
-        add_tid: v[3] >> 23 & 1 == 1,
-        swizzle: v[1] >> 31 & 1 == 1,
-    })
+/// The memory element a MUBUF instruction moves, for its range check and swizzling: its bytes,
+/// and the size of the units it is range-checked in (dwords for dword loads and stores, the
+/// whole element for format instructions and atomics).
+struct BufAccess {
+    bytes: u32,
+    unit: u32,
+    format: bool,
 }
 
-/// Computes every active lane's target.
-fn targets(w: &Wave, inst: &Inst, bytes: u32) -> Result<Vec<(usize, Target)>, Trouble> {
-    let exec = w.exec();
-    let imm = inst.imm as i64 as u64;
+/// Computes every active lane's pieces for an access of `bytes` per lane.
+fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>, Trouble> {
     let mut out = Vec::with_capacity(LANES);
+    let whole = |l: usize, t: Target| Piece { lane: l as u8, at: 0, len: bytes as u8, t };
     match inst.enc {
         Enc::Global => {
+            let imm = inst.imm as i64 as u64;
             let sbase = if inst.src[2].is_none() { None } else { Some(w.sval64(inst.src[2], 0, Ty::U64)?) };
-            for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
+            for l in active(w.exec()) {
                 let a = match sbase {
                     Some(s) => s.wrapping_add(w.vreg(inst.src[0])?[l] as u64),
                     None => vaddr64(w, inst.src[0], l)?,
                 };
-                out.push((l, Target::Global(a.wrapping_add(imm))));
+                out.push(whole(l, Target::Global(a.wrapping_add(imm))));
             }
         }
         Enc::Flat => {
-            for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
+            // FLAT offsets are 12 bits unsigned; bit 12 of the field is ignored (table 54).
+            let imm = (inst.imm & 0xfff) as u64;
+            for l in active(w.exec()) {
                 let a = vaddr64(w, inst.src[0], l)?.wrapping_add(imm);
                 let t = if (SHARED_APERTURE..SHARED_APERTURE + APERTURE_SIZE).contains(&a) {
                     Target::Lds((a - SHARED_APERTURE) as u32)
                 } else if (PRIVATE_APERTURE..PRIVATE_APERTURE + APERTURE_SIZE).contains(&a) {
-                    Target::Scratch((a - PRIVATE_APERTURE) as u32)
+                    Target::Scratch { lane: l as u8, off: (a - PRIVATE_APERTURE) as u32 }
                 } else {
                     Target::Global(a)
                 };
-                out.push((l, t));
+                out.push(whole(l, t));
             }
         }
         Enc::Scratch => {
             let s = if inst.src[2].is_none() { 0 } else { w.sval32(inst.src[2], 0, Ty::B32)? };
-            for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
+            for l in active(w.exec()) {
                 let v = if inst.src[0].is_none() { 0 } else { w.vreg(inst.src[0])?[l] };
-                out.push((l, Target::Scratch(v.wrapping_add(s).wrapping_add(inst.imm as u32))));
+                let off = v.wrapping_add(s).wrapping_add(inst.imm as u32);
+                out.push(whole(l, Target::Scratch { lane: l as u8, off }));
             }
         }
         Enc::Mubuf => {
-            let r = vsharp(w, inst.src[2])?;
-            if r.swizzle {
-                return Err(Trouble::new(FaultKind::NotImplemented(format!("{} through a swizzled buffer resource", inst.op.name()))));
-            }
-            let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], 0, Ty::B32)? as u64 };
-            let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
-            let private = (PRIVATE_APERTURE..PRIVATE_APERTURE + APERTURE_SIZE).contains(&r.base);
-            for l in (0..LANES).filter(|l| exec >> l & 1 == 1) {
-                let vr = |k: u16| -> Result<u64, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l] as u64) };
-                let (mut index, offset) = match (idxen, offen) {
-                    (true, true) => (vr(0)?, vr(1)?),
-                    (true, false) => (vr(0)?, 0),
-                    (false, true) => (0, vr(0)?),
-                    (false, false) => (0, 0),
-                };
-                if r.add_tid {
-                    index += l as u64;
-                }
-                let offset = offset + soff + (inst.imm as u32 & 0xfff) as u64;
-                // Range check: raw buffers (stride 0) by byte offset, structured by index.
-                let in_range = if r.stride == 0 { offset + bytes as u64 <= r.num_records } else { index < r.num_records };
-                let t = if !in_range {
-                    Target::Dropped
-                } else if private {
-                    Target::Scratch((index * r.stride + offset) as u32)
-                } else {
-                    Target::Global(r.base + index * r.stride + offset)
-                };
-                out.push((l, t));
-            }
+            let format = matches!(shape_of(inst.op.name()), Some(Shape::Format { .. }));
+            let unit = if atomic || format || bytes < 4 { bytes } else { 4 };
+            mubuf_targets(w, inst, &BufAccess { bytes, unit, format }, &mut out)?;
         }
         _ => return Err(not_implemented(inst)),
     }
     Ok(out)
 }
 
+/// MUBUF pieces (ISA 9.1.5): per range-check unit, an address linear or swizzled, then the
+/// private window or global memory.
+fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -> Result<(), Trouble> {
+    let name = inst.op.name();
+    let v = Vsharp::from_words(w.sregs(inst.src[2])?);
+    let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32)? as u64 };
+    let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
+    let stride = v.stride_for(acc.format);
+    let check = buffer::range_check(&v, idxen, stride, name)?;
+    // A DATA_FORMAT of 0 marks an unbound resource (ISA 9.1.4) unless those bits are the top of
+    // an 18-bit add_tid stride.
+    let unbound = v.dfmt == 0 && (acc.format || !v.add_tid);
+    let inst_off = (inst.imm as u32 & 0xfff) as u64;
+    for l in active(w.exec()) {
+        let vr = |k: u16| -> Result<u64, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l] as u64) };
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => (vr(0)?, vr(1)?),
+            (true, false) => (vr(0)?, 0),
+            (false, true) => (0, vr(0)?),
+            (false, false) => (0, 0),
+        };
+        let index = vidx + if v.add_tid { l as u64 } else { 0 };
+        let mut at = 0;
+        while at < acc.bytes {
+            let offset = voff + inst_off + at as u64;
+            let out_of_range = unbound
+                || match check {
+                    RangeCheck::None => false,
+                    RangeCheck::Offset => offset >= v.num_records,
+                    RangeCheck::Index => index >= v.num_records,
+                };
+            let unit_end = at + acc.unit;
+            if out_of_range {
+                out.push(Piece { lane: l as u8, at: at as u8, len: acc.unit as u8, t: Target::Dropped });
+                at = unit_end;
+                continue;
+            }
+            // Swizzled units do not straddle an element (the guide requires accesses no larger
+            // than the element; we split rather than refuse).
+            while at < unit_end {
+                let offset = voff + inst_off + at as u64;
+                let mut len = unit_end - at;
+                if v.swizzle {
+                    len = len.min((v.elem - offset % v.elem) as u32);
+                }
+                let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
+                push_addr(l, at, len, addr, out);
+                at += len;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A piece at a global address, or in the scratch window (split at the window's 4-byte lane
+/// slots).
+fn push_addr(l: usize, mut at: u32, len: u32, addr: u64, out: &mut Vec<Piece>) {
+    if !(SCRATCH_WINDOW..SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE).contains(&addr) {
+        out.push(Piece { lane: l as u8, at: at as u8, len: len as u8, t: Target::Global(addr) });
+        return;
+    }
+    let mut p = addr - SCRATCH_WINDOW;
+    let end = at + len;
+    while at < end {
+        let n = (end - at).min((4 - p % 4) as u32);
+        let (lane, off) = buffer::window_to_lane(p);
+        out.push(Piece { lane: l as u8, at: at as u8, len: n as u8, t: Target::Scratch { lane: lane as u8, off: off as u32 } });
+        at += n;
+        p += n as u64;
+    }
+}
+
 fn oob(space: Space, addr: u64, size: u32, l: usize) -> Trouble {
     Trouble::lane(FaultKind::OutOfBounds { space, addr, size }, l)
+}
+
+fn scratch_range(w: &Wave, lane: u8, off: u32, n: u32, l: usize) -> Result<usize, Trouble> {
+    if off as u64 + n as u64 > w.scratch_per_lane as u64 {
+        return Err(oob(Space::Scratch, off as u64, n, l));
+    }
+    Ok(lane as usize * w.scratch_per_lane as usize + off as usize)
 }
 
 /// Reads `buf.len()` bytes for lane `l`.
@@ -174,11 +286,8 @@ fn read(w: &Wave, cx: &Ctx<'_, '_>, t: Target, buf: &mut [u8], l: usize) -> Resu
             let s = cx.lds.get(a as usize..a as usize + n as usize).ok_or_else(|| oob(Space::Lds, a as u64, n, l))?;
             buf.copy_from_slice(s);
         }
-        Target::Scratch(a) => {
-            if a as u64 + n as u64 > w.scratch_per_lane as u64 {
-                return Err(oob(Space::Scratch, a as u64, n, l));
-            }
-            let base = l * w.scratch_per_lane as usize + a as usize;
+        Target::Scratch { lane, off } => {
+            let base = scratch_range(w, lane, off, n, l)?;
             buf.copy_from_slice(&w.scratch[base..base + n as usize]);
         }
         Target::Dropped => buf.fill(0),
@@ -197,11 +306,8 @@ fn write(w: &mut Wave, cx: &mut Ctx<'_, '_>, t: Target, data: &[u8], l: usize) -
             let s = cx.lds.get_mut(a as usize..a as usize + n as usize).ok_or_else(|| oob(Space::Lds, a as u64, n, l))?;
             s.copy_from_slice(data);
         }
-        Target::Scratch(a) => {
-            if a as u64 + n as u64 > w.scratch_per_lane as u64 {
-                return Err(oob(Space::Scratch, a as u64, n, l));
-            }
-            let base = l * w.scratch_per_lane as usize + a as usize;
+        Target::Scratch { lane, off } => {
+            let base = scratch_range(w, lane, off, n, l)?;
             w.scratch[base..base + n as usize].copy_from_slice(data);
         }
         Target::Dropped => {}
@@ -209,202 +315,344 @@ fn write(w: &mut Wave, cx: &mut Ctx<'_, '_>, t: Target, data: &[u8], l: usize) -
     Ok(())
 }
 
-fn record(cx: &mut Ctx<'_, '_>, kind: Access, ts: &[(usize, Target)], bytes: u32) {
-    let g: Vec<(u64, u32)> =
-        ts.iter().filter_map(|(_, t)| if let Target::Global(a) = t { Some((*a, bytes)) } else { None }).collect();
+/// Counts the global traffic (one entry per lane where its pieces are contiguous) and the LDS
+/// traffic of FLAT accesses that hit the LDS aperture.
+fn record(cx: &mut Ctx<'_, '_>, kind: Access, ps: &[Piece]) {
+    let mut g: Vec<(u64, u32)> = Vec::with_capacity(ps.len());
+    let mut lds: Vec<LdsLaneAccess> = Vec::new();
+    let mut last_lane = u8::MAX;
+    for p in ps {
+        match p.t {
+            Target::Global(a) => {
+                if let Some(prev) = g.last_mut().filter(|(pa, pn)| last_lane == p.lane && pa + *pn as u64 == a) {
+                    prev.1 += p.len as u32;
+                } else {
+                    g.push((a, p.len as u32));
+                }
+                last_lane = p.lane;
+            }
+            Target::Lds(a) => lds.push(LdsLaneAccess { lane: p.lane, part: 0, addr: a, bytes: p.len as u32 }),
+            _ => {}
+        }
+    }
     if !g.is_empty() {
         cx.counters.global_access(kind, &g);
     }
+    if let Some(first) = lds.first() {
+        let width = first.bytes;
+        let op = match kind {
+            Access::Load => LdsOp::read(width),
+            Access::Store => LdsOp::write(width),
+            Access::Atomic => LdsOp::atomic(width),
+        };
+        cx.counters.lds_access(op, &lds);
+    }
+}
+
+/// Groups pieces by lane (they are generated lane by lane).
+fn by_lane(ps: &[Piece]) -> impl Iterator<Item = &[Piece]> {
+    ps.chunk_by(|a, b| a.lane == b.lane)
+}
+
+/// The dword a VGPR load of `shape` would produce from the bytes of one lane (sub-dword plain
+/// loads extend, d16 loads give the 16-bit value in the low half).
+fn extend(raw: u32, bytes: u32, signed: bool) -> u32 {
+    match (bytes, signed) {
+        (1, true) => raw as u8 as i8 as i32 as u32,
+        (1, false) => raw & 0xff,
+        (2, true) => raw as u16 as i16 as i32 as u32,
+        (2, false) => raw & 0xffff,
+        _ => raw,
+    }
+}
+
+fn shape_bytes(shape: Shape, v: Option<&Vsharp>, inst: &Inst) -> Result<u32, Trouble> {
+    Ok(match shape {
+        Shape::Plain { bytes, .. } | Shape::D16 { bytes, .. } => bytes,
+        Shape::Format { .. } => {
+            let v = v.expect("format shapes are MUBUF");
+            match buffer::format_bytes(v.dfmt) {
+                Some(b) => b,
+                // An unbound resource: nothing is read or written (see `mubuf_targets`).
+                None if v.dfmt == 0 => 4,
+                None => {
+                    return Err(Trouble::new(FaultKind::Invalid(format!("{}: data format {} is reserved", inst.op.name(), v.dfmt))));
+                }
+            }
+        }
+    })
+}
+
+fn vsharp_of(w: &Wave, inst: &Inst) -> Result<Option<Vsharp>, FaultKind> {
+    Ok(if inst.enc == Enc::Mubuf { Some(Vsharp::from_words(w.sregs(inst.src[2])?)) } else { None })
+}
+
+/// Reads one lane's bytes from its pieces.
+fn gather(w: &Wave, cx: &Ctx<'_, '_>, lane: &[Piece], buf: &mut [u8; 16]) -> Result<(), Trouble> {
+    for p in lane {
+        read(w, cx, p.t, &mut buf[p.at as usize..(p.at + p.len) as usize], p.lane as usize)?;
+    }
+    Ok(())
 }
 
 fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
-    if inst.flags & flags::LDS != 0 {
-        return Err(Trouble::new(FaultKind::NotImplemented(format!("{} with the lds bit (load to LDS)", inst.op.name()))));
-    }
-    let bytes = match shape {
-        Shape::Plain { bytes, .. } | Shape::D16 { bytes, .. } => bytes,
+    let v = vsharp_of(w, inst)?;
+    let bytes = shape_bytes(shape, v.as_ref(), inst)?;
+    let to_lds = inst.flags & flags::LDS != 0;
+    let ps = targets(w, inst, bytes, false)?;
+    let lds_base = if to_lds { Some(lds_slot_base(w, inst)) } else { None };
+    let regs = match shape {
+        _ if to_lds => 0,
+        Shape::Plain { bytes, .. } => bytes.div_ceil(4),
+        Shape::D16 { .. } => 1,
+        Shape::Format { comps, d16: false, .. } => comps,
+        Shape::Format { comps, d16: true, .. } => comps.div_ceil(2),
     };
-    let ts = targets(w, inst, bytes)?;
-    for &(l, t) in &ts {
+    let mut dst = Staged::new(w, if to_lds { Opnd::NONE } else { inst.dst }, regs as u16)?;
+    let mut dma: Vec<LdsLaneAccess> = Vec::new();
+    for lane in by_lane(&ps) {
+        let l = lane[0].lane as usize;
         let mut buf = [0u8; 16];
-        read(w, cx, t, &mut buf[..bytes as usize], l)?;
+        gather(w, cx, lane, &mut buf)?;
         let raw = u32::from_le_bytes(buf[..4].try_into().expect("4"));
-        let ext = |signed: bool| -> u32 {
-            match (bytes, signed) {
-                (1, true) => raw as u8 as i8 as i32 as u32,
-                (1, false) => raw & 0xff,
-                (2, true) => raw as u16 as i16 as i32 as u32,
-                (2, false) => raw & 0xffff,
-                _ => raw,
+        let mut dwords = [0u32; 4];
+        let n = match shape {
+            Shape::Plain { bytes, signed } if bytes <= 4 => {
+                dwords[0] = extend(raw, bytes, signed);
+                1
             }
-        };
-        match shape {
-            Shape::Plain { bytes, signed } => {
-                if bytes <= 4 {
-                    w.vreg_mut(inst.dst)?[l] = ext(signed);
+            Shape::Plain { bytes, .. } => {
+                for (k, d) in dwords.iter_mut().enumerate().take(bytes as usize / 4) {
+                    *d = u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4"));
+                }
+                bytes / 4
+            }
+            Shape::D16 { bytes, signed, hi } => {
+                let x = extend(raw, bytes, signed) & 0xffff;
+                let d = dst.get(0, l);
+                dst.set(0, l, if hi { (d & 0xffff) | x << 16 } else { (d & 0xffff_0000) | x });
+                continue;
+            }
+            Shape::Format { comps, d16, hi } => {
+                let v = v.as_ref().expect("MUBUF");
+                let ch = if lane.iter().all(|p| p.t == Target::Dropped) {
+                    buffer::out_of_range_format(v)
                 } else {
-                    for k in 0..bytes / 4 {
-                        let v = u32::from_le_bytes(buf[4 * k as usize..4 * k as usize + 4].try_into().expect("4"));
-                        w.vreg_at_mut(inst.dst, k as u16)?[l] = v;
+                    buffer::load_format(v, &buf[..bytes as usize], inst.op.name())?
+                };
+                if !d16 {
+                    dwords[..comps as usize].copy_from_slice(&ch[..comps as usize]);
+                    comps
+                } else {
+                    if to_lds {
+                        return Err(Trouble::new(FaultKind::Invalid(format!("{} cannot load to LDS", inst.op.name()))));
                     }
+                    let h = ch.map(|c| buffer::to_d16(v, c) as u32);
+                    if hi {
+                        dst.set(0, l, (dst.get(0, l) & 0xffff) | h[0] << 16);
+                    } else {
+                        // Pairs of channels per register, low half first; an odd last channel
+                        // keeps the register's high half.
+                        for k in 0..comps.div_ceil(2) {
+                            let (a, i) = (h[2 * k as usize], 2 * k + 1);
+                            let hi_half = if i < comps { h[i as usize] << 16 } else { dst.get(k as u16, l) & 0xffff_0000 };
+                            dst.set(k as u16, l, a | hi_half);
+                        }
+                    }
+                    continue;
                 }
             }
-            Shape::D16 { signed, hi, .. } => {
-                let v = ext(signed) & 0xffff;
-                let d = &mut w.vreg_mut(inst.dst)?[l];
-                *d = if hi { (*d & 0xffff) | v << 16 } else { (*d & 0xffff_0000) | v };
+        };
+        match lds_base {
+            Some(base) => {
+                // Slots are 4 bytes a lane, 16 for 3- and 4-dword loads (ISA 9.1.9; those
+                // exist only on gfx950, but AMD's compiler also accepts the 4-dword global form
+                // for gfx942, see ck_tile `async_global_load_lds_dwordxn`).
+                let slot = match n {
+                    1 => 4,
+                    3 | 4 => 16,
+                    _ => {
+                        return Err(Trouble::new(FaultKind::NotImplemented(format!(
+                            "{} with the lds bit: {n} dwords per lane to LDS",
+                            inst.op.name()
+                        ))));
+                    }
+                };
+                let a = base.wrapping_add(slot * l as u32);
+                let bytes: Vec<u8> = dwords[..n as usize].iter().flat_map(|d| d.to_le_bytes()).collect();
+                write(w, cx, Target::Lds(a), &bytes, l)?;
+                dma.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes: 4 * n });
+            }
+            None => {
+                for (k, d) in dwords.iter().enumerate().take(n as usize) {
+                    dst.set(k as u16, l, *d);
+                }
             }
         }
     }
-    record(cx, Access::Load, &ts, bytes);
+    dst.commit(w, w.exec())?;
+    record(cx, Access::Load, &ps);
+    if !dma.is_empty() {
+        // The LDS side of a load to LDS: not a DS instruction, but its bytes are LDS writes.
+        cx.counters.lds.bytes_written += dma.iter().map(|d| d.bytes as u64).sum::<u64>();
+    }
     Ok(Flow::Next)
+}
+
+/// The LDS byte address of lane 0's slot for a load to (or store from) LDS; lane `l` adds `4 * l`.
+fn lds_slot_base(w: &Wave, inst: &Inst) -> u32 {
+    let m0 = w.m0();
+    match inst.enc {
+        // ISA 9.1.9 (CDNA3 width): M0[15:0] is a byte offset; the 12-bit instruction offset also
+        // applies.
+        Enc::Mubuf => (m0 & 0xffff).wrapping_add(inst.imm as u32 & 0xfff),
+        // ISA 10.3: M0[17:2] * 4 (dword aligned), plus the signed instruction offset.
+        _ => (m0 & 0x3fffc).wrapping_add(inst.imm as u32),
+    }
 }
 
 fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
-    let (bytes, hi) = match shape {
-        Shape::Plain { bytes, .. } => (bytes, false),
-        Shape::D16 { bytes, hi, .. } => (bytes, hi),
-    };
-    let ts = targets(w, inst, bytes)?;
-    for &(l, t) in &ts {
+    let v = vsharp_of(w, inst)?;
+    let bytes = shape_bytes(shape, v.as_ref(), inst)?;
+    let ps = targets(w, inst, bytes, false)?;
+    for lane in by_lane(&ps) {
+        let l = lane[0].lane as usize;
         let mut buf = [0u8; 16];
-        for k in 0..bytes.div_ceil(4) {
-            let v = w.vreg_at(inst.src[1], k as u16)?[l];
-            buf[4 * k as usize..4 * k as usize + 4].copy_from_slice(&v.to_le_bytes());
+        match shape {
+            Shape::Plain { .. } | Shape::D16 { .. } => {
+                for k in 0..bytes.div_ceil(4) {
+                    let d = w.vreg_at(inst.src[1], k as u16)?[l];
+                    buf[4 * k as usize..4 * k as usize + 4].copy_from_slice(&d.to_le_bytes());
+                }
+                if matches!(shape, Shape::D16 { hi: true, .. }) {
+                    buf.copy_within(2..4, 0);
+                }
+            }
+            Shape::Format { comps, d16, hi } => {
+                let v = v.as_ref().expect("MUBUF");
+                if v.dfmt == 0 {
+                    continue; // unbound: the pieces are all dropped
+                }
+                let mut ch = [0u32; 4];
+                for (c, x) in ch.iter_mut().enumerate().take(comps as usize) {
+                    *x = if d16 {
+                        let d = w.vreg_at(inst.src[1], (c / 2) as u16)?[l];
+                        let half = if hi || c % 2 == 1 { d >> 16 } else { d };
+                        buffer::from_d16(v, half as u16)
+                    } else {
+                        w.vreg_at(inst.src[1], c as u16)?[l]
+                    };
+                }
+                // Only the channels the instruction supplies are written; the element's other
+                // bits keep what memory holds.
+                let enc = buffer::store_format(v, &ch, inst.op.name())?;
+                let mask = buffer::channel_mask(v.dfmt, comps);
+                let mut old = [0u8; 16];
+                gather(w, cx, lane, &mut old)?;
+                for (i, b) in buf.iter_mut().enumerate().take(enc.len()) {
+                    let m = (mask >> (8 * i)) as u8;
+                    *b = (old[i] & !m) | (enc[i] & m);
+                }
+            }
         }
-        if hi {
-            buf.copy_within(2..4, 0);
+        for p in lane {
+            write(w, cx, p.t, &buf[p.at as usize..(p.at + p.len) as usize], l)?;
         }
-        write(w, cx, t, &buf[..bytes as usize], l)?;
     }
-    record(cx, Access::Store, &ts, bytes);
+    record(cx, Access::Store, &ps);
     Ok(Flow::Next)
 }
 
-/// A read-modify-write on global memory (or LDS/scratch through FLAT) per active lane, in lane
-/// order; `f(old, data) -> new`. Returns the old value when SC0 (glc) is set.
-fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, wide: bool, f: impl Fn(u64, u64) -> u64) -> Exec {
+/// `buffer_store_lds_dword`: each lane's dword comes from LDS at its slot (the load-to-LDS
+/// address rule) instead of a VGPR.
+fn store_from_lds(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+    let ps = targets(w, inst, 4, false)?;
+    let base = lds_slot_base(w, inst);
+    for lane in by_lane(&ps) {
+        let l = lane[0].lane as usize;
+        let mut buf = [0u8; 4];
+        read(w, cx, Target::Lds(base.wrapping_add(4 * l as u32)), &mut buf, l)?;
+        for p in lane {
+            write(w, cx, p.t, &buf[p.at as usize..(p.at + p.len) as usize], l)?;
+        }
+    }
+    record(cx, Access::Store, &ps);
+    Ok(Flow::Next)
+}
+
+/// A read-modify-write per active lane, in lane order (the hardware serialises same-address
+/// atomics; lane order makes results reproducible). Returns the pre-op value when SC0 is set.
+fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: bool) -> Exec {
     let bytes = if wide { 8 } else { 4 };
-    let cmpswap = inst.op.name().contains("cmpswap");
-    let ts = targets(w, inst, bytes)?;
+    let ps = targets(w, inst, bytes, true)?;
     let rtn = inst.flags & flags::SC0 != 0;
-    for &(l, t) in &ts {
-        let dw = if wide { 2 } else { 1 };
+    let dw = if wide { 2 } else { 1 };
+    let lds_unit = Unit::Lds { keep32: w.mode.denorm32, keep16_64: w.mode.denorm16_64 };
+    let mut dst = Staged::new(w, if rtn { inst.dst } else { Opnd::NONE }, dw)?;
+    for p in &ps {
+        let l = p.lane as usize;
         let get = |k: u16| -> Result<u64, FaultKind> {
-            Ok(if wide {
-                w.vreg_at(inst.src[1], k)?[l] as u64 | (w.vreg_at(inst.src[1], k + 1)?[l] as u64) << 32
-            } else {
-                w.vreg_at(inst.src[1], k)?[l] as u64
-            })
+            let lo = w.vreg_at(inst.src[1], k)?[l] as u64;
+            Ok(if wide { lo | (w.vreg_at(inst.src[1], k + 1)?[l] as u64) << 32 } else { lo })
         };
-        // cmpswap data: (new, compare) in consecutive registers.
+        // Compare-swap data is (new value, compare value) in consecutive registers (ISA
+        // BUFFER_ATOMIC_CMPSWAP: DATA[31:0] = src, DATA[63:32] = cmp).
         let data = get(0)?;
-        let cmp = if cmpswap { get(dw)? } else { 0 };
-        let op = |old: u64| if cmpswap { if old == cmp { data } else { old } } else { f(old, data) };
-        let old = match t {
+        let data2 = if op == AtomicOp::CmpSwap { get(dw)? } else { 0 };
+        let (space, addr) = match p.t {
+            Target::Global(a) => (Space::Global, a),
+            Target::Lds(a) => (Space::Lds, a as u64),
+            Target::Scratch { off, .. } => (Space::Scratch, off as u64),
+            Target::Dropped => (Space::Global, 0),
+        };
+        if p.t != Target::Dropped && addr % bytes as u64 != 0 {
+            return Err(Trouble::lane(FaultKind::Misaligned { space, addr, align: bytes }, l));
+        }
+        let old = match p.t {
             Target::Global(a) => {
-                if a % bytes as u64 != 0 {
-                    return Err(Trouble::lane(FaultKind::Misaligned { space: Space::Global, addr: a, align: bytes }, l));
-                }
                 let (r, off) = cx.mem.find(a, bytes as u64).ok_or_else(|| oob(Space::Global, a, bytes, l))?;
-                if wide { r.rmw_u64(off, op) } else { r.rmw_u32(off, |o| op(o as u64) as u32) as u64 }
+                let f = |o: u64| op.apply(wide, o, data, data2, Unit::L2);
+                if wide { r.rmw_u64(off, f) } else { r.rmw_u32(off, |o| f(o as u64) as u32) as u64 }
             }
             Target::Dropped => 0,
             other => {
+                // LDS (through the shared aperture) or the lane's scratch: no other thread
+                // touches them concurrently.
+                let unit = if matches!(other, Target::Lds(_)) { lds_unit } else { Unit::L2 };
                 let mut buf = [0u8; 8];
                 read(w, cx, other, &mut buf[..bytes as usize], l)?;
                 let old = u64::from_le_bytes(buf);
-                let new = op(old);
+                let new = op.apply(wide, old, data, data2, unit);
                 write(w, cx, other, &new.to_le_bytes()[..bytes as usize], l)?;
                 old
             }
         };
         if rtn {
-            w.vreg_mut(inst.dst)?[l] = old as u32;
+            dst.set(0, l, old as u32);
             if wide {
-                w.vreg_at_mut(inst.dst, 1)?[l] = (old >> 32) as u32;
+                dst.set(1, l, (old >> 32) as u32);
             }
         }
     }
-    record(cx, Access::Atomic, &ts, bytes);
+    dst.commit(w, w.exec())?;
+    record(cx, Access::Atomic, &ps);
     Ok(Flow::Next)
-}
-
-fn f32x(f: impl Fn(f32, f32) -> f32) -> impl Fn(u64, u64) -> u64 {
-    move |o, d| f(f32::from_bits(o as u32), f32::from_bits(d as u32)).to_bits() as u64
-}
-
-fn f64x(f: impl Fn(f64, f64) -> f64) -> impl Fn(u64, u64) -> u64 {
-    move |o, d| f(f64::from_bits(o), f64::from_bits(d)).to_bits()
-}
-
-fn pk16(o: u64, d: u64, bf: bool) -> u64 {
-    let cvt = |x: u64| -> f32 {
-        if bf { half::bf16::from_bits(x as u16).to_f32() } else { half::f16::from_bits(x as u16).to_f32() }
-    };
-    let back = |x: f32| -> u64 {
-        if bf { half::bf16::from_f32(x).to_bits() as u64 } else { half::f16::from_f32(x).to_bits() as u64 }
-    };
-    back(cvt(o) + cvt(d)) | back(cvt(o >> 16) + cvt(d >> 16)) << 16
-}
-
-/// The atomic operation named by the mnemonic's tail, with its width.
-fn atomic_op(name: &str) -> Option<(bool, fn(u64, u64) -> u64)> {
-    let tail = name.split("atomic_").nth(1)?;
-    let (op, wide) = match tail.strip_suffix("_x2") {
-        Some(t) => (t, true),
-        None => (tail, false),
-    };
-    let f: fn(u64, u64) -> u64 = match (op, wide) {
-        ("swap", _) => |_, d| d,
-        ("cmpswap", _) => |o, _| o, // handled by the caller (needs the compare value)
-        ("add", false) => |o, d| (o as u32).wrapping_add(d as u32) as u64,
-        ("add", true) => |o, d| o.wrapping_add(d),
-        ("sub", false) => |o, d| (o as u32).wrapping_sub(d as u32) as u64,
-        ("sub", true) => |o, d| o.wrapping_sub(d),
-        ("smin", false) => |o, d| (o as u32 as i32).min(d as u32 as i32) as u32 as u64,
-        ("smin", true) => |o, d| (o as i64).min(d as i64) as u64,
-        ("umin", false) => |o, d| (o as u32).min(d as u32) as u64,
-        ("umin", true) => |o, d| o.min(d),
-        ("smax", false) => |o, d| (o as u32 as i32).max(d as u32 as i32) as u32 as u64,
-        ("smax", true) => |o, d| (o as i64).max(d as i64) as u64,
-        ("umax", false) => |o, d| (o as u32).max(d as u32) as u64,
-        ("umax", true) => |o, d| o.max(d),
-        ("and", _) => |o, d| o & d,
-        ("or", _) => |o, d| o | d,
-        ("xor", _) => |o, d| o ^ d,
-        ("inc", false) => |o, d| if o as u32 >= d as u32 { 0 } else { o + 1 },
-        ("inc", true) => |o, d| if o >= d { 0 } else { o + 1 },
-        ("dec", false) => |o, d| if o as u32 == 0 || o as u32 > d as u32 { d } else { o - 1 },
-        ("dec", true) => |o, d| if o == 0 || o > d { d } else { o - 1 },
-        _ => return None,
-    };
-    Some((wide, f))
 }
 
 /// Executes one FLAT/GLOBAL/SCRATCH/MUBUF instruction.
 pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     let name = inst.op.name();
-    if name.contains("atomic") {
-        use Op::*;
-        return match inst.op {
-            GlobalAtomicAddF32 | FlatAtomicAddF32 | BufferAtomicAddF32 => atomic(w, inst, cx, false, f32x(|a, b| a + b)),
-            GlobalAtomicPkAddF16 | FlatAtomicPkAddF16 | BufferAtomicPkAddF16 => {
-                atomic(w, inst, cx, false, |o, d| pk16(o, d, false))
-            }
-            GlobalAtomicPkAddBf16 | FlatAtomicPkAddBf16 => atomic(w, inst, cx, false, |o, d| pk16(o, d, true)),
-            GlobalAtomicAddF64 | FlatAtomicAddF64 | BufferAtomicAddF64 => atomic(w, inst, cx, true, f64x(|a, b| a + b)),
-            GlobalAtomicMinF64 | FlatAtomicMinF64 | BufferAtomicMinF64 => {
-                atomic(w, inst, cx, true, f64x(super::valu::fmin64))
-            }
-            GlobalAtomicMaxF64 | FlatAtomicMaxF64 | BufferAtomicMaxF64 => {
-                atomic(w, inst, cx, true, f64x(super::valu::fmax64))
-            }
-            _ => match atomic_op(name) {
-                Some((wide, f)) => atomic(w, inst, cx, wide, f),
-                None => Err(not_implemented(inst)),
-            },
+    if name.contains("_atomic_") {
+        return match AtomicOp::from_mnemonic(name) {
+            Some((op, wide)) => atomic(w, inst, cx, op, wide),
+            None => Err(not_implemented(inst)),
         };
+    }
+    match inst.op {
+        // Cache write-back/invalidate: memory is always coherent here.
+        Op::BufferWbl2 | Op::BufferInv | Op::BufferWbinvl1 | Op::BufferWbinvl1Vol => return Ok(Flow::Next),
+        Op::BufferStoreLdsDword => return store_from_lds(w, inst, cx),
+        _ => {}
     }
     if name.contains("_load_") {
         return match shape_of(name) {
@@ -418,11 +666,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
             None => Err(not_implemented(inst)),
         };
     }
-    match inst.op {
-        // Cache write-back/invalidate: memory is always coherent here.
-        Op::BufferWbl2 | Op::BufferInv | Op::BufferWbinvl1 | Op::BufferWbinvl1Vol => Ok(Flow::Next),
-        _ => Err(not_implemented(inst)),
-    }
+    Err(not_implemented(inst))
 }
 
 #[cfg(test)]
@@ -431,22 +675,54 @@ mod tests {
 
     #[test]
     fn shapes_from_mnemonics() {
-        assert!(matches!(shape_of("global_load_dwordx4"), Some(Shape::Plain { bytes: 16, .. })));
-        assert!(matches!(shape_of("buffer_load_sbyte"), Some(Shape::Plain { bytes: 1, signed: true })));
-        assert!(matches!(shape_of("global_store_short_d16_hi"), Some(Shape::D16 { bytes: 2, hi: true, .. })));
-        assert!(matches!(shape_of("flat_load_ubyte_d16"), Some(Shape::D16 { bytes: 1, hi: false, .. })));
-        assert!(shape_of("global_load_lds_dword").is_none());
+        assert_eq!(shape_of("global_load_dwordx4"), Some(Shape::Plain { bytes: 16, signed: false }));
+        assert_eq!(shape_of("buffer_load_sbyte"), Some(Shape::Plain { bytes: 1, signed: true }));
+        assert_eq!(shape_of("global_store_short_d16_hi"), Some(Shape::D16 { bytes: 2, signed: false, hi: true }));
+        assert_eq!(shape_of("flat_load_ubyte_d16"), Some(Shape::D16 { bytes: 1, signed: false, hi: false }));
+        assert_eq!(shape_of("global_load_lds_sshort"), Some(Shape::Plain { bytes: 2, signed: true }));
+        assert_eq!(shape_of("scratch_load_lds_dword"), Some(Shape::Plain { bytes: 4, signed: false }));
+        assert_eq!(shape_of("buffer_load_format_d16_hi_x"), Some(Shape::Format { comps: 1, d16: true, hi: true }));
+        assert_eq!(shape_of("buffer_store_format_xyz"), Some(Shape::Format { comps: 3, d16: false, hi: false }));
+        assert_eq!(shape_of("buffer_load_format_d16_xy"), Some(Shape::Format { comps: 2, d16: true, hi: false }));
     }
 
     #[test]
-    fn atomic_ops_by_name() {
-        let (wide, f) = atomic_op("global_atomic_umax_x2").unwrap();
-        assert!(wide);
-        assert_eq!(f(5, 9), 9);
-        let (wide, f) = atomic_op("buffer_atomic_inc").unwrap();
-        assert!(!wide);
-        assert_eq!(f(3, 3), 0);
-        assert_eq!(f(2, 3), 3);
-        assert!(atomic_op("global_atomic_frobnicate").is_none());
+    fn every_gfx942_vector_memory_op_has_a_meaning() {
+        // Each FLAT/GLOBAL/SCRATCH/MUBUF mnemonic maps to a shape, an atomic, or a cache op.
+        for op in Op::all() {
+            let n = op.name();
+            let vm = ["flat_", "global_", "scratch_", "buffer_"].iter().any(|p| n.starts_with(p));
+            if !vm {
+                continue;
+            }
+            let known = AtomicOp::from_mnemonic(n).is_some()
+                || shape_of(n).is_some()
+                || matches!(op, Op::BufferWbl2 | Op::BufferInv | Op::BufferWbinvl1 | Op::BufferWbinvl1Vol | Op::BufferStoreLdsDword);
+            assert!(known, "{n} has no meaning in vmem");
+        }
+    }
+
+    #[test]
+    fn atomic_detection_covers_scalar_atomics() {
+        let mut inst = Inst {
+            op: Op::SAtomicAdd,
+            enc: Enc::Smem,
+            size: 8,
+            dst: Opnd::NONE,
+            sdst: Opnd::NONE,
+            src: [Opnd::NONE; 4],
+            literal: 0,
+            imm: 0,
+            mods: Default::default(),
+            ext: Default::default(),
+            flags: 0,
+        };
+        assert!(is_atomic(&inst));
+        inst.op = Op::DsAddU32;
+        inst.enc = Enc::Ds;
+        assert!(!is_atomic(&inst));
+        inst.op = Op::GlobalAtomicPkAddBf16;
+        inst.enc = Enc::Global;
+        assert!(is_atomic(&inst));
     }
 }

@@ -93,6 +93,9 @@ pub struct FloatMode {
     pub dx10_clamp: bool,
     /// IEEE mode: min/max quiet signalling NaNs.
     pub ieee: bool,
+    /// FP16_OVFL: fp8/bf8 conversions saturate overflow (and infinities) to the maximum instead
+    /// of producing NaN.
+    pub fp16_ovfl: bool,
 }
 
 impl FloatMode {
@@ -104,6 +107,7 @@ impl FloatMode {
             | (self.denorm16_64 as u32) << 6
             | (self.dx10_clamp as u32) << 8
             | (self.ieee as u32) << 9
+            | (self.fp16_ovfl as u32) << 23
     }
 
     /// Settings from a MODE register value.
@@ -115,6 +119,7 @@ impl FloatMode {
             denorm16_64: ((v >> 6) & 3) as u8,
             dx10_clamp: v & (1 << 8) != 0,
             ieee: v & (1 << 9) != 0,
+            fp16_ovfl: v & (1 << 23) != 0,
         }
     }
 }

@@ -11,14 +11,19 @@
 //! - madmk/fmamk put K in `src[1]` (D = src0 * K + src1 in ISA order becomes src0 * src1 + src2
 //!   with src1 = K), madak/fmaak put K in `src[2]`; both as [`Opnd::LITERAL`];
 //! - `v_fma_mix*`: the neg_hi bits are absolute-value modifiers and go to `mods.abs`;
+//! - a VOP3/DPP neg bit on an integer source (v_ldexp exponent, v_cvt_pk_u8 bytes, ...) is a
+//!   sign-extension modifier (LLVM prints `sext(v1)`); it stays in `mods.neg`;
+//! - modifier bits LLVM accepts but ignores for an opcode (op_sel of most VOP3 ops, gds of
+//!   most DS ops, ...) are dropped, so every bit left in `mods`/`flags` means something;
+//! - FLAT (segment 0) offsets are the unsigned 13-bit field, GLOBAL/SCRATCH sign-extend it;
 //! - `s_atc_probe*`: the 7-bit probe control (printed first) goes to `mods.cbsz`;
 //! - `s_set_gpr_idx_on`: the mode mask (ssrc1) goes to `imm`;
 //! - SOPK `s_setreg_imm32_b32`: the 32-bit value is `src[0]` = literal.
 
 use std::fmt;
 
-use super::form::{cls, m, x, Fld, Form, Use};
-use super::inst::{flags, Dpp, Enc, Ext, Inst, Mods, Opnd, Sdwa};
+use super::form::{Fld, Form, Use, cls, m, x};
+use super::inst::{Dpp, Enc, Ext, Inst, Mods, Opnd, Sdwa, flags};
 use super::operand::{is_inline_float, is_inline_int, sreg_ok};
 use super::tables::{self, FORMS, NO_FORM};
 
@@ -74,7 +79,13 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Inst, DecodeError> {
             reason: "no instruction words",
         });
     };
-    let mut cx = Cx { words, pc, format: "unknown", opcode: u32::MAX, lit: false };
+    let mut cx = Cx {
+        words,
+        pc,
+        format: "unknown",
+        opcode: u32::MAX,
+        lit: false,
+    };
     let top = w0 >> 23;
     if top == 0x17D {
         cx.sop1(w0)
@@ -121,7 +132,7 @@ pub fn decode(words: &[u32], pc: u64) -> Result<Inst, DecodeError> {
 /// # Errors
 /// The first [`DecodeError`]; a trailing partial dword is an error too.
 pub fn decode_range(code: &[u8], base_pc: u64) -> Result<Vec<(u64, Inst)>, DecodeError> {
-    if code.len() % 4 != 0 {
+    if !code.len().is_multiple_of(4) {
         let at = code.len() & !3;
         let mut tail = [0u8; 4];
         tail[..code.len() - at].copy_from_slice(&code[at..]);
@@ -134,8 +145,10 @@ pub fn decode_range(code: &[u8], base_pc: u64) -> Result<Vec<(u64, Inst)>, Decod
             reason: "code length is not a multiple of 4 bytes",
         });
     }
-    let words: Vec<u32> =
-        code.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
+    let words: Vec<u32> = code
+        .chunks_exact(4)
+        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+        .collect();
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
@@ -205,7 +218,10 @@ impl Cx<'_> {
     }
 
     fn word(&self, i: usize) -> R<u32> {
-        self.words.get(i).copied().ok_or_else(|| self.err("instruction is cut off: a dword is missing"))
+        self.words
+            .get(i)
+            .copied()
+            .ok_or_else(|| self.err("instruction is cut off: a dword is missing"))
     }
 
     fn form(&mut self, format: &'static str, table: &[u16], op: u32) -> R<&'static Form> {
@@ -249,7 +265,11 @@ impl Cx<'_> {
                 if n as u32 + w as u32 > 256 {
                     return Err(self.err("vector register range runs past the last register"));
                 }
-                Ok(if f.cls & cls::A != 0 { Opnd::agpr(n) } else { Opnd::vgpr(n) })
+                Ok(if f.cls & cls::A != 0 {
+                    Opnd::agpr(n)
+                } else {
+                    Opnd::vgpr(n)
+                })
             }
             255 => {
                 if f.cls & cls::L == 0 {
@@ -268,24 +288,19 @@ impl Cx<'_> {
                 }
                 Ok(Opnd(c))
             }
-            0..=127 => {
+            249 | 250 => Err(self.err("reserved source operand code")),
+            96..=127 | 235..=254 => {
+                if !f.takes_special(c) {
+                    return Err(self.err("register or hardware value not allowed in this source"));
+                }
+                Ok(Opnd(c))
+            }
+            0..=95 => {
                 if f.cls & cls::S == 0 {
                     return Err(self.err("a scalar register is not allowed in this source"));
                 }
                 if !sreg_ok(c, w) {
                     return Err(self.err("invalid scalar register for the operand width"));
-                }
-                Ok(Opnd(c))
-            }
-            235..=239 | 251..=253 => {
-                if f.cls & cls::S == 0 {
-                    return Err(self.err("a special source is not allowed here"));
-                }
-                Ok(Opnd(c))
-            }
-            254 => {
-                if f.cls & cls::S == 0 || w != 1 {
-                    return Err(self.err("lds_direct is not allowed here"));
                 }
                 Ok(Opnd(c))
             }
@@ -298,15 +313,16 @@ impl Cx<'_> {
         let n = n as u16;
         let w = f.w.max(1);
         if f.cls & cls::S != 0 && f.cls & cls::V == 0 {
-            if !sreg_ok(n, w) {
-                return Err(self.err("invalid scalar register for the operand width"));
-            }
-            return Ok(Opnd(n));
+            return self.sreg_f(n as u32, f);
         }
         if n as u32 + w as u32 > 256 {
             return Err(self.err("vector register range runs past the last register"));
         }
-        Ok(if agpr || f.cls & cls::A != 0 { Opnd::agpr(n) } else { Opnd::vgpr(n) })
+        Ok(if agpr || f.cls & cls::A != 0 {
+            Opnd::agpr(n)
+        } else {
+            Opnd::vgpr(n)
+        })
     }
 
     fn sreg(&self, n: u32, w: u8) -> R<Opnd> {
@@ -314,6 +330,17 @@ impl Cx<'_> {
             return Err(self.err("invalid scalar register for the operand width"));
         }
         Ok(Opnd(n as u16))
+    }
+
+    /// A scalar register field, checked against the field's register class.
+    fn sreg_f(&self, n: u32, f: &Fld) -> R<Opnd> {
+        if n >= 96 {
+            if (n < 128 || (235..=254).contains(&n)) && f.takes_special(n as u16) {
+                return Ok(Opnd(n as u16));
+            }
+            return Err(self.err("register not allowed for this operand"));
+        }
+        self.sreg(n, f.w)
     }
 
     // -----------------------------------------------------------------------------------------
@@ -325,7 +352,7 @@ impl Cx<'_> {
         let (sdst, ssrc0) = ((w0 >> 16) & 0x7F, w0 & 0xFF);
         let [fd, fs, ..] = &form.f;
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -343,7 +370,7 @@ impl Cx<'_> {
         let (sdst, s1, s0) = ((w0 >> 16) & 0x7F, (w0 >> 8) & 0xFF, w0 & 0xFF);
         let [fd, f0, f1, ..] = &form.f;
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -371,7 +398,7 @@ impl Cx<'_> {
         let sdst = (w0 >> 16) & 0x7F;
         let fd = &form.f[0];
         if fd.used() {
-            inst.dst = self.sreg(sdst, fd.w)?;
+            inst.dst = self.sreg_f(sdst, fd)?;
         } else {
             self.unused(fd, sdst, "sdst must be zero")?;
         }
@@ -404,9 +431,6 @@ impl Cx<'_> {
         let mut inst = blank(form.op, Enc::Smem);
         inst.size = 8;
         let (imm, soe) = (bit(w0, 17), bit(w0, 14));
-        if bit(w0, 13) != 0 {
-            return Err(self.err("reserved SMEM bit 13 is set"));
-        }
         let mode = match (imm, soe) {
             (1, 0) => x::SMEM_IMM,
             (0, 0) => x::SMEM_SGPR,
@@ -421,13 +445,13 @@ impl Cx<'_> {
         if form.x & x::SMEM_SDATA_IMM != 0 {
             inst.mods.cbsz = sdata as u8;
         } else if fd.used() {
-            inst.dst = self.sreg(sdata, fd.w)?;
+            inst.dst = self.sreg_f(sdata, fd)?;
         } else {
             self.unused(fd, sdata, "sdata must be zero")?;
         }
         let sbase = (w0 & 0x3F) * 2;
         if fb.used() {
-            inst.src[0] = self.sreg(sbase, fb.w)?;
+            inst.src[0] = self.sreg_f(sbase, fb)?;
         } else {
             self.unused(fb, sbase, "sbase must be zero")?;
         }
@@ -471,19 +495,60 @@ impl Cx<'_> {
 
     fn vop_e32(&mut self, w0: u32, kind: E32) -> R<Inst> {
         let (name, op, table, sdwa, dpp, enc) = match kind {
-            E32::Vop1 => ("VOP1", (w0 >> 9) & 0xFF, &tables::T_VOP1[..], &tables::T_SDWA1[..],
-                          &tables::T_DPP1[..], Enc::Vop1),
-            E32::Vop2 => ("VOP2", (w0 >> 25) & 0x3F, &tables::T_VOP2[..], &tables::T_SDWA2[..],
-                          &tables::T_DPP2[..], Enc::Vop2),
-            E32::Vopc => ("VOPC", (w0 >> 17) & 0xFF, &tables::T_VOPC[..], &tables::T_SDWAC[..],
-                          &tables::T_DPPC[..], Enc::Vopc),
+            E32::Vop1 => (
+                "VOP1",
+                (w0 >> 9) & 0xFF,
+                &tables::T_VOP1[..],
+                &tables::T_SDWA1[..],
+                &tables::T_DPP1[..],
+                Enc::Vop1,
+            ),
+            E32::Vop2 => (
+                "VOP2",
+                (w0 >> 25) & 0x3F,
+                &tables::T_VOP2[..],
+                &tables::T_SDWA2[..],
+                &tables::T_DPP2[..],
+                Enc::Vop2,
+            ),
+            E32::Vopc => (
+                "VOPC",
+                (w0 >> 17) & 0xFF,
+                &tables::T_VOPC[..],
+                &tables::T_SDWAC[..],
+                &tables::T_DPPC[..],
+                Enc::Vopc,
+            ),
         };
         let src0 = w0 & 0x1FF;
+        // An opcode without src0 (v_nop, v_clrexcp) has no SDWA/DPP form: 0xF9/0xFA are then
+        // just ignored bits.
+        let plain = self.form(name, table, op).ok();
+        let ext = plain.is_none_or(|f| f.f[1].used());
         let form = match src0 {
-            0xF9 => self.form(if kind == E32::Vop1 { "VOP1_SDWA" } else if kind == E32::Vop2 {
-                "VOP2_SDWA" } else { "VOPC_SDWA" }, sdwa, op)?,
-            0xFA => self.form(if kind == E32::Vop1 { "VOP1_DPP" } else if kind == E32::Vop2 {
-                "VOP2_DPP" } else { "VOPC_DPP" }, dpp, op)?,
+            _ if !ext => plain.unwrap(),
+            0xF9 => self.form(
+                if kind == E32::Vop1 {
+                    "VOP1_SDWA"
+                } else if kind == E32::Vop2 {
+                    "VOP2_SDWA"
+                } else {
+                    "VOPC_SDWA"
+                },
+                sdwa,
+                op,
+            )?,
+            0xFA => self.form(
+                if kind == E32::Vop1 {
+                    "VOP1_DPP"
+                } else if kind == E32::Vop2 {
+                    "VOP2_DPP"
+                } else {
+                    "VOPC_DPP"
+                },
+                dpp,
+                op,
+            )?,
             _ => self.form(name, table, op)?,
         };
         let mut inst = blank(form.op, enc);
@@ -498,8 +563,8 @@ impl Cx<'_> {
             }
         }
         match src0 {
-            0xF9 => self.sdwa(form, kind, &mut inst)?,
-            0xFA => self.dpp(form, &mut inst)?,
+            0xF9 if ext => self.sdwa(form, kind, &mut inst)?,
+            0xFA if ext => self.dpp(form, &mut inst)?,
             _ => {
                 if f0.used() {
                     inst.src[0] = self.src(src0, f0, 1, &mut inst)?;
@@ -562,10 +627,21 @@ impl Cx<'_> {
             check(cx, base + v, what)?;
             Ok(v as u8)
         };
-        let mut s = Sdwa { dst_sel: 6, dst_unused: 0, src0_sel: 6, src0_sext: false, src1_sel: 6,
-                           src1_sext: false };
+        let mut s = Sdwa {
+            dst_sel: 6,
+            dst_unused: 0,
+            src0_sel: 6,
+            src0_sext: false,
+            src1_sel: 6,
+            src1_sext: false,
+        };
         if kind != E32::Vopc {
-            s.dst_sel = sel(self, (sd >> 8) & 7, m::SDWA_DST_SEL0, "dst_sel not accepted")?;
+            s.dst_sel = sel(
+                self,
+                (sd >> 8) & 7,
+                m::SDWA_DST_SEL0,
+                "dst_sel not accepted",
+            )?;
             let du = (sd >> 11) & 3;
             if du == 3 {
                 return Err(self.err("reserved dst_unused value"));
@@ -586,7 +662,12 @@ impl Cx<'_> {
                 inst.sdst = self.sreg(sdst, 2)?;
             }
         }
-        s.src0_sel = sel(self, (sd >> 16) & 7, m::SDWA_SRC0_SEL0, "src0_sel not accepted")?;
+        s.src0_sel = sel(
+            self,
+            (sd >> 16) & 7,
+            m::SDWA_SRC0_SEL0,
+            "src0_sel not accepted",
+        )?;
         if bit(sd, 19) == 1 {
             s.src0_sext = check(self, m::SDWA_SRC0_SEXT, "src0 sext not accepted")?;
         }
@@ -609,13 +690,21 @@ impl Cx<'_> {
             } else {
                 check(self, m::SDWA_S0, "scalar src0 not accepted")?;
             }
-            let f = Fld { cls: cls::S | cls::C, ..*f0 };
+            let f = Fld {
+                cls: cls::S | cls::C,
+                ..*f0
+            };
             self.src(code0, &f, 2, inst)?
         } else {
             self.src(256 + code0, f0, 2, inst)?
         };
         if kind != E32::Vop1 {
-            s.src1_sel = sel(self, (sd >> 24) & 7, m::SDWA_SRC1_SEL0, "src1_sel not accepted")?;
+            s.src1_sel = sel(
+                self,
+                (sd >> 24) & 7,
+                m::SDWA_SRC1_SEL0,
+                "src1_sel not accepted",
+            )?;
             if bit(sd, 27) == 1 {
                 s.src1_sext = check(self, m::SDWA_SRC1_SEXT, "src1 sext not accepted")?;
             }
@@ -632,7 +721,10 @@ impl Cx<'_> {
                 } else {
                     check(self, m::SDWA_S1, "scalar src1 not accepted")?;
                 }
-                let f = Fld { cls: cls::S | cls::C, ..*f1 };
+                let f = Fld {
+                    cls: cls::S | cls::C,
+                    ..*f1
+                };
                 self.src(code1, &f, 2, inst)?
             } else {
                 self.src(256 + code1, f1, 2, inst)?
@@ -640,8 +732,12 @@ impl Cx<'_> {
         } else {
             let v = (sd >> 24) & 7;
             sel(self, v, m::SDWA_SRC1_SEL0, "src1_sel not accepted")?;
-            for (b, mb) in [(27, m::SDWA_SRC1_SEXT), (28, m::SDWA_SRC1_NEG), (29, m::SDWA_SRC1_ABS),
-                            (31, m::SDWA_S1)] {
+            for (b, mb) in [
+                (27, m::SDWA_SRC1_SEXT),
+                (28, m::SDWA_SRC1_NEG),
+                (29, m::SDWA_SRC1_ABS),
+                (31, m::SDWA_S1),
+            ] {
                 if bit(sd, b) == 1 {
                     check(self, mb, "src1 modifier on a one-source instruction")?;
                 }
@@ -664,9 +760,14 @@ impl Cx<'_> {
         if (dw >> 17) & 3 != 0 {
             self.modbit(form, m::DPP_RESERVED, "reserved DPP bits are set")?;
         }
-        let bound = bit(dw, 19) == 1 && self.modbit(form, m::DPP_BOUND, "bound_ctrl not accepted")?;
-        for (b, mb, mask, neg) in [(20, m::DPP_SRC0_NEG, 1, true), (21, m::DPP_SRC0_ABS, 1, false),
-                                   (22, m::DPP_SRC1_NEG, 2, true), (23, m::DPP_SRC1_ABS, 2, false)] {
+        let bound =
+            bit(dw, 19) == 1 && self.modbit(form, m::DPP_BOUND, "bound_ctrl not accepted")?;
+        for (b, mb, mask, neg) in [
+            (20, m::DPP_SRC0_NEG, 1, true),
+            (21, m::DPP_SRC0_ABS, 1, false),
+            (22, m::DPP_SRC1_NEG, 2, true),
+            (23, m::DPP_SRC1_ABS, 2, false),
+        ] {
             if bit(dw, b) == 1 && self.modbit(form, mb, "DPP source modifier not accepted")? {
                 if neg {
                     inst.mods.neg |= mask;
@@ -712,7 +813,7 @@ impl Cx<'_> {
             }
         }
         if vop3b {
-            inst.sdst = self.sreg((w0 >> 8) & 0x7F, form.f[4].w)?;
+            inst.sdst = self.sreg_f((w0 >> 8) & 0x7F, &form.f[4])?;
         } else {
             let abs = (w0 >> 8) & 7;
             let opsel = (w0 >> 11) & 0xF;
@@ -722,7 +823,9 @@ impl Cx<'_> {
                 }
             }
             for i in 0..4 {
-                if opsel >> i & 1 == 1 && self.modbit(form, m::V3_OPSEL0 + i, "op_sel not accepted")? {
+                if opsel >> i & 1 == 1
+                    && self.modbit(form, m::V3_OPSEL0 + i, "op_sel not accepted")?
+                {
                     inst.mods.op_sel |= 1 << i;
                 }
             }
@@ -738,9 +841,13 @@ impl Cx<'_> {
         } else {
             self.unused(fd, vdst, "vdst must be zero")?;
         }
-        for (i, (f, code)) in [(f0, w1 & 0x1FF), (f1, (w1 >> 9) & 0x1FF), (f2, (w1 >> 18) & 0x1FF)]
-            .into_iter()
-            .enumerate()
+        for (i, (f, code)) in [
+            (f0, w1 & 0x1FF),
+            (f1, (w1 >> 9) & 0x1FF),
+            (f2, (w1 >> 18) & 0x1FF),
+        ]
+        .into_iter()
+        .enumerate()
         {
             if f.used() {
                 inst.src[i] = self.src(code, f, 2, &mut inst)?;
@@ -780,16 +887,18 @@ impl Cx<'_> {
                 let a = acc_cd && form.x & x::ACC_CD_DST != 0;
                 inst.dst = self.reg8(w0 & 0xFF, fd, a)?;
             }
-            let flip = [form.x & x::ACC_SRC0 != 0 && acc & 1 != 0,
-                        form.x & x::ACC_SRC1 != 0 && acc & 2 != 0,
-                        form.x & x::ACC_CD_SRC2 != 0 && acc_cd];
+            let flip = [
+                form.x & x::ACC_SRC0 != 0 && acc & 1 != 0,
+                form.x & x::ACC_SRC1 != 0 && acc & 2 != 0,
+                form.x & x::ACC_CD_SRC2 != 0 && acc_cd,
+            ];
             for (i, f) in [f0, f1, f2].into_iter().enumerate() {
                 if f.used() {
                     let mut o = self.src(codes[i], f, 2, &mut inst)?;
-                    if flip[i] {
-                        if let Some(n) = o.as_vgpr() {
-                            o = Opnd::agpr(n);
-                        }
+                    if flip[i]
+                        && let Some(n) = o.as_vgpr()
+                    {
+                        o = Opnd::agpr(n);
                     }
                     inst.src[i] = o;
                 } else {
@@ -878,8 +987,12 @@ impl Cx<'_> {
         inst.imm = (off0 | off1 << 8) as i32;
         let [fd, fa, f0, f1, _] = &form.f;
         let acc_addr = acc && form.x & x::DS_ACC_ADDR != 0;
-        let regs = [(w1 >> 24, fd, acc), (w1 & 0xFF, fa, acc_addr), ((w1 >> 8) & 0xFF, f0, acc),
-                    ((w1 >> 16) & 0xFF, f1, acc)];
+        let regs = [
+            (w1 >> 24, fd, acc),
+            (w1 & 0xFF, fa, acc_addr),
+            ((w1 >> 8) & 0xFF, f0, acc),
+            ((w1 >> 16) & 0xFF, f1, acc),
+        ];
         let mut out = [Opnd::NONE; 4];
         for (i, (v, f, a)) in regs.into_iter().enumerate() {
             if f.used() {
@@ -926,7 +1039,11 @@ impl Cx<'_> {
             inst.flags |= flags::NT;
         }
         let offset = w0 & 0x1FFF;
-        inst.imm = if seg == 0 { offset as i32 } else { sext(offset, 13) };
+        inst.imm = if seg == 0 {
+            offset as i32
+        } else {
+            sext(offset, 13)
+        };
         let saddr = (w1 >> 16) & 0x7F;
         let sve = bit(w0, 13) == 1;
         let mut vaddr_w = fa.w;
@@ -979,9 +1096,6 @@ impl Cx<'_> {
         let w1 = self.word(1)?;
         let mut inst = blank(form.op, Enc::Mubuf);
         inst.size = 8;
-        if (w1 >> 21) & 3 != 0 {
-            return Err(self.err("reserved MUBUF bits 21-22 are set"));
-        }
         let bare = form.x & x::BUF_BARE != 0;
         let (offen, idxen, lds) = (bit(w0, 12) == 1, bit(w0, 13) == 1, bit(w0, 16) == 1);
         if lds && form.x & x::BUF_LDS_OK == 0 {
@@ -1010,6 +1124,9 @@ impl Cx<'_> {
             inst.flags |= flags::ACC;
         }
         if lds {
+            if acc {
+                return Err(self.err("lds and acc together"));
+            }
             inst.flags |= flags::LDS;
         }
         if offen {
@@ -1024,10 +1141,13 @@ impl Cx<'_> {
         inst.imm = (w0 & 0xFFF) as i32;
         let [fdata, faddr, frsrc, fsoff, _] = &form.f;
         if offen || idxen {
-            let f = Fld { w: offen as u8 + idxen as u8, ..*faddr };
+            let f = Fld {
+                w: offen as u8 + idxen as u8,
+                ..*faddr
+            };
             inst.src[0] = self.reg8(w1 & 0xFF, &f, false)?;
         }
-        inst.src[2] = self.sreg(((w1 >> 16) & 0x1F) * 4, frsrc.w)?;
+        inst.src[2] = self.sreg_f(((w1 >> 16) & 0x1F) * 4, frsrc)?;
         inst.src[3] = self.src(w1 >> 24, fsoff, 2, &mut inst)?;
         if !lds && fdata.used() {
             let v = self.reg8((w1 >> 8) & 0xFF, fdata, acc)?;

@@ -61,10 +61,13 @@ pub(crate) struct Fld {
     pub cls: u8,
     /// Constant printing type.
     pub ty: Ty,
+    /// Which scalar codes 96..=127 (bit `code - 96`) and which special codes 235..=255 (bit
+    /// `32 + code - 235`) the field accepts; below 96 any SGPR aligned for the width is fine.
+    pub sx: u64,
 }
 
 impl Fld {
-    pub(crate) const fn new(u: u8, w: u8, cls: u8, ty: u8) -> Fld {
+    pub(crate) const fn new(u: u8, w: u8, cls: u8, ty: u8, sx: u64) -> Fld {
         let use_ = match u {
             0 => Use::Zero,
             1 => Use::Ignored,
@@ -78,11 +81,23 @@ impl Fld {
             5 => Ty::V2F16,
             _ => Ty::B32,
         };
-        Fld { use_, w, cls, ty }
+        Fld {
+            use_,
+            w,
+            cls,
+            ty,
+            sx,
+        }
     }
 
     pub(crate) fn used(&self) -> bool {
         self.use_ == Use::Used
+    }
+
+    /// Does the field accept scalar code `c` (96..=127 or 235..=255)?
+    pub(crate) fn takes_special(&self, c: u16) -> bool {
+        let bit = if c < 128 { c - 96 } else { 32 + c - 235 };
+        self.sx >> bit & 1 == 1
     }
 }
 
@@ -139,8 +154,7 @@ pub(crate) mod x {
     pub const VCC_AFTER_DST: u32 = 1;
     /// `_e32` carry-in / cndmask: VCC prints after src1 and is src2.
     pub const VCC_SRC2: u32 = 2;
-    /// VOPC `_e32`: VCC prints first (the compare mask).
-    pub const VCC_FIRST: u32 = 4;
+    // Bit 2 (4): VOPC `_e32` prints VCC first; the decoder knows that from the encoding.
     /// madmk/fmamk: the constant K prints between src0 and vsrc1.
     pub const K_MID: u32 = 8;
     /// madak/fmaak: the constant K prints last.
@@ -170,7 +184,7 @@ pub(crate) mod x {
     /// VOP3P: number of entries in the op_sel/op_sel_hi/neg lists (bits 8-10).
     pub const LIST_N_SHIFT: u32 = 8;
     // DS: offset kind in bits 0-1, gds handling in bits 2-3.
-    pub const DS_OFF_NONE: u32 = 0;
+    // 0: no offset (ds_nop).
     pub const DS_OFF_ONE: u32 = 1;
     pub const DS_OFF_TWO: u32 = 2;
     pub const DS_OFF_SWIZZLE: u32 = 3;
@@ -190,9 +204,8 @@ pub(crate) mod x {
     pub const BUF_BARE: u32 = 4;
     /// sc0 is rejected.
     pub const BUF_SC0_BAD: u32 = 8;
-    // SDWA: which SDWA_BASES entry of the generator LLVM accepted (bits 8-11); it fixes the
-    // selector values the ok/ign bits do not mention.
-    pub const SDWA_BASE_SHIFT: u32 = 8;
+    // SDWA: bits 8-11 record which base word the generator probed from (for reference only:
+    // the ok/ign bits cover every selector value).
     /// SDWA: LLVM prints no dst_sel/dst_unused for this opcode.
     pub const SDWA_NO_DST_SEL: u32 = 1 << 16;
     // DPP: the class of accepted dpp_ctrl values (index into DPP_CTRLS) in bits 8-15.
@@ -231,12 +244,12 @@ pub(crate) mod m {
     pub const FLAT_NT: u32 = 1;
     pub const FLAT_ACC: u32 = 2;
     pub const FLAT_LDS: u32 = 3;
-    pub const FLAT_OFFSET: u32 = 4;
+    // 4: a negative offset prints (always accepted).
     // MUBUF
     pub const BUF_SC1: u32 = 0;
     pub const BUF_NT: u32 = 1;
     pub const BUF_ACC: u32 = 2;
-    pub const BUF_OFFSET: u32 = 3;
+    // 3: the offset prints (always accepted).
     // SDWA (a selector or dst_unused value is accepted when its bit is set)
     pub const SDWA_DST_SEL0: u32 = 0; // + sel (0..=6)
     pub const SDWA_SRC0_SEL0: u32 = 7;

@@ -4,14 +4,28 @@
 //! `+ residual` (RESIDUAL), conversion to the output type (nearest even). With PARTIAL the raw
 //! accumulators are written as f32 for a split-K reduction instead.
 //!
-//! Accumulator layout of a 16x16 tile (GFX942.md): register e of lane l holds
-//! C[4 * (l / 16) + e][l % 16].
+//! Why through LDS: in the accumulator layout (GFX942.md: register e of lane l holds
+//! C[4 * (l / 16) + e][l % 16] of a 16x16 tile) a lane's values lie in one column, so direct
+//! stores are 2-4 bytes wide and 16 lanes share a row. Each wave instead writes one 16-row strip
+//! of its tile row into its own LDS region (free once the main loop's last barrier passed; waves
+//! never touch each other's region, and LDS is in order within a wave), then reads it back so
+//! lane l owns 16 consecutive columns of row l % 16: 16-byte stores, every 64-byte line fully
+//! written, and the per-element epilogue exists once in a loop instead of unrolled per element.
+//! Row pitch 68 floats: the 32-bit writes of a 32-lane phase (rows e and e + 4) hit disjoint banks.
 
+use crate::abi::Bf16;
 use crate::abi::gemm::{GemmArgs, activation, flags, out_type};
 use crate::dsl::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits};
+use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
-use crate::dsl::simd::F32x4;
-use crate::abi::Bf16;
+use crate::dsl::mem::store_b128;
+use crate::dsl::simd::{F32x4, U32x4};
+use core::sync::atomic::{Ordering, compiler_fence};
+
+/// Floats per staged row (64 columns + 4 of padding).
+pub const STRIP_PITCH: usize = 68;
+/// Floats of LDS one wave needs for its strip (16 rows).
+pub const STRIP_FLOATS: usize = 16 * STRIP_PITCH;
 
 /// Reads element `idx` of an output-typed tensor as f32.
 ///
@@ -28,18 +42,11 @@ unsafe fn load_out(p: *const u8, ty: u32, idx: usize) -> f32 {
     }
 }
 
-/// Writes element `idx` of an output-typed tensor.
-///
-/// # Safety
-/// `idx` is inside the tensor.
 #[inline(always)]
-unsafe fn store_out(p: *mut u8, ty: u32, idx: usize, v: f32) {
-    unsafe {
-        match ty {
-            out_type::F32 => (p as *mut f32).add(idx).write(v),
-            out_type::F16 => (p as *mut u16).add(idx).write(f32_to_f16_bits(v)),
-            _ => (p as *mut u16).add(idx).write(f32_to_bf16(v).0),
-        }
+fn convert(ty: u32, v: f32) -> u32 {
+    match ty {
+        out_type::F16 => f32_to_f16_bits(v) as u32,
+        _ => f32_to_bf16(v).0 as u32,
     }
 }
 
@@ -47,7 +54,7 @@ unsafe fn store_out(p: *mut u8, ty: u32, idx: usize, v: f32) {
 fn activate(kind: u32, x: f32) -> f32 {
     match kind {
         activation::RELU => {
-            if x > 0.0 { x } else if x.is_nan() { x } else { 0.0 }
+            if x > 0.0 || x.is_nan() { x } else { 0.0 }
         }
         activation::GELU_ERF => math::gelu_erf(x),
         activation::GELU_TANH => math::gelu_tanh(x),
@@ -56,58 +63,153 @@ fn activate(kind: u32, x: f32) -> f32 {
     }
 }
 
-/// Writes this wave's `TM x TN` tiles starting at (`row0`, `col0`).
+/// Everything the epilogue needs besides the accumulators.
+pub struct Target {
+    /// C (or the f32 partials), at this batch/split.
+    pub c: *mut u8,
+    /// Residual at this batch.
+    pub residual: *const u8,
+    /// Rows and columns of C.
+    pub m: usize,
+    /// See `m`.
+    pub n: usize,
+    /// Row strides.
+    pub ldc: usize,
+    /// See `ldc`.
+    pub ldr: usize,
+    /// 16-byte stores of C are allowed (aligned base and row stride).
+    pub vector_ok: bool,
+}
+
+/// The epilogue of `V` consecutive elements of row `row` starting at column `col`, from the
+/// strip (row `srow`, column `scol`) to C: one 16-byte store per 8 half outputs or 4 f32 outputs.
+#[inline(always)]
+fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
+    let partial = args.flags & flags::PARTIAL != 0;
+    let ty = if partial { out_type::F32 } else { args.out_type };
+    let mut v = [0f32; 8];
+    crate::unroll!(q < 2 => {
+        if q * 4 < V {
+            // SAFETY: inside the strip.
+            let x: F32x4 = unsafe { strip.read_as(srow * STRIP_PITCH + scol + 4 * q) };
+            let x = x.to_array();
+            crate::unroll!(e < 4 => {
+                v[4 * q + e] = x[e];
+            });
+        }
+    });
+    let full = col + V <= t.n;
+    let plain = args.flags & (flags::BETA | flags::BIAS | flags::RESIDUAL) == 0 && args.activation == activation::NONE;
+    if !partial && plain {
+        // The common case (a bare product): no per-element reads or branches.
+        crate::unroll!(e < 8 => {
+            if e < V {
+                v[e] *= args.alpha;
+            }
+        });
+    } else if !partial {
+        crate::unroll!(e < 8 => {
+            if e < V && (full || col + e < t.n) {
+                let idx = row * t.ldc + col + e;
+                let mut x = args.alpha * v[e];
+                // SAFETY: row < m, col + e < n: inside C, bias and residual.
+                unsafe {
+                    if args.flags & flags::BETA != 0 {
+                        x += args.beta * load_out(t.c, ty, idx);
+                    }
+                    if args.flags & flags::BIAS != 0 {
+                        x += args.bias.add(col + e).read();
+                    }
+                    x = activate(args.activation, x);
+                    if args.flags & flags::RESIDUAL != 0 {
+                        x += load_out(t.residual, ty, row * t.ldr + col + e);
+                    }
+                }
+                v[e] = x;
+            }
+        });
+    }
+    let vector = full && t.vector_ok;
+    let base = row * t.ldc + col;
+    // SAFETY: every element written is inside C (row < m, col + e < n); the vector store only when
+    // all V are and the address is 16-byte aligned.
+    unsafe {
+        if ty == out_type::F32 {
+            let p = (t.c as *mut f32).add(base);
+            if vector {
+                store_b128(p as *mut u32, U32x4::from_array([v[0].to_bits(), v[1].to_bits(), v[2].to_bits(), v[3].to_bits()]));
+            } else {
+                crate::unroll!(e < 4 => {
+                    if col + e < t.n {
+                        p.add(e).write(v[e]);
+                    }
+                });
+            }
+        } else {
+            let p = (t.c as *mut u16).add(base);
+            if vector {
+                let h = |k: usize| convert(ty, v[k]);
+                store_b128(
+                    p as *mut u32,
+                    U32x4::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16, h(4) | h(5) << 16, h(6) | h(7) << 16]),
+                );
+            } else {
+                crate::unroll!(e < 8 => {
+                    if col + e < t.n {
+                        p.add(e).write(convert(ty, v[e]) as u16);
+                    }
+                });
+            }
+        }
+    }
+}
+
+/// Writes this wave's `TM x TN` tiles whose top-left element is (`row0`, `col0`), staging each
+/// 16-row strip through `strip` (this wave's [`STRIP_FLOATS`] of LDS). `TN` must be 4 (64 columns
+/// per wave), which every configuration uses.
 #[inline(always)]
 pub fn store<const TM: usize, const TN: usize>(
     args: &GemmArgs,
+    t: &Target,
     acc: &[[F32x4; TN]; TM],
-    batch: usize,
-    split: usize,
+    strip: LdsSlice<f32>,
     row0: usize,
     col0: usize,
     lane: usize,
 ) {
-    let (m, n) = (args.m as usize, args.n as usize);
-    let ty = args.out_type;
-    let partial = args.flags & flags::PARTIAL != 0;
-    let c_elem = if partial { 4 } else if ty == out_type::F32 { 4 } else { 2 };
-    let c_off = if partial {
-        split * args.split_stride_c as usize + batch * args.batch_stride_c as usize
-    } else {
-        batch * args.batch_stride_c as usize
-    };
-    // SAFETY: offsets of this batch/split inside the buffers the host sized.
-    let c = unsafe { args.c.add(c_off * c_elem) };
-    let r_base = batch * args.batch_stride_r as usize;
+    let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
     crate::unroll!(i < TM => {
+        // Accumulators -> strip (row 4 * (lane / 16) + e, column 16 * j + lane % 16).
         crate::unroll!(j < TN => {
             let v = acc[i][j].to_array();
-            let col = col0 + 16 * j + lane % 16;
             crate::unroll!(e < 4 => {
-                let row = row0 + 16 * i + 4 * (lane / 16) + e;
-                if row < m && col < n {
-                    let idx = row * args.ldc as usize + col;
-                    // SAFETY: row < m, col < n: inside C (and the residual, bias) by the host's checks.
-                    unsafe {
-                        if partial {
-                            (c as *mut f32).add(idx).write(v[e]);
-                        } else {
-                            let mut x = args.alpha * v[e];
-                            if args.flags & flags::BETA != 0 {
-                                x += args.beta * load_out(c, ty, idx);
-                            }
-                            if args.flags & flags::BIAS != 0 {
-                                x += args.bias.add(col).read();
-                            }
-                            x = activate(args.activation, x);
-                            if args.flags & flags::RESIDUAL != 0 {
-                                x += load_out(args.residual, ty, r_base + row * args.ldr as usize + col);
-                            }
-                            store_out(c, ty, idx, x);
-                        }
-                    }
-                }
+                let idx = (4 * (lane / 16) + e) * STRIP_PITCH + 16 * j + lane % 16;
+                // SAFETY: inside this wave's strip; only this wave uses it.
+                unsafe { strip.write(idx, v[e]) };
             });
         });
+        // LDS executes a wave's accesses in order; this only stops the compiler moving them.
+        compiler_fence(Ordering::SeqCst);
+        // Strip -> C: consecutive lanes take consecutive 16-byte chunks of a row, so each store
+        // instruction writes whole 64-byte lines (4 rows of f32 or 8 rows of a half type).
+        if f32_out {
+            crate::unroll!(step < 4 => {
+                let (srow, scol) = (4 * step + lane / 16, 4 * (lane % 16));
+                let row = row0 + 16 * i + srow;
+                if row < t.m {
+                    process::<4>(args, t, strip, srow, scol, row, col0 + scol);
+                }
+            });
+        } else {
+            crate::unroll!(step < 2 => {
+                let (srow, scol) = (8 * step + lane / 8, 8 * (lane % 8));
+                let row = row0 + 16 * i + srow;
+                if row < t.m {
+                    process::<8>(args, t, strip, srow, scol, row, col0 + scol);
+                }
+            });
+        }
+        // The next strip overwrites this one after every lane has read its part.
+        compiler_fence(Ordering::SeqCst);
     });
 }

@@ -15,7 +15,7 @@ mod tile;
 
 pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
 
-use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags};
+use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::simd::{F32x4, U32x4};
@@ -173,5 +173,28 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
         step!((kt - kt0) & 1, slow, kt + 1 < kt1);
     }
 
-    epilogue::store::<TM, TN>(&args, &acc, batch, split as usize, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
+    // Epilogue: the operand LDS is free after the last barrier; each wave stages its strips in
+    // its own part of it.
+    let partial = args.flags & flags::PARTIAL != 0;
+    let c_elem = if partial || args.out_type == out_type::F32 { 4 } else { 2 };
+    let c_off = if partial {
+        split as usize * args.split_stride_c as usize + batch * args.batch_stride_c as usize
+    } else {
+        batch * args.batch_stride_c as usize
+    };
+    // SAFETY: offsets of this batch/split inside the buffers the host sized.
+    let target = unsafe {
+        epilogue::Target {
+            c: args.c.add(c_off * c_elem),
+            residual: args.residual.add(batch * args.batch_stride_r as usize * c_elem),
+            m,
+            n,
+            ldc: args.ldc as usize,
+            ldr: args.ldr as usize,
+            vector_ok: vector_ok && (args.c as usize + c_off * c_elem) % 16 == 0 && (args.ldc as usize * c_elem) % 16 == 0,
+        }
+    };
+    let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
+    let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
+    epilogue::store::<TM, TN>(&args, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
 }

@@ -20,6 +20,11 @@ pub(crate) fn to_u32(x: f64) -> u32 {
     if x.is_nan() { 0 } else { x.trunc().clamp(0.0, u32::MAX as f64) as u32 }
 }
 
+/// f32 -> u8 for `v_cvt_pk_u8_f32`: round to nearest even, saturate to [0, 255], NaN -> 0.
+pub(crate) fn to_u8(x: f32) -> u32 {
+    if x.is_nan() { 0 } else { x.round_ties_even().clamp(0.0, 255.0) as u32 }
+}
+
 /// f32 -> f16 rounding toward zero (finite overflow saturates to the largest finite value).
 pub(crate) fn f16_rtz(x: f32) -> u16 {
     let r = f16::from_f32(x);
@@ -101,10 +106,12 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VCvtF32Ubyte1 => from32(w, inst, Ty::B32, |w, a| out32(w, inst, ((a >> 8) & 0xff) as f32)),
         VCvtF32Ubyte2 => from32(w, inst, Ty::B32, |w, a| out32(w, inst, ((a >> 16) & 0xff) as f32)),
         VCvtF32Ubyte3 => from32(w, inst, Ty::B32, |w, a| out32(w, inst, (a >> 24) as f32)),
-        VCvtF16F32 => to16(w, inst, Ty::F32, |w, a| f16::from_f32(flush_in32(w, fmod32(inst, 0, a))).to_bits()),
-        VCvtF32F16 => from32(w, inst, Ty::F16, |w, a| {
-            out32(w, inst, f16::from_bits(fmod16(inst, 0, half_of(inst, 0, a))).to_f32())
+        // f32 -> f16 rounds to nearest even; the f16 result gets omod/clamp and the f16 output
+        // denormal flushing of MODE.
+        VCvtF16F32 => to16(w, inst, Ty::F32, |w, a| {
+            super::out16_bits(w, inst, f16::from_f32(flush_in32(w, fmod32(inst, 0, a))).to_bits())
         }),
+        VCvtF32F16 => from32(w, inst, Ty::F16, |w, a| out32(w, inst, super::f16_flush_in(w, fmod16(inst, 0, half_of(inst, 0, a))) as f32)),
         VCvtPkrtzF16F32 => {
             let s = match fetch32(w, inst, 2, Ty::F32) {
                 Ok(s) => s,
@@ -115,6 +122,40 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
                 let lo = f16_rtz(flush_in32(w, fmod32(inst, 0, s.v[0][l])));
                 let hi = f16_rtz(flush_in32(w, fmod32(inst, 1, s.v[1][l])));
                 out[l] = lo as u32 | (hi as u32) << 16;
+            }
+            write32(w, inst, s.mask, &out)
+        }
+        // A signed 4-bit integer (bits 3:0) scaled by 1/16: 0..7 -> 0..0.4375, 8..15 -> -0.5..-0.0625.
+        VCvtOffF32I4 => from32(w, inst, Ty::B32, |w, a| out32(w, inst, (((a & 15) as i32) << 28 >> 28) as f32 / 16.0)),
+        // f32 -> u8 into byte S1[1:0] of S2 (pk) or of the destination (pkaccum).
+        VCvtPkU8F32 | VCvtPkaccumU8F32 => {
+            let s = match fetch32(w, inst, 3, Ty::F32) {
+                Ok(s) => s,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let d = match w.vreg(inst.dst) {
+                Ok(d) => *d,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let mut out = [0u32; LANES];
+            for l in 0..LANES {
+                let sh = 8 * (s.v[1][l] & 3);
+                let base = if inst.op == VCvtPkU8F32 { s.v[2][l] } else { d[l] };
+                let b = to_u8(flush_in32(w, fmod32(inst, 0, s.v[0][l])));
+                out[l] = (base & !(0xff << sh)) | b << sh;
+            }
+            write32(w, inst, s.mask, &out)
+        }
+        VCvtPknormI16F32 | VCvtPknormU16F32 => {
+            let s = match fetch32(w, inst, 2, Ty::F32) {
+                Ok(s) => s,
+                Err(e) => return Some(Err(e.into())),
+            };
+            let signed = inst.op == VCvtPknormI16F32;
+            let mut out = [0u32; LANES];
+            for l in 0..LANES {
+                let h = |i: usize| super::f16::to_norm16(flush_in32(w, fmod32(inst, i, s.v[i][l])) as f64, signed) as u32;
+                out[l] = h(0) | h(1) << 16;
             }
             write32(w, inst, s.mask, &out)
         }

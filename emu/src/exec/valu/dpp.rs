@@ -35,6 +35,9 @@ pub(crate) fn source_lane(ctrl: u16, lane: usize) -> Result<Option<usize>, Fault
         0x141 => Some(lane - lane % 8 + 7 - lane % 8),
         0x142 => (lane >= 16).then(|| row - 1),
         0x143 => (lane >= 32).then_some(31),
+        // row_newbcast:n (gfx90a+; the encoding gfx10 calls row_share): every lane of a row
+        // reads lane n of that row.
+        0x150..=0x15f => Some(row + (ctrl & 0xf) as usize),
         _ => return Err(FaultKind::Invalid(format!("reserved dpp_ctrl {ctrl:#x}"))),
     })
 }
@@ -80,6 +83,7 @@ mod tests {
         assert_eq!(source_lane(0x143, 40).unwrap(), Some(31));
         assert_eq!(source_lane(0x140, 3).unwrap(), Some(12)); // row_mirror
         assert_eq!(source_lane(0x13c, 0).unwrap(), Some(63)); // wave_ror:1
+        assert_eq!(source_lane(0x153, 37).unwrap(), Some(35)); // row_newbcast:3
     }
 
     #[test]

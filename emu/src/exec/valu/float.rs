@@ -9,7 +9,7 @@
 use super::super::step::Exec;
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, require_rne, write32};
-use crate::isa::{Ext, Inst, Op};
+use crate::isa::{Inst, Op};
 
 /// IEEE maxNum with -0 < +0.
 pub(crate) fn fmax32(a: f32, b: f32) -> f32 {
@@ -155,19 +155,41 @@ pub(crate) fn frexp64(x: f64) -> (f64, i32) {
     (m, exp - 1022)
 }
 
+/// The cubemap ops (ISA pseudo-code): face id, S and T coordinates, and twice the major axis of
+/// the direction (x, y, z); z wins ties over y, y over x.
+fn cube(op: Op, x: f32, y: f32, z: f32) -> f32 {
+    let face = if z.abs() >= x.abs() && z.abs() >= y.abs() {
+        2
+    } else if y.abs() >= x.abs() {
+        1
+    } else {
+        0
+    };
+    match (op, face) {
+        (Op::VCubeidF32, 2) => if z < 0.0 { 5.0 } else { 4.0 },
+        (Op::VCubeidF32, 1) => if y < 0.0 { 3.0 } else { 2.0 },
+        (Op::VCubeidF32, _) => if x < 0.0 { 1.0 } else { 0.0 },
+        (Op::VCubescF32, 2) => if z < 0.0 { -x } else { x },
+        (Op::VCubescF32, 1) => x,
+        (Op::VCubescF32, _) => if x < 0.0 { z } else { -z },
+        (Op::VCubetcF32, 1) => if y < 0.0 { -z } else { z },
+        (Op::VCubetcF32, _) => -y,
+        (_, 2) => z * 2.0,
+        (_, 1) => y * 2.0,
+        _ => x * 2.0,
+    }
+}
+
 fn f64_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f64, f64, f64) -> f64) -> Exec {
     require_rne(w, inst)?;
-    if inst.ext != Ext::None {
-        return Err(super::super::step::not_implemented(inst));
-    }
-    let exec = w.exec();
+    // src0 may carry DPP (row_newbcast on gfx942); the mask then drops DPP-disabled lanes.
+    let (a, exec) = super::fetch64(w, inst, 0, Ty::F64)?;
     let mut out = [0u64; LANES];
     {
-        let a = w.src64_of(inst, 0, Ty::F64)?;
         let b = if n > 1 { Some(w.src64_of(inst, 1, Ty::F64)?) } else { None };
         let c = if n > 2 { Some(w.src64_of(inst, 2, Ty::F64)?) } else { None };
         for l in 0..LANES {
-            let x = flush_in64(w, fmod64(inst, 0, a.get(l)));
+            let x = flush_in64(w, fmod64(inst, 0, a[l]));
             let y = b.map_or(0.0, |b| flush_in64(w, fmod64(inst, 1, b.get(l))));
             let z = c.map_or(0.0, |c| flush_in64(w, fmod64(inst, 2, c.get(l))));
             out[l] = out64(w, inst, f(x, y, z));
@@ -273,6 +295,11 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         }),
         VFrexpMantF32 => f32_n(w, inst, 1, |a, _, _| frexp_mant32(a)),
         VFrexpExpI32F32 => f32_to_u32(w, inst, |a| frexp_exp32(a) as u32),
+
+        VCubeidF32 | VCubescF32 | VCubetcF32 | VCubemaF32 => {
+            let op = inst.op;
+            f32_n(w, inst, 3, move |x, y, z| cube(op, x, y, z))
+        }
 
         VAddF64 => f64_n(w, inst, 2, |a, b, _| a + b),
         VMulF64 => f64_n(w, inst, 2, |a, b, _| a * b),

@@ -52,6 +52,18 @@ fn src_wide(w: &Wave, inst: &Inst, i: usize, ty: Ty) -> Result<[u64; LANES], sup
 
 /// 64-bit result from per-lane sources (no DPP/SDWA forms exist for these).
 fn map64(w: &mut Wave, inst: &Inst, tys: [Ty; 3], n: usize, f: impl Fn(u64, u64, u64) -> u64) -> Exec {
+    if let Ext::Dpp(_) = inst.ext {
+        // v_mov_b64_dpp (row_newbcast only on gfx942).
+        if n == 1 && tys[0] != Ty::B32 {
+            let (v, mask) = super::fetch64(w, inst, 0, tys[0])?;
+            let mut out = [0u64; LANES];
+            for l in 0..LANES {
+                out[l] = f(v[l], 0, 0);
+            }
+            w.write_v64(inst.dst, mask, &out)?;
+            return Ok(Flow::Next);
+        }
+    }
     if inst.ext != Ext::None {
         return Err(super::super::step::not_implemented(inst));
     }
@@ -181,6 +193,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VAndB32 => map2(w, inst, |a, b| a & b),
         VOrB32 => map2(w, inst, |a, b| a | b),
         VXorB32 => map2(w, inst, |a, b| a ^ b),
+        VXnorB32 => map2(w, inst, |a, b| !(a ^ b)),
         VMinU32 => map2(w, inst, u32::min),
         VMaxU32 => map2(w, inst, u32::max),
         VMinI32 => map2(w, inst, |a, b| (a as i32).min(b as i32) as u32),

@@ -1,7 +1,7 @@
 //! Cross-lane and lane-indexed ops: readlane/readfirstlane/writelane, mbcnt, swap.
 
 use super::super::error::FaultKind;
-use super::super::step::{Ctx, Exec, Flow};
+use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, write32};
 use crate::isa::{Inst, Op};
@@ -11,7 +11,7 @@ fn lane_index(w: &Wave, inst: &Inst, i: usize) -> Result<usize, FaultKind> {
 }
 
 /// Executes a lane op, or returns None.
-pub(crate) fn exec(w: &mut Wave, inst: &Inst, _cx: &mut Ctx<'_, '_>) -> Option<Exec> {
+pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
     use Op::*;
     match inst.op {
         VReadlaneB32 | VReadfirstlaneB32 | VWritelaneB32 | VMbcntLoU32B32 | VMbcntHiU32B32 | VSwapB32 => {

@@ -8,19 +8,27 @@
 
 mod cmp;
 mod cvt;
+mod div;
+mod dot;
 mod dpp;
+mod f16;
 mod float;
+mod fp8;
+mod i16;
 mod int;
 mod lane;
 mod packed;
+mod round;
+mod sad;
 mod sdwa;
+#[cfg(test)]
+mod tests;
 
 use super::error::FaultKind;
 use super::step::{Ctx, Exec, Flow, not_implemented};
 use super::wave::{LANES, Ty, VReg, Wave};
 use crate::isa::{Enc, Ext, Inst, Op, Opnd};
 
-pub(crate) use float::{fmax32, fmax64, fmin32, fmin64};
 pub(crate) use packed::exec_vop3p;
 
 /// The lanes an instruction writes: EXEC, minus DPP-disabled lanes.
@@ -61,6 +69,45 @@ pub(crate) fn fetch32(w: &Wave, inst: &Inst, n: usize, ty: Ty) -> Result<Fetched
         }
     }
     Ok(f)
+}
+
+/// Source `i` as 64-bit values per lane, with DPP applied to src0 (gfx942 allows only
+/// row_newbcast on 64-bit operands; the same lane permutation moves both halves). Returns the
+/// values and the lanes to write.
+pub(crate) fn fetch64(w: &Wave, inst: &Inst, i: usize, ty: Ty) -> Result<([u64; LANES], u64), FaultKind> {
+    let mut mask = w.exec();
+    let s = w.src64_of(inst, i, ty)?;
+    let mut v = [0u64; LANES];
+    for l in 0..LANES {
+        v[l] = s.get(l);
+    }
+    match inst.ext {
+        Ext::None => {}
+        Ext::Dpp(d) if i == 0 => {
+            let mut lo = [0u32; LANES];
+            let mut hi = [0u32; LANES];
+            for l in 0..LANES {
+                lo[l] = v[l] as u32;
+                hi[l] = (v[l] >> 32) as u32;
+            }
+            let (lo, valid) = dpp::permute(&lo, d.ctrl, mask)?;
+            let (hi, _) = dpp::permute(&hi, d.ctrl, mask)?;
+            for l in 0..LANES {
+                v[l] = lo[l] as u64 | (hi[l] as u64) << 32;
+                if valid >> l & 1 == 0 {
+                    if d.bound_ctrl {
+                        v[l] = 0;
+                    } else {
+                        mask &= !(1 << l);
+                    }
+                }
+            }
+            mask &= dpp::row_bank_mask(d.row_mask, d.bank_mask);
+        }
+        Ext::Dpp(d) => mask &= dpp::row_bank_mask(d.row_mask, d.bank_mask),
+        Ext::Sdwa(_) => return Err(FaultKind::NotImplemented(format!("{} with SDWA on a 64-bit operand", inst.op.name()))),
+    }
+    Ok((v, mask))
 }
 
 /// Writes 32-bit results per lane (SDWA dst_sel/dst_unused applied) to `dst`.
@@ -211,9 +258,129 @@ pub(crate) fn write_mask(w: &mut Wave, dst: Opnd, bits: u64) -> Exec {
     Ok(Flow::Next)
 }
 
+/// How a 16-bit result treats the other half of its 32-bit destination register.
+///
+/// gfx9 rule (LLVM `GCNSubtarget::zeroesHigh16BitsOfDest`, "derived from experimentation"): the
+/// VOP1/VOP2 16-bit ops carried over from gfx8 and `v_mad/fma/div_fixup_f16`, `v_mad_u16/i16`
+/// zero bits 31:16; `v_mac_f16`, `v_madak_f16`, `v_madmk_f16` (and the mix-lo/hi ops) preserve
+/// them. A VOP3 op_sel destination bit (op_sel[3]) writes bits 31:16 instead and preserves 15:0.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Hi16 {
+    /// Bits 31:16 become zero.
+    Zero,
+    /// Bits 31:16 keep their old value.
+    Keep,
+}
+
+/// Writes 16-bit results per lane into the destination by the [`Hi16`] rule and op_sel[3]; SDWA
+/// dst_sel/dst_unused then apply as for any 32-bit result.
+pub(crate) fn write16(w: &mut Wave, inst: &Inst, mask: u64, vals: &[u16; LANES], hi: Hi16) -> Exec {
+    let old = *w.vreg(inst.dst)?;
+    let mut out = [0u32; LANES];
+    for l in 0..LANES {
+        let v = vals[l] as u32;
+        out[l] = if inst.mods.op_sel & 8 != 0 {
+            (old[l] & 0xffff) | v << 16
+        } else if hi == Hi16::Keep {
+            (old[l] & 0xffff_0000) | v
+        } else {
+            v
+        };
+    }
+    write32(w, inst, mask, &out)
+}
+
+/// Source `i` as 16 bits: the half VOP3 op_sel bit `i` selects (SDWA/DPP selection already
+/// happened in [`fetch32`]).
+#[inline(always)]
+pub(crate) fn half_sel(inst: &Inst, i: usize, x: u32) -> u16 {
+    if inst.mods.op_sel >> i & 1 == 1 { (x >> 16) as u16 } else { x as u16 }
+}
+
+/// Source `i` as an f16 value (in f64): half selected, abs/neg applied, input denormals
+/// flushed when MODE's f16/f64 denorm field says so.
+#[inline(always)]
+pub(crate) fn f16_in(w: &Wave, inst: &Inst, i: usize, x: u32) -> f64 {
+    let b = fmod16(inst, i, half_sel(inst, i, x) as u32);
+    f16_flush_in(w, b)
+}
+
+/// An f16 bit pattern as f64 with input denormal flushing.
+#[inline(always)]
+pub(crate) fn f16_flush_in(w: &Wave, b: u16) -> f64 {
+    if w.mode.denorm16_64 & 1 == 0 && b & 0x7c00 == 0 {
+        if b & 0x8000 != 0 { -0.0 } else { 0.0 }
+    } else {
+        half::f16::from_bits(b).to_f64()
+    }
+}
+
+/// Rounds a result to f16 and applies omod, clamp (DX10 clamp maps NaN to 0) and output
+/// denormal flushing.
+#[inline(always)]
+pub(crate) fn out16(w: &Wave, inst: &Inst, r: f64) -> u16 {
+    out16_bits(w, inst, round::f16_from_f64(r))
+}
+
+/// As [`out16`] for an already rounded f16.
+pub(crate) fn out16_bits(w: &Wave, inst: &Inst, b: u16) -> u16 {
+    let mut b = b;
+    let m = inst.mods.omod;
+    if m != 0 {
+        let x = half::f16::from_bits(b).to_f64();
+        b = round::f16_from_f64(match m {
+            1 => x * 2.0,
+            2 => x * 4.0,
+            _ => x * 0.5,
+        });
+    }
+    if inst.mods.clamp {
+        let x = half::f16::from_bits(b);
+        b = if x.is_nan() {
+            if w.mode.dx10_clamp { 0 } else { b }
+        } else if x.to_f32() < 0.0 || b == 0x8000 {
+            0
+        } else if x.to_f32() > 1.0 {
+            0x3c00
+        } else {
+            b
+        };
+    }
+    if w.mode.denorm16_64 & 2 == 0 && b & 0x7c00 == 0 && b & 0x3ff != 0 {
+        b &= 0x8000;
+    }
+    b
+}
+
 /// Executes one VOP1/VOP2/VOPC/VOP3 instruction.
-pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+pub(crate) fn exec(w: &mut Wave, inst: &Inst, _cx: &mut Ctx<'_, '_>) -> Exec {
+    exec_alu(w, inst)
+}
+
+/// Executes one VOP1/VOP2/VOPC/VOP3 instruction (none of them touches memory).
+pub(crate) fn exec_alu(w: &mut Wave, inst: &Inst) -> Exec {
     if let Some(r) = int::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = f16::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = i16::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = fp8::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = div::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = dot::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = sad::exec(w, inst) {
+        return r;
+    }
+    if let Some(r) = packed::exec_alu(w, inst) {
         return r;
     }
     if let Some(r) = float::exec(w, inst) {
@@ -225,11 +392,12 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     if let Some(r) = cvt::exec(w, inst) {
         return r;
     }
-    if let Some(r) = lane::exec(w, inst, cx) {
+    if let Some(r) = lane::exec(w, inst) {
         return r;
     }
     match inst.op {
-        Op::VNop => Ok(Flow::Next),
+        // v_clrexcp clears the exception status bits, which the emulator does not keep.
+        Op::VNop | Op::VClrexcp => Ok(Flow::Next),
         _ => Err(not_implemented(inst)),
     }
 }

@@ -1,0 +1,312 @@
+//! GEMM on the device against the f64 reference.
+//!
+//! Tolerances (per output element, `s = sum_k |a_ik * b_kj|`):
+//! - f32 accumulation of exactly representable inputs (f16, bf16, fp8, f32): `|err| <= 2^-21 * s`
+//!   (the matrix cores round once per fused group of 8/16 products or per FMA; the bound allows
+//!   for a few hundred roundings at most at these sizes, f32 unit roundoff 2^-24);
+//! - xf32: inputs truncated to 10 fraction bits by the hardware: `|err| <= 2^-9 * s`;
+//! - then the output rounding: half an ulp of the output type, and the epilogue's activation
+//!   approximation (erf/tanh/exp in f32: `1e-6 * |x| + 1e-6`).
+
+use ferrocm::ops::gemm::{self, Activation, F32Precision, GemmOptions};
+use ferrocm::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz, Tensor, bf16, f16, reference};
+use ferrocm_tests::{device, proptest_config};
+use proptest::prelude::*;
+
+/// Host data of one operand: values already rounded to the dtype, as f64 for the reference.
+struct Host {
+    vals: Vec<f64>,
+}
+
+/// A deterministic pseudo-random stream.
+fn lcg(seed: &mut u64) -> f64 {
+    *seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+    ((*seed >> 11) as f64 / (1u64 << 53) as f64) * 2.0 - 1.0
+}
+
+/// A `rows x cols` row-major tensor of `dtype` with values in about [-scale, scale], and the
+/// exact values it holds.
+fn random(rows: usize, cols: usize, dtype: DType, scale: f64, seed: &mut u64) -> (Tensor, Host) {
+    let n = rows * cols;
+    let raw: Vec<f64> = (0..n).map(|_| lcg(seed) * scale).collect();
+    let dev = device();
+    macro_rules! make {
+        ($t:ty) => {{
+            let v: Vec<$t> = raw.iter().map(|&x| <$t as Element>::from_f64(x)).collect();
+            let vals = v.iter().map(|x| x.to_f64()).collect();
+            (Tensor::from_slice(dev, &v, &[rows, cols]).unwrap(), Host { vals })
+        }};
+    }
+    match dtype {
+        DType::F32 => make!(f32),
+        DType::F16 => make!(f16),
+        DType::Bf16 => make!(bf16),
+        DType::Fp8E4M3Fnuz => make!(Fp8E4M3Fnuz),
+        DType::Fp8E5M2Fnuz => make!(Fp8E5M2Fnuz),
+        _ => unreachable!("not a GEMM input type"),
+    }
+}
+
+fn read_f64(t: &Tensor) -> Vec<f64> {
+    match t.dtype() {
+        DType::F32 => t.to_vec::<f32>().unwrap().iter().map(|x| *x as f64).collect(),
+        DType::F16 => t.to_vec::<f16>().unwrap().iter().map(|x| x.to_f64()).collect(),
+        DType::Bf16 => t.to_vec::<bf16>().unwrap().iter().map(|x| x.to_f64()).collect(),
+        d => panic!("unexpected output {d}"),
+    }
+}
+
+/// Half an ulp of `x` in `dtype` (relative bound of the output rounding).
+fn out_ulp(dtype: DType, x: f64) -> f64 {
+    let mant_bits = match dtype {
+        DType::F32 => 24,
+        DType::F16 => 11,
+        _ => 8,
+    };
+    x.abs() * 2f64.powi(-mant_bits) + if dtype == DType::F16 { 6e-8 } else { 1e-38 }
+}
+
+/// How an operand is laid out in memory.
+#[derive(Clone, Copy, Debug)]
+enum Layout {
+    /// Stored as the logical matrix, row-major.
+    RowMajor,
+    /// Stored transposed (the logical matrix is a transposed view).
+    Transposed,
+}
+
+/// A `rows x cols` logical operand stored per `layout`.
+fn operand(rows: usize, cols: usize, dtype: DType, layout: Layout, seed: &mut u64) -> (Tensor, Vec<f64>) {
+    match layout {
+        Layout::RowMajor => {
+            let (t, h) = random(rows, cols, dtype, 1.5, seed);
+            (t, h.vals)
+        }
+        Layout::Transposed => {
+            let (t, h) = random(cols, rows, dtype, 1.5, seed);
+            let mut vals = vec![0.0; rows * cols];
+            for r in 0..rows {
+                for c in 0..cols {
+                    vals[r * cols + c] = h.vals[c * rows + r];
+                }
+            }
+            (t.transpose(0, 1).unwrap(), vals)
+        }
+    }
+}
+
+struct Case {
+    m: usize,
+    n: usize,
+    k: usize,
+    dtype: DType,
+    la: Layout,
+    lb: Layout,
+    out: Option<DType>,
+    precision: F32Precision,
+    seed: u64,
+}
+
+fn check(case: &Case) -> Result<(), TestCaseError> {
+    let mut seed = case.seed;
+    let (a, av) = operand(case.m, case.k, case.dtype, case.la, &mut seed);
+    let (b, bv) = operand(case.k, case.n, case.dtype, case.lb, &mut seed);
+    let opts = GemmOptions { out_dtype: case.out, f32_precision: case.precision, ..Default::default() };
+    let c = gemm::gemm(&a, &b, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    let out_dtype = c.dtype();
+    prop_assert_eq!(c.shape(), &[case.m, case.n]);
+    let got = read_f64(&c);
+    let acc_rel = if case.precision == F32Precision::Xf32 && case.dtype == DType::F32 { 2f64.powi(-9) } else { 2f64.powi(-21) };
+    for i in 0..case.m {
+        for j in 0..case.n {
+            let (mut want, mut s) = (0.0, 0.0);
+            for p in 0..case.k {
+                let prod = av[i * case.k + p] * bv[p * case.n + j];
+                want += prod;
+                s += prod.abs();
+            }
+            let g = got[i * case.n + j];
+            let tol = acc_rel * s + out_ulp(out_dtype, want) + 1e-30;
+            prop_assert!(
+                (g - want).abs() <= tol,
+                "C[{i}][{j}] = {g}, want {want} (tol {tol:e}) for {}x{}x{} {} {:?}x{:?} -> {}",
+                case.m, case.n, case.k, case.dtype, case.la, case.lb, out_dtype
+            );
+        }
+    }
+    Ok(())
+}
+
+fn dim() -> impl Strategy<Value = usize> {
+    prop_oneof![4 => 1usize..=300, 1 => prop::sample::select(vec![128usize, 256])]
+}
+
+fn layout() -> impl Strategy<Value = Layout> {
+    prop_oneof![Just(Layout::RowMajor), Just(Layout::Transposed)]
+}
+
+proptest! {
+    #![proptest_config(proptest_config(10))]
+
+    #[test]
+    fn bf16_and_f16_match_the_reference(m in dim(), n in dim(), k in dim(), la in layout(), lb in layout(),
+                                        half in any::<bool>(), out in 0u8..3, seed in any::<u64>()) {
+        let dtype = if half { DType::F16 } else { DType::Bf16 };
+        let out = [None, Some(DType::F32), Some(if half { DType::Bf16 } else { DType::F16 })][out as usize];
+        check(&Case { m, n, k, dtype, la, lb, out, precision: F32Precision::Exact, seed })?;
+    }
+
+    #[test]
+    fn f32_and_xf32_match_the_reference(m in dim(), n in dim(), k in dim(), la in layout(), lb in layout(),
+                                        xf32 in any::<bool>(), seed in any::<u64>()) {
+        let precision = if xf32 { F32Precision::Xf32 } else { F32Precision::Exact };
+        check(&Case { m, n, k, dtype: DType::F32, la, lb, out: None, precision, seed })?;
+    }
+
+    #[test]
+    fn fp8_matches_the_reference(m in dim(), n in dim(), k in dim(), bf8 in any::<bool>(), seed in any::<u64>()) {
+        let dtype = if bf8 { DType::Fp8E5M2Fnuz } else { DType::Fp8E4M3Fnuz };
+        check(&Case { m, n, k, dtype, la: Layout::RowMajor, lb: Layout::Transposed, out: Some(DType::F32),
+                      precision: F32Precision::Exact, seed })?;
+    }
+}
+
+#[test]
+fn every_layout_and_dtype_at_a_ragged_size() {
+    for dtype in [DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz, DType::Fp8E5M2Fnuz] {
+        for la in [Layout::RowMajor, Layout::Transposed] {
+            for lb in [Layout::RowMajor, Layout::Transposed] {
+                check(&Case { m: 37, n: 133, k: 71, dtype, la, lb, out: Some(DType::F32), precision: F32Precision::Exact, seed: 7 })
+                    .unwrap();
+            }
+        }
+    }
+}
+
+#[test]
+fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
+    let dev = device();
+    let (m, n, k) = (70, 45, 33);
+    let mut seed = 11;
+    for act in [Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu] {
+        let (a, av) = operand(m, k, DType::Bf16, Layout::RowMajor, &mut seed);
+        let (b, bv) = operand(k, n, DType::Bf16, Layout::Transposed, &mut seed);
+        let bias_v: Vec<f32> = (0..n).map(|j| (j as f32 - 20.0) / 16.0).collect();
+        let bias = Tensor::from_slice(dev, &bias_v, &[n]).unwrap();
+        let (res, res_h) = random(m, n, DType::F32, 0.5, &mut seed);
+        let (c, c_h) = random(m, n, DType::F32, 1.0, &mut seed);
+        let (alpha, beta) = (0.75f32, -0.5f32);
+        let opts = GemmOptions {
+            alpha,
+            beta,
+            bias: Some(&bias),
+            activation: act,
+            residual: Some(&res),
+            out_dtype: Some(DType::F32),
+            ..Default::default()
+        };
+        gemm::gemm_into(&a, &b, &c, &opts).unwrap();
+        let got = c.to_vec::<f32>().unwrap();
+        for i in 0..m {
+            for j in 0..n {
+                let (mut acc, mut s) = (0.0, 0.0);
+                for p in 0..k {
+                    acc += av[i * k + p] * bv[p * n + j];
+                    s += (av[i * k + p] * bv[p * n + j]).abs();
+                }
+                let want = reference::gemm::epilogue(
+                    acc,
+                    alpha as f64,
+                    beta as f64,
+                    c_h.vals[i * n + j],
+                    bias_v[j] as f64,
+                    act,
+                    res_h.vals[i * n + j],
+                );
+                let x = alpha as f64 * acc + beta as f64 * c_h.vals[i * n + j];
+                let tol = 2f64.powi(-20) * (s + x.abs()) + 2e-6 * (1.0 + x.abs()) + out_ulp(DType::F32, want);
+                let g = got[i * n + j] as f64;
+                assert!((g - want).abs() <= tol, "{act:?} C[{i}][{j}] = {g}, want {want}");
+            }
+        }
+    }
+}
+
+#[test]
+fn batches_broadcast_like_numpy_matmul() {
+    let dev = device();
+    let (bsz, m, n, k) = (3, 20, 17, 40);
+    let mut seed = 5;
+    let (a_flat, ah) = random(bsz * m, k, DType::F16, 1.0, &mut seed);
+    let a = a_flat.reshape(&[bsz, m, k]).unwrap();
+    let (b, bv) = operand(k, n, DType::F16, Layout::Transposed, &mut seed); // one B for all
+    let c = gemm::gemm(&a, &b, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
+    assert_eq!(c.shape(), &[bsz, m, n]);
+    let got = c.to_vec::<f32>().unwrap();
+    for z in 0..bsz {
+        let want = reference::gemm::matmul(
+            &ah.vals[z * m * k..(z + 1) * m * k].iter().map(|&x| x as f32).collect::<Vec<_>>(),
+            &bv.iter().map(|&x| x as f32).collect::<Vec<_>>(),
+            m,
+            n,
+            k,
+        );
+        for (g, w) in got[z * m * n..(z + 1) * m * n].iter().zip(&want) {
+            assert!((*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "batch {z}: {g} vs {w}");
+        }
+    }
+    // A 2-D A broadcast over a batch of B.
+    let (b3, _) = random(bsz * k, n, DType::F16, 1.0, &mut seed);
+    let b3 = b3.reshape(&[bsz, k, n]).unwrap();
+    let a2 = a.narrow(0, 0, 1).unwrap().reshape(&[m, k]).unwrap();
+    assert_eq!(gemm::matmul(&a2, &b3).unwrap().shape(), &[bsz, m, n]);
+}
+
+#[test]
+fn nan_and_inf_propagate_and_fp8_extremes_are_exact() {
+    let dev = device();
+    let (m, n, k) = (16, 16, 32);
+    // A NaN in row 3 of A poisons row 3 of C; an infinity in row 5 makes row 5 infinite.
+    let mut a = vec![bf16::from_f32(0.5); m * k];
+    a[3 * k + 7] = bf16::NAN;
+    a[5 * k + 2] = bf16::INFINITY;
+    let b = vec![bf16::from_f32(0.25); n * k];
+    let ta = Tensor::from_slice(dev, &a, &[m, k]).unwrap();
+    let tb = Tensor::from_slice(dev, &b, &[n, k]).unwrap().transpose(0, 1).unwrap();
+    let c = gemm::gemm(&ta, &tb, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
+    let got = c.to_vec::<f32>().unwrap();
+    for j in 0..n {
+        assert!(got[3 * n + j].is_nan());
+        assert_eq!(got[5 * n + j], f32::INFINITY);
+        assert_eq!(got[0 * n + j], 0.5 * 0.25 * k as f32);
+    }
+    // fp8 at the format's limits: 240 * 240 * 32 is exact in f32.
+    let a8 = vec![Fp8E4M3Fnuz::MAX; m * k];
+    let b8 = vec![Fp8E4M3Fnuz::MIN; n * k];
+    let ta = Tensor::from_slice(dev, &a8, &[m, k]).unwrap();
+    let tb = Tensor::from_slice(dev, &b8, &[n, k]).unwrap().transpose(0, 1).unwrap();
+    let c = gemm::gemm(&ta, &tb, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
+    assert!(c.to_vec::<f32>().unwrap().iter().all(|&x| x == -240.0 * 240.0 * k as f32));
+}
+
+#[test]
+fn bad_input_is_refused_before_launch() {
+    let dev = device();
+    let a = Tensor::zeros(dev, &[4, 8], DType::Bf16).unwrap();
+    let b = Tensor::zeros(dev, &[9, 3], DType::Bf16).unwrap();
+    assert!(matches!(gemm::matmul(&a, &b), Err(ferrocm::Error::Shape { .. })));
+    let b16 = Tensor::zeros(dev, &[8, 3], DType::F16).unwrap();
+    assert!(matches!(gemm::matmul(&a, &b16), Err(ferrocm::Error::DTypeMismatch { .. })));
+    let bi = Tensor::zeros(dev, &[8, 3], DType::I32).unwrap();
+    let ai = Tensor::zeros(dev, &[4, 8], DType::I32).unwrap();
+    assert!(matches!(gemm::matmul(&ai, &bi), Err(ferrocm::Error::DTypeMismatch { .. })));
+    let b = Tensor::zeros(dev, &[8, 3], DType::Bf16).unwrap();
+    let bad_bias = Tensor::zeros(dev, &[4], DType::F32).unwrap();
+    let opts = GemmOptions { bias: Some(&bad_bias), ..Default::default() };
+    assert!(matches!(gemm::gemm(&a, &b, &opts), Err(ferrocm::Error::Shape { .. })));
+    let opts = GemmOptions { beta: 1.0, ..Default::default() };
+    assert!(matches!(gemm::gemm(&a, &b, &opts), Err(ferrocm::Error::InvalidArgument { .. })));
+    let b3 = Tensor::zeros(dev, &[2, 8, 3], DType::Bf16).unwrap();
+    let a3 = Tensor::zeros(dev, &[3, 4, 8], DType::Bf16).unwrap();
+    assert!(matches!(gemm::matmul(&a3, &b3), Err(ferrocm::Error::Shape { .. })));
+}
