@@ -123,10 +123,12 @@ fn scan_chunks<E: Elem, R: Reducer>(base: *const u8, begin: usize, end: usize, l
         crate::unroll!(j < 8 => { if j < E::PER_CHUNK { s = R::push(s, x[j], (c * v + j) as u32); } });
         c += lanes;
     }
-    let e = c1 * v + lane;
-    if e < end {
+    // The elements of a last partial chunk (fewer than v, but possibly more than lanes).
+    let mut e = c1 * v + lane;
+    while e < end {
         // SAFETY: e < end <= len.
         s = R::push(s, unsafe { E::load(base, e) }, e as u32);
+        e += lanes;
     }
     s
 }

@@ -26,10 +26,37 @@ pub fn rope<E: Elem>(a: RopeArgs) {
     }
 }
 
-/// Pairs (at most 8) a rotated unit holds, and their cos/sin.
+/// cos and sin of the pairs (at most 8) of a rotated unit.
 struct Trig {
     cos: [f32; 8],
     sin: [f32; 8],
+}
+
+/// The frequencies `(hi, lo)` of the pairs of a rotated unit (fixed per unit, so loaded once per
+/// unit, not per token).
+struct Freqs {
+    hi: [f32; 8],
+    lo: [f32; 8],
+}
+
+impl Freqs {
+    /// Frequencies of pairs `i0 .. i0 + n` (none in CACHE mode).
+    #[inline(always)]
+    fn load(a: &RopeArgs, i0: usize, n: usize) -> Freqs {
+        let mut f = Freqs { hi: [0.0; 8], lo: [0.0; 8] };
+        if a.flags & flags::CACHE == 0 {
+            crate::unroll!(p < 8 => {
+                if p < n {
+                    // SAFETY: i0 + p < rot_dim / 2 frequencies.
+                    unsafe {
+                        f.hi[p] = a.freqs.add(2 * (i0 + p)).read();
+                        f.lo[p] = a.freqs.add(2 * (i0 + p) + 1).read();
+                    }
+                }
+            });
+        }
+        f
+    }
 }
 
 #[inline(always)]
@@ -60,7 +87,9 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     let last = (first + k).min(rows);
 
     let mut trig = Trig { cos: [0.0; 8], sin: [0.0; 8] };
+    let mut freqs = Freqs { hi: [0.0; 8], lo: [0.0; 8] };
     let mut cached = (u32::MAX, usize::MAX); // (token, unit) the trig holds
+    let mut freq_unit = usize::MAX; // the unit the frequencies belong to
     let mut r = first;
     while r < last {
         let tok = r / heads;
@@ -70,7 +99,11 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
         while u < units {
             if u < rot_units {
                 if cached != (tok, u) {
-                    trig = cos_sin::<HALF>(a, tok, u * pairs, pairs);
+                    if freq_unit != u {
+                        freqs = Freqs::load(a, u * pairs, pairs);
+                        freq_unit = u;
+                    }
+                    trig = cos_sin(a, tok, u * pairs, pairs, &freqs);
                     cached = (tok, u);
                 }
                 // SAFETY: the unit's elements lie inside the head vector.
@@ -94,7 +127,7 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
 
 /// cos and sin of pairs `i0 .. i0 + n` at the position of token `tok`.
 #[inline(always)]
-fn cos_sin<const HALF: bool>(a: &RopeArgs, tok: u32, i0: usize, n: usize) -> Trig {
+fn cos_sin(a: &RopeArgs, tok: u32, i0: usize, n: usize, f: &Freqs) -> Trig {
     let seq = a.seq.max(1);
     let (b, s) = (tok / seq, tok % seq);
     // SAFETY: b < batch entries of offsets (with OFFSETS).
@@ -116,9 +149,7 @@ fn cos_sin<const HALF: bool>(a: &RopeArgs, tok: u32, i0: usize, n: usize) -> Tri
     } else {
         crate::unroll!(p < 8 => {
             if p < n {
-                // SAFETY: i0 + p < rot_dim / 2 frequencies.
-                let (hi, lo) = unsafe { (a.freqs.add(2 * (i0 + p)).read(), a.freqs.add(2 * (i0 + p) + 1).read()) };
-                let (sn, c) = sincos_pos(pos, hi, lo);
+                let (sn, c) = sincos_pos(pos, f.hi[p], f.lo[p]);
                 t.cos[p] = c;
                 t.sin[p] = sn;
             }
