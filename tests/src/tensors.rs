@@ -70,6 +70,12 @@ pub fn min_normal(dtype: DType) -> f64 {
     }
 }
 
+/// The error bound of rounding `v` once to `dtype`: half an ulp, relative for normal values,
+/// absolute (half the subnormal spacing) below the normal range.
+pub fn rounding(dtype: DType, v: f64) -> f64 {
+    half_ulp(dtype) * (v.abs() + min_normal(dtype))
+}
+
 /// The float dtypes memory-bound ops take.
 pub const FLOAT_DTYPES: [DType; 3] = [DType::F32, DType::F16, DType::Bf16];
 

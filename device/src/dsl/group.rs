@@ -168,6 +168,8 @@ pub const REDUCE_WAVES_LDS_BYTES: usize = 2 * 16 * 16;
 #[inline(always)]
 pub unsafe fn reduce_waves<T: Words>(v: T, waves: u32, lds: LdsSlice<U32x4>, phase: u32, f: impl Fn(T, T) -> T) -> T {
     let wave = wave_id_x();
+    // max(1): callers never pass 0, and LLVM then drops the divide-by-zero panic.
+    let waves = waves.max(1);
     let slots = (phase & 1) as usize * 16;
     if lane_id() == 0 {
         // SAFETY: wave < 16 for workgroups of at most 1024 items; one writer per slot.

@@ -9,7 +9,7 @@
 
 use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, mode};
 use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
-use crate::dsl::ids::{num_workgroups_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
+use crate::dsl::ids::{grid_size_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 
 /// Elements a lane holds (the register arrays' size).
 pub const SLOTS: usize = ROW_SLOTS as usize;
@@ -149,8 +149,11 @@ impl Work {
         let (lanes, segs) = (lanes.max(1), segs.max(1));
         let lane = t % lanes;
         if m == mode::FUSED {
-            let per_wg = workgroup_size_x() / lanes;
-            let groups = num_workgroups_x() * per_wg;
+            let size = workgroup_size_x().max(1);
+            let per_wg = size / lanes;
+            // grid_size / size, not num_workgroups_x(): its division has a zero check (a panic
+            // call, which makes the kernel need a dynamic stack).
+            let groups = (grid_size_x().div_ceil(size) * per_wg).max(1);
             Work { lane, row: workgroup_id_x() * per_wg + t / lanes, row_step: groups, iters: rows.div_ceil(groups), seg: 0 }
         } else {
             let w = workgroup_id_x();
