@@ -77,3 +77,10 @@ crate::kernel_abi! {
         NORM_BF16 = "norm_bf16" @ 256 => crate::kernels::norm::norm::<crate::abi::Bf16>,
     }
 }
+
+/// Dynamic LDS of a `norm_*` launch: the row kernels' slots, plus (FUSED with several rows per
+/// workgroup) room for the weight and the bias of a row, each rounded up to 16 bytes.
+pub const fn norm_lds_bytes(len: u32, elem_bytes: u32, shared_affine: bool) -> u32 {
+    let row = (len * elem_bytes).div_ceil(16) * 16;
+    super::rows::ROW_LDS_BYTES + if shared_affine { 2 * row } else { 0 }
+}

@@ -13,8 +13,10 @@ pub const ROW_SLOTS: u32 = 32;
 pub const ROW_SLOTS_SCALAR: u32 = 16;
 /// Work-items per workgroup when a row takes fewer lanes than this (several rows per workgroup).
 pub const ROW_MIN_BLOCK: u32 = 256;
-/// Dynamic LDS of every row kernel (the cross-wave slots of `dsl::group::reduce_waves`).
-pub const ROW_LDS_BYTES: u32 = 512;
+/// Dynamic LDS every row kernel needs: the cross-wave slots of `dsl::group::reduce_waves`
+/// (512 bytes) and one 16-byte slot to broadcast a row statistic. Norms add their weights
+/// after it (see `norm::norm_lds_bytes`).
+pub const ROW_LDS_BYTES: u32 = 512 + 16;
 /// Floats per partial statistic of the multi-block modes (one 16-byte slot).
 pub const ROW_STAT_FLOATS: u32 = 4;
 

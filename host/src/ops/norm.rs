@@ -30,8 +30,9 @@ use crate::launch::LaunchConfig;
 use crate::ops::reduce::addr;
 use crate::ops::rows::plan_rows;
 use crate::tensor::Tensor;
-use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags};
+use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags, norm_lds_bytes};
 use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
+use crate::ops::rows::ROW_WORKGROUPS;
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 /// RMSNorm over the last axis.
@@ -130,7 +131,17 @@ fn run(
     let ptrs = [Some(&x), residual.as_ref(), weight.as_ref(), bias.as_ref(), Some(&out), h.as_ref()];
     let vector = (len * esize) % 16 == 0 && ptrs.iter().flatten().all(|t| addr(t) % 16 == 0);
     let rows = x.numel() / len;
-    let p = plan_rows(op, rows, len, esize, vector, NORM_MAX_LANES, vector)?;
+    // Without 16-byte accesses the kernel takes one row per group (no loop): no persistence.
+    let mut p = plan_rows(op, rows, len, esize, vector, NORM_MAX_LANES, vector)?;
+    // Weight and bias are read once per workgroup: keep that under 4% of the row traffic
+    // (`tensors` rows read or written per row), but keep at least one workgroup per CU.
+    let affine = weight.is_some() as usize + bias.is_some() as usize;
+    if p.segs == 1 && affine > 0 && p.vector {
+        let tensors = if residual.is_some() { 4 } else { 2 };
+        let budget = (rows * tensors / (25 * affine)).clamp(ROW_WORKGROUPS / 2, ROW_WORKGROUPS);
+        p.workgroups = p.workgroups.min(budget as u32).max(1);
+    }
+    let shared = p.segs == 1 && p.block / p.lanes > 1;
     let ptr = |t: Option<&Tensor>| t.map_or(DevPtr::NULL, |t| DevPtr::from_addr(addr(t)));
     let fl = if layer { flags::LAYER } else { 0 }
         | if weight.is_some() { flags::WEIGHT } else { 0 }
@@ -154,7 +165,8 @@ fn run(
         flags: fl,
         eps,
     };
-    let cfg = LaunchConfig::linear(p.workgroups, p.block).with_lds(ROW_LDS_BYTES);
+    let lds = if shared { norm_lds_bytes(len as u32, esize as u32, true) } else { ROW_LDS_BYTES };
+    let cfg = LaunchConfig::linear(p.workgroups, p.block).with_lds(lds);
     if p.segs == 1 {
         // SAFETY: every operand was checked to be contiguous rows * len (weight, bias: len) of
         // the kernel's dtype.

@@ -7,19 +7,20 @@
 //! accurate as summing squares). One code path for both keeps the kernel small.
 //!
 //! In FUSED mode a workgroup walks its rows with the weight and bias held in registers (the
-//! same slots hold the same columns in every row), so they are read once per workgroup, not
-//! once per row.
+//! same slots hold the same columns in every row); when it holds several rows at once it loads
+//! them through LDS. Either way they are read from global memory once per workgroup.
 
 use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::dsl::chunk::Elem;
-use crate::dsl::group::{reduce_group, reduce_lanes};
-use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::chunk::{load_chunk, store_chunk};
+use crate::dsl::group::reduce_group;
+use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
+use crate::dsl::sync::barrier;
 use crate::dsl::math::sqrt;
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
-use crate::dsl::wave::lane_id;
-use crate::kernels::rows::{SLOTS, Slots, Spread, Work};
+use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 
 /// `(count, mean, M2)` of a set of values.
 type Stat = (f32, f32, f32);
@@ -68,17 +69,79 @@ pub fn norm<E: Elem>(a: NormArgs) {
     if a.flags & flags::VECTOR_OK != 0 { run::<E, true>(&a) } else { run::<E, false>(&a) }
 }
 
+/// Copies `n` elements from global memory to LDS with the whole workgroup (16-byte chunks with
+/// `VEC`, else elements), each work-item taking every `block`-th one: the loads are coalesced and
+/// the LDS writes contiguous.
+///
+/// # Safety
+/// `n` elements are readable at `src` and writable at `dst`; the caller barriers before reading.
+#[inline(always)]
+unsafe fn copy_to_lds<E: Elem, const VEC: bool>(src: *const u8, dst: *mut u8, n: usize) {
+    let (t, block) = (workitem_id_x() as usize, workgroup_size_x().max(1) as usize);
+    let mut i = t;
+    if VEC {
+        while i < n * E::BYTES / 16 {
+            // SAFETY: chunk i lies inside both (n * BYTES is a multiple of 16 under VECTOR_OK).
+            unsafe { store_chunk(dst, i * 16, load_chunk(src, i * 16)) };
+            i += block;
+        }
+    } else {
+        while i < n {
+            // SAFETY: i < n.
+            unsafe { E::store(dst, i, E::load(src, i)) };
+            i += block;
+        }
+    }
+}
+
+/// Weight and bias of the lane's columns (1 and 0 when absent), read for all the group's rows.
+/// With several groups per workgroup they go through LDS, so the workgroup reads them from
+/// global memory once, not once per group.
+///
+/// # Safety
+/// Every wave calls this (it may barrier); weight and bias hold `len` elements when flagged.
+#[inline(always)]
+unsafe fn load_affine<E: Elem, const VEC: bool>(a: &NormArgs, cols: &Spread<VEC>, col0: usize, lds: &RowLds) -> (Slots, Slots) {
+    let (hw, hb) = (a.flags & flags::WEIGHT != 0, a.flags & flags::BIAS != 0);
+    let shared = workgroup_size_x() / a.lanes.max(1) > 1;
+    let bytes = (cols.n as usize * E::BYTES).next_multiple_of(16);
+    let (mut w_src, mut b_src) = unsafe { (a.weight.add(col0 * E::BYTES), a.bias.add(col0 * E::BYTES)) };
+    if shared {
+        // SAFETY: the host sized the LDS for two such arrays after RowLds's slots.
+        unsafe {
+            let (w_lds, b_lds) = (lds.rest, lds.rest.add(bytes));
+            if hw {
+                copy_to_lds::<E, VEC>(w_src, w_lds, cols.n as usize);
+            }
+            if hb {
+                copy_to_lds::<E, VEC>(b_src, b_lds, cols.n as usize);
+            }
+            (w_src, b_src) = (w_lds, b_lds);
+        }
+        barrier();
+    }
+    // SAFETY: the columns lie inside weight and bias (or their LDS copies).
+    unsafe {
+        (
+            if hw { cols.load::<E>(w_src, 0.0) } else { [1.0; SLOTS] },
+            if hb { cols.load::<E>(b_src, 0.0) } else { [0.0; SLOTS] },
+        )
+    }
+}
+
 #[inline(always)]
 fn run<E: Elem, const VEC: bool>(a: &NormArgs) {
     let w = Work::new(a.lanes, a.rows, a.segs, a.mode);
-    let slots = LdsArena::new().take::<U32x4>(32);
+    let lds = RowLds::new();
     // Weight and bias of this lane's columns, for all its rows (STATS needs neither).
     let cols = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n: (a.len - w.seg * a.seg_len).min(a.seg_len) };
-    let col0 = (w.seg * a.seg_len) as usize * E::BYTES;
-    let affine = a.mode != mode::STATS;
-    // SAFETY: weight and bias hold len elements when their flags are set.
-    let wt = if affine && a.flags & flags::WEIGHT != 0 { unsafe { cols.load::<E>(a.weight.add(col0), 0.0) } } else { [1.0; SLOTS] };
-    let bs = if affine && a.flags & flags::BIAS != 0 { unsafe { cols.load::<E>(a.bias.add(col0), 0.0) } } else { [0.0; SLOTS] };
+    let col0 = (w.seg * a.seg_len) as usize;
+    let (wt, bs) = if a.mode != mode::STATS {
+        // SAFETY: uniform branch: every wave calls it.
+        unsafe { load_affine::<E, VEC>(a, &cols, col0, &lds) }
+    } else {
+        ([1.0; SLOTS], [0.0; SLOTS])
+    };
     match a.mode {
         // With 16-byte accesses a group walks rows, reusing weight and bias from registers. Element
         // accesses (odd lengths) take one row per group: in a loop LLVM would keep all 32 slot
@@ -86,19 +149,19 @@ fn run<E: Elem, const VEC: bool>(a: &NormArgs) {
         mode::FUSED if VEC => {
             let mut it = 0;
             while it < w.iters {
-                segment::<E, VEC, { mode::FUSED }>(a, &w, it, slots, &wt, &bs);
+                segment::<E, VEC, { mode::FUSED }>(a, &w, it, &lds, &wt, &bs);
                 it += 1;
             }
         }
-        mode::FUSED => segment::<E, VEC, { mode::FUSED }>(a, &w, 0, slots, &wt, &bs),
-        mode::STATS => segment::<E, VEC, { mode::STATS }>(a, &w, 0, slots, &wt, &bs),
-        _ => segment::<E, VEC, { mode::APPLY }>(a, &w, 0, slots, &wt, &bs),
+        mode::FUSED => segment::<E, VEC, { mode::FUSED }>(a, &w, 0, &lds, &wt, &bs),
+        mode::STATS => segment::<E, VEC, { mode::STATS }>(a, &w, 0, &lds, &wt, &bs),
+        _ => segment::<E, VEC, { mode::APPLY }>(a, &w, 0, &lds, &wt, &bs),
     }
 }
 
 /// One row (FUSED, iteration `it`) or segment (STATS, APPLY) of the group.
 #[inline(always)]
-fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u32, slots: LdsSlice<U32x4>, wt: &Slots, bs: &Slots) {
+fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u32, lds: &RowLds, wt: &Slots, bs: &Slots) {
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };
@@ -112,11 +175,12 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
         // SAFETY: as above.
         unsafe { sp.store::<E>(a.h_out.add(off), &x) };
     }
+    // SAFETY: uniform mode and trip count: every wave calls these the same number of times.
     let st = if M == mode::APPLY {
-        row_stats(a, row)
+        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
+        unsafe { row_statistic(stats, a.segs, lds, (0.0, 0.0, 0.0), merge) }
     } else {
-        // SAFETY: uniform trip count and mode: every wave calls the same number of times.
-        unsafe { reduce_group(local::<E, VEC>(&x, &sp), a.lanes, slots, it & 1, merge) }
+        unsafe { reduce_group(local::<E, VEC>(&x, &sp), a.lanes, lds.slots, it & 1, merge) }
     };
     if M == mode::STATS {
         if w.lane == 0 {
@@ -144,20 +208,4 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
     });
     // SAFETY: as for the loads.
     unsafe { sp.store::<E>(a.out.add(off), &y) };
-}
-
-/// APPLY: the row's statistic from its segments'. Each wave reads them itself (lane p takes
-/// segments p, p + 64, ...) and combines with DPP: no LDS, no barrier.
-#[inline(always)]
-fn row_stats(a: &NormArgs, row: u32) -> Stat {
-    let first = row as usize * a.segs as usize;
-    let mut st = (0.0, 0.0, 0.0);
-    let mut p = lane_id();
-    while p < a.segs {
-        // SAFETY: p < segs; written by the STATS pass.
-        let q = unsafe { a.stats.add((first + p as usize) * ROW_STAT_FLOATS as usize) };
-        st = merge(st, unsafe { (q.read(), q.add(1).read(), q.add(2).read()) });
-        p += 64;
-    }
-    reduce_lanes(st, 64, merge)
 }

@@ -7,7 +7,14 @@
 //! instruction, and the same slot of every row holds the same column, so per-column data
 //! (weights) can stay in registers across rows.
 
-use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, mode};
+use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
+use crate::dsl::group::{Words, reduce_lanes};
+use crate::dsl::ids::wave_id_x;
+use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::mem::load_b128;
+use crate::dsl::simd::U32x4;
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::lane_id;
 use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
 use crate::dsl::ids::{grid_size_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 
@@ -160,6 +167,58 @@ impl Work {
             Work { lane, row: w / segs, row_step: 0, iters: 1, seg: w % segs }
         }
     }
+}
+
+/// The LDS of a row kernel: the cross-wave reduction slots, one slot to broadcast a row
+/// statistic, then the kernel's own area (norm weights). Matches `abi::rows::ROW_LDS_BYTES`.
+pub struct RowLds {
+    /// `dsl::group::reduce_waves` slots.
+    pub slots: LdsSlice<U32x4>,
+    /// The broadcast slot of [`row_statistic`].
+    pub stat: LdsSlice<U32x4>,
+    /// The rest of the launch's LDS, 16-byte aligned.
+    pub rest: *mut u8,
+}
+
+impl RowLds {
+    /// The layout over the launch-sized LDS.
+    #[inline(always)]
+    pub fn new() -> Self {
+        let mut arena = LdsArena::new();
+        let slots = arena.take::<U32x4>(32);
+        let stat = arena.take::<U32x4>(1);
+        let rest = arena.take::<U32x4>(0).as_ptr() as *mut u8;
+        RowLds { slots, stat, rest }
+    }
+}
+
+/// APPLY: a row's statistic combined from the 16-byte slots its `segs` segments wrote at
+/// `stats`. Wave 0 reads them (lane p: slots p, p + 64, ..., one 128-bit load each, so the
+/// reads are whole lines), combines with DPP and broadcasts through LDS; the other waves wait
+/// at the barrier instead of re-reading.
+///
+/// # Safety
+/// Every wave of the workgroup calls this (it has a barrier); `segs` slots are readable.
+#[inline(always)]
+pub unsafe fn row_statistic<T: Words>(stats: *const f32, segs: u32, lds: &RowLds, empty: T, merge: impl Fn(T, T) -> T + Copy) -> T {
+    if wave_id_x() == 0 {
+        let mut st = empty;
+        let mut p = lane_id();
+        while p < segs {
+            // SAFETY: p < segs slots of ROW_STAT_FLOATS floats, 16-byte aligned.
+            let w = unsafe { load_b128(stats.add(p as usize * ROW_STAT_FLOATS as usize) as *const u32) };
+            st = merge(st, T::from_words(w.to_array()));
+            p += 64;
+        }
+        let st = reduce_lanes(st, 64, merge);
+        if lane_id() == 0 {
+            // SAFETY: one writer.
+            unsafe { lds.stat.write(0, U32x4::from_array(st.to_words())) };
+        }
+    }
+    barrier();
+    // SAFETY: written before the barrier; every lane reads the same address (a broadcast).
+    T::from_words(unsafe { lds.stat.read(0) }.to_array())
 }
 
 impl Work {

@@ -8,13 +8,11 @@
 use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::abi::softmax::{SoftmaxArgs, flags};
 use crate::dsl::chunk::Elem;
-use crate::dsl::group::{reduce_group, reduce_lanes};
-use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::group::reduce_group;
 use crate::dsl::math::{exp2_fast as exp2, log};
 use crate::dsl::mem::store_b64;
-use crate::dsl::simd::{U32x2, U32x4};
-use crate::dsl::wave::lane_id;
-use crate::kernels::rows::{SLOTS, Slots, Spread, Work};
+use crate::dsl::simd::U32x2;
+use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 use core::f32::consts::LOG2_E;
 use crate::dsl::math::max_nan;
 
@@ -66,30 +64,31 @@ pub fn softmax<E: Elem>(a: SoftmaxArgs) {
 #[inline(always)]
 fn run<E: Elem, const LOG: bool, const VEC: bool>(a: &SoftmaxArgs) {
     let w = Work::new(a.lanes, a.rows, a.segs, a.mode);
-    let slots = LdsArena::new().take::<U32x4>(32);
+    let lds = RowLds::new();
     // FUSED: one row per group (the host launches a group per row; no loop, so LLVM has nothing
     // to hoist per-slot offsets out of, and keeps them out of registers).
     match a.mode {
-        mode::FUSED => segment::<E, LOG, VEC, { mode::FUSED }>(a, &w, 0, slots),
-        mode::STATS => segment::<E, LOG, VEC, { mode::STATS }>(a, &w, 0, slots),
-        _ => segment::<E, LOG, VEC, { mode::APPLY }>(a, &w, 0, slots),
+        mode::FUSED => segment::<E, LOG, VEC, { mode::FUSED }>(a, &w, 0, &lds),
+        mode::STATS => segment::<E, LOG, VEC, { mode::STATS }>(a, &w, 0, &lds),
+        _ => segment::<E, LOG, VEC, { mode::APPLY }>(a, &w, 0, &lds),
     }
 }
 
 /// One row (FUSED, iteration `it`) or segment (STATS, APPLY) of the group.
 #[inline(always)]
-fn segment<E: Elem, const LOG: bool, const VEC: bool, const M: u32>(a: &SoftmaxArgs, w: &Work, it: u32, slots: LdsSlice<U32x4>) {
+fn segment<E: Elem, const LOG: bool, const VEC: bool, const M: u32>(a: &SoftmaxArgs, w: &Work, it: u32, lds: &RowLds) {
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };
     // SAFETY: the segment lies inside row `row` of x; groups past the last row load nothing.
     let x = unsafe { sp.load::<E>(a.x.add(off), f32::NEG_INFINITY) };
     let (m, s, e) = local(&x);
+    // SAFETY: uniform mode and trip count: every wave calls these the same number of times.
     let (big, sum) = if M == mode::APPLY {
-        row_stats(a, row)
+        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
+        unsafe { row_statistic(stats, a.segs, lds, (f32::NEG_INFINITY, 0.0), merge) }
     } else {
-        // SAFETY: uniform trip count and mode: every wave calls the same number of times.
-        unsafe { reduce_group((m, s), a.lanes, slots, it & 1, merge) }
+        unsafe { reduce_group((m, s), a.lanes, lds.slots, it & 1, merge) }
     };
     if M == mode::STATS {
         if w.lane == 0 {
@@ -104,22 +103,6 @@ fn segment<E: Elem, const LOG: bool, const VEC: bool, const M: u32>(a: &SoftmaxA
         // SAFETY: as for the load; out has x's shape.
         unsafe { sp.store::<E>(a.out.add(off), &y) };
     }
-}
-
-/// APPLY: the row's `(max, sum)` from its segments' statistics. Each wave reads them itself
-/// (lane p takes segments p, p + 64, ...) and combines with DPP: no LDS, no barrier.
-#[inline(always)]
-fn row_stats(a: &SoftmaxArgs, row: u32) -> (f32, f32) {
-    let first = row as usize * a.segs as usize;
-    let mut st = (f32::NEG_INFINITY, 0.0);
-    let mut p = lane_id();
-    while p < a.segs {
-        // SAFETY: p < segs; written by the STATS pass.
-        let q = unsafe { a.stats.add((first + p as usize) * ROW_STAT_FLOATS as usize) };
-        st = merge(st, unsafe { (q.read(), q.add(1).read()) });
-        p += 64;
-    }
-    reduce_lanes(st, 64, merge)
 }
 
 /// The outputs of a fused row from the lane's `x`, `e = exp(x - m)` and the row's `(big, sum)`.
