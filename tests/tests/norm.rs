@@ -166,3 +166,22 @@ fn bad_arguments_are_typed_errors() {
     let e = Tensor::zeros(dev, &[0, 4], DType::F32).unwrap();
     assert_eq!(norm::rms_norm(&e, None, 1e-6).unwrap().shape(), &[0, 4]);
 }
+
+#[test]
+fn non_finite_rows_are_nan() {
+    // Rows: NaN, +inf, -inf, then a finite row that must match the reference regardless of
+    // its neighbours. The contract (ops::norm): a non-finite row is NaN throughout.
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    let vals = [1.0, nan, 2.0, 3.0, 1.0, inf, 2.0, 3.0, -inf, 1.0, 2.0, 3.0, 1.0, -2.0, 2.0, 3.0];
+    for dtype in FLOAT_DTYPES {
+        let (t, tv) = tensor(&vals, &[4, 4], dtype);
+        for layer in [false, true] {
+            let y = read(&if layer { norm::layer_norm(&t, None, None, 1e-6) } else { norm::rms_norm(&t, None, 1e-6) }.unwrap());
+            assert!(y[..12].iter().all(|v| v.is_nan()), "{dtype} layer {layer}: {y:?}");
+            let want = if layer { reference::norm::layer_norm(&tv[12..], 4, None, None, 1e-6) } else { reference::norm::rms_norm(&tv[12..], 4, None, 1e-6) };
+            for (g, w) in y[12..].iter().zip(&want) {
+                assert!(close(*g, *w, K * U * w.abs() + rounding(dtype, *w)), "{dtype} layer {layer}: {g} vs {w}");
+            }
+        }
+    }
+}

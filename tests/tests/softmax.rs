@@ -26,7 +26,7 @@ const U: f64 = 1.0 / (1u64 << 24) as f64;
 /// Row contents: uniform in [-scale, scale), optionally with -inf masks, or a NaN/+inf.
 fn values(n: usize, scale: f64, special: u8, seed: &mut u64) -> Vec<f64> {
     let mut v: Vec<f64> = (0..n).map(|_| uniform(seed) * scale).collect();
-    let mut pick = |seed: &mut u64| ((uniform(seed) + 1.0) / 2.0 * n as f64) as usize % n;
+    let pick = |seed: &mut u64| ((uniform(seed) + 1.0) / 2.0 * n as f64) as usize % n;
     match special {
         1 => (0..(n / 4).max(1)).for_each(|_| v[pick(seed)] = f64::NEG_INFINITY),
         2 => {

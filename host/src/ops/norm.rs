@@ -20,8 +20,14 @@
 //!
 //! Weight and bias are `[n]` tensors of the input dtype; `None` means 1 and 0.
 //!
+//! Non-finite inputs: a row holding a NaN or an infinity is NaN throughout, for both norms.
+//! Its statistic (mean and variance, merged pairwise) is NaN; for RMSNorm this differs from
+//! evaluating the formula naively, which would give 0 for the finite elements and NaN at the
+//! infinities. Other rows are unaffected.
+//!
 //! How it runs: rows up to 8192 elements are read once, normalised in registers and written
-//! once; a workgroup walks many rows keeping weight and bias in registers (see
+//! once; a workgroup walks many rows keeping weight and bias in registers, loaded once per
+//! workgroup (through LDS when it holds several rows at a time; see
 //! `ferrocm_device::abi::norm`). Longer rows take a statistics pass and an apply pass.
 
 use crate::dtype::DType;
