@@ -6,6 +6,16 @@ use crate::error::{Error, Result};
 use ferrocm_device::abi::DevPtr;
 use std::marker::PhantomData;
 
+/// Readable bytes every allocation carries past its requested end (the size sent to the
+/// backend is `bytes + ALLOC_SLACK` rounded up to 16).
+///
+/// Why: kernels read operands with 128-bit and range-checked dword loads at arbitrary byte
+/// alignment (views start anywhere), so the load holding a buffer's last valid byte may reach up
+/// to 15 bytes past it. Those bytes are read, never written, and never reach a result; the slack
+/// makes sure they exist (on the GPU the next page may be unmapped; the emulator checks every
+/// byte). [`RawBuffer::size_bytes`] stays the requested size.
+pub const ALLOC_SLACK: u64 = 15;
+
 /// One device allocation (freed on drop). Zero-byte allocations take no device memory and have
 /// address 0.
 pub struct RawBuffer {
@@ -26,7 +36,12 @@ impl RawBuffer {
     /// # Errors
     /// [`Error::OutOfMemory`] or the backend's error.
     pub fn new(device: &Device, bytes: u64) -> Result<RawBuffer> {
-        let addr = if bytes == 0 { 0 } else { device.backend_impl().alloc(bytes)? };
+        let addr = if bytes == 0 {
+            0
+        } else {
+            let rounded = bytes.checked_add(ALLOC_SLACK).and_then(|b| b.checked_next_multiple_of(16)).ok_or(Error::OutOfMemory { bytes })?;
+            device.backend_impl().alloc(rounded)?
+        };
         Ok(RawBuffer { device: device.clone(), addr, bytes })
     }
 

@@ -18,7 +18,7 @@
 //! ```
 //!
 //! Layers: [`Device`] (backend selection, launches), [`Buffer`] (typed device memory),
-//! [`Tensor`] (shape, strides, dtype), [`ops`] (validated tensor operations), [`reference`]
+//! [`Tensor`] (shape, strides, dtype), [`ops`] (validated tensor operations), [`reference`](mod@reference)
 //! (CPU definitions of every op), [`hip`] (streams and events on a real GPU).
 #![warn(missing_docs)]
 

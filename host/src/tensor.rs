@@ -234,6 +234,22 @@ impl Tensor {
         Ok(t)
     }
 
+    /// A view with a new axis of size 1 at `axis` (`0..=rank`).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an axis past the rank.
+    pub fn unsqueeze(&self, axis: usize) -> Result<Tensor> {
+        if axis > self.rank() {
+            return Err(Error::InvalidArgument { op: "unsqueeze", message: format!("axis {axis} out of range for rank {}", self.rank()) });
+        }
+        let mut t = self.clone();
+        // A size-1 axis is never stepped along; give it the stride a contiguous layout would.
+        let stride = if axis == self.rank() { 1 } else { self.shape[axis] * self.strides[axis] };
+        t.shape.insert(axis, 1);
+        t.strides.insert(axis, stride);
+        Ok(t)
+    }
+
     /// A view broadcast to `shape` (numpy rules: align trailing axes; size-1 axes stretch with
     /// stride 0; new leading axes have stride 0).
     ///

@@ -8,7 +8,7 @@
 //! - then the output rounding: half an ulp of the output type, and the epilogue's activation
 //!   approximation (erf/tanh/exp in f32: `1e-6 * |x| + 1e-6`).
 
-use ferrocm::ops::gemm::{self, Activation, F32Precision, GemmOptions};
+use ferrocm::ops::gemm::{self, Activation, F32Precision, GemmConfig, GemmOptions};
 use ferrocm::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz, Tensor, bf16, f16, reference};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
@@ -105,13 +105,15 @@ struct Case {
     out: Option<DType>,
     precision: F32Precision,
     seed: u64,
+    /// Forced configuration (else the chooser's).
+    config: Option<GemmConfig>,
 }
 
 fn check(case: &Case) -> Result<(), TestCaseError> {
     let mut seed = case.seed;
     let (a, av) = operand(case.m, case.k, case.dtype, case.la, &mut seed);
     let (b, bv) = operand(case.k, case.n, case.dtype, case.lb, &mut seed);
-    let opts = GemmOptions { out_dtype: case.out, f32_precision: case.precision, ..Default::default() };
+    let opts = GemmOptions { out_dtype: case.out, f32_precision: case.precision, config: case.config, ..Default::default() };
     let c = gemm::gemm(&a, &b, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
     let out_dtype = c.dtype();
     prop_assert_eq!(c.shape(), &[case.m, case.n]);
@@ -129,8 +131,8 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             let tol = acc_rel * s + out_ulp(out_dtype, want) + 1e-30;
             prop_assert!(
                 (g - want).abs() <= tol,
-                "C[{i}][{j}] = {g}, want {want} (tol {tol:e}) for {}x{}x{} {} {:?}x{:?} -> {}",
-                case.m, case.n, case.k, case.dtype, case.la, case.lb, out_dtype
+                "C[{i}][{j}] = {g}, want {want} (tol {tol:e}) for {}x{}x{} {} {:?}x{:?} -> {} with {:?}",
+                case.m, case.n, case.k, case.dtype, case.la, case.lb, out_dtype, case.config
             );
         }
     }
@@ -153,21 +155,95 @@ proptest! {
                                         half in any::<bool>(), out in 0u8..3, seed in any::<u64>()) {
         let dtype = if half { DType::F16 } else { DType::Bf16 };
         let out = [None, Some(DType::F32), Some(if half { DType::Bf16 } else { DType::F16 })][out as usize];
-        check(&Case { m, n, k, dtype, la, lb, out, precision: F32Precision::Exact, seed })?;
+        check(&Case { m, n, k, dtype, la, lb, out, precision: F32Precision::Exact, seed, config: None })?;
     }
 
     #[test]
     fn f32_and_xf32_match_the_reference(m in dim(), n in dim(), k in dim(), la in layout(), lb in layout(),
                                         xf32 in any::<bool>(), seed in any::<u64>()) {
         let precision = if xf32 { F32Precision::Xf32 } else { F32Precision::Exact };
-        check(&Case { m, n, k, dtype: DType::F32, la, lb, out: None, precision, seed })?;
+        check(&Case { m, n, k, dtype: DType::F32, la, lb, out: None, precision, seed, config: None })?;
     }
 
     #[test]
     fn fp8_matches_the_reference(m in dim(), n in dim(), k in dim(), bf8 in any::<bool>(), seed in any::<u64>()) {
         let dtype = if bf8 { DType::Fp8E5M2Fnuz } else { DType::Fp8E4M3Fnuz };
         check(&Case { m, n, k, dtype, la: Layout::RowMajor, lb: Layout::Transposed, out: Some(DType::F32),
-                      precision: F32Precision::Exact, seed })?;
+                      precision: F32Precision::Exact, seed, config: None })?;
+    }
+}
+
+/// An input dtype and one of its configurations.
+fn dtype_and_config() -> impl Strategy<Value = (DType, GemmConfig)> {
+    prop::sample::select(vec![DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz, DType::Fp8E5M2Fnuz])
+        .prop_flat_map(|d| (Just(d), prop::sample::select(gemm::configs(d))))
+}
+
+proptest! {
+    #![proptest_config(proptest_config(10))]
+
+    /// Every configuration (both tiles, every split count) on ragged shapes, K long enough for
+    /// the splits to matter.
+    #[test]
+    fn every_configuration_matches_the_reference(m in prop_oneof![1usize..=16, 1usize..=200], n in 1usize..=200,
+                                                 k in 1usize..=1200, (dtype, config) in dtype_and_config(),
+                                                 seed in any::<u64>()) {
+        check(&Case { m, n, k, dtype, la: Layout::RowMajor, lb: Layout::Transposed, out: None,
+                      precision: F32Precision::Exact, seed, config: Some(config) })?;
+    }
+
+    /// Decode-time shapes through the chooser (which picks the skinny tile and splits K).
+    #[test]
+    fn tall_skinny_shapes_match_the_reference(m in 1usize..=16, n in 1usize..=300, k in 256usize..=2048,
+                                              half in any::<bool>(), seed in any::<u64>()) {
+        let dtype = if half { DType::F16 } else { DType::Bf16 };
+        check(&Case { m, n, k, dtype, la: Layout::RowMajor, lb: Layout::Transposed, out: Some(DType::F32),
+                      precision: F32Precision::Exact, seed, config: None })?;
+    }
+}
+
+#[test]
+fn the_chooser_follows_its_documented_rule() {
+    // Decode GEMV: skinny tile, K split until the GPU is full (64 N-blocks x 16 = 1024 <= 304 x 8).
+    let c = gemm::choose_config(DType::Bf16, 1, 1, 4096, 4096);
+    assert_eq!((c.block_m, c.block_n, c.splits), (16, 64, 16));
+    // A big square GEMM fills the GPU on its own.
+    let c = gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096);
+    assert_eq!((c.block_m, c.block_n, c.splits), (128, 128, 1));
+    // Short K never splits below 8 K-tiles per split.
+    let c = gemm::choose_config(DType::Bf16, 1, 256, 256, 256);
+    assert_eq!(c.splits, 1);
+    assert!(gemm::configs(DType::Bf16).contains(&c));
+    // Every configuration is enumerable, once.
+    let all = gemm::configs(DType::F32);
+    assert_eq!(all.len(), 12);
+    assert!(all.iter().all(|c| all.iter().filter(|d| *d == c).count() == 1));
+}
+
+#[test]
+fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
+    let dev = device();
+    let (m, n, k) = (3, 1024, 2048);
+    let mut seed = 3;
+    let (x, _) = random(m, k, DType::Bf16, 1.0, &mut seed);
+    let (w, _) = random(n, k, DType::Bf16, 1.0, &mut seed);
+    let wt = w.transpose(0, 1).unwrap();
+    let cfg = gemm::choose_config(DType::Bf16, 1, m, n, k);
+    assert!(cfg.splits > 1 && cfg.block_m == 16, "{cfg:?}");
+    let opts = GemmOptions { config: Some(GemmConfig { splits: 1, ..cfg }), out_dtype: Some(DType::F32), ..Default::default() };
+    let one_pass = gemm::gemm(&x, &wt, &opts).unwrap().to_vec::<f32>().unwrap();
+    let split = gemm::gemm(&x, &wt, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
+    // The reduction was the last launch: it read each partial once, in whole 64-byte lines,
+    // and wrote C once.
+    if let Some(emu) = dev.as_emulator() {
+        let g = emu.last_launch().unwrap().counters.global;
+        assert_eq!(g.bytes_read as usize, cfg.splits as usize * m * n * 4);
+        assert_eq!(g.bytes_written as usize, m * n * 4);
+        assert_eq!(g.partially_used_line_instructions, 0);
+    }
+    // The same sums in another order: equal up to f32 rounding (|x| <= 2048 * 1 here).
+    for (a, b) in one_pass.iter().zip(split.to_vec::<f32>().unwrap()) {
+        assert!((a - b).abs() <= 2048.0 * 2f32.powi(-20), "{a} vs {b}");
     }
 }
 
@@ -176,7 +252,7 @@ fn every_layout_and_dtype_at_a_ragged_size() {
     for dtype in [DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz, DType::Fp8E5M2Fnuz] {
         for la in [Layout::RowMajor, Layout::Transposed] {
             for lb in [Layout::RowMajor, Layout::Transposed] {
-                check(&Case { m: 37, n: 133, k: 71, dtype, la, lb, out: Some(DType::F32), precision: F32Precision::Exact, seed: 7 })
+                check(&Case { m: 37, n: 133, k: 71, dtype, la, lb, out: Some(DType::F32), precision: F32Precision::Exact, seed: 7, config: None })
                     .unwrap();
             }
         }
@@ -188,7 +264,17 @@ fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
     let dev = device();
     let (m, n, k) = (70, 45, 33);
     let mut seed = 11;
-    for act in [Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu] {
+    let split = GemmConfig { splits: 2, ..gemm::configs(DType::Bf16)[0] };
+    let skinny_split = GemmConfig { splits: 4, ..gemm::choose_config(DType::Bf16, 1, 1, 64, 64) };
+    for (act, config) in [
+        (Activation::None, None),
+        (Activation::Relu, None),
+        (Activation::GeluErf, None),
+        (Activation::GeluTanh, None),
+        (Activation::Silu, None),
+        (Activation::GeluErf, Some(split)),
+        (Activation::Silu, Some(skinny_split)),
+    ] {
         let (a, av) = operand(m, k, DType::Bf16, Layout::RowMajor, &mut seed);
         let (b, bv) = operand(k, n, DType::Bf16, Layout::Transposed, &mut seed);
         let bias_v: Vec<f32> = (0..n).map(|j| (j as f32 - 20.0) / 16.0).collect();
@@ -203,6 +289,7 @@ fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
             activation: act,
             residual: Some(&res),
             out_dtype: Some(DType::F32),
+            config,
             ..Default::default()
         };
         gemm::gemm_into(&a, &b, &c, &opts).unwrap();
@@ -226,7 +313,7 @@ fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
                 let x = alpha as f64 * acc + beta as f64 * c_h.vals[i * n + j];
                 let tol = 2f64.powi(-20) * (s + x.abs()) + 2e-6 * (1.0 + x.abs()) + out_ulp(DType::F32, want);
                 let g = got[i * n + j] as f64;
-                assert!((g - want).abs() <= tol, "{act:?} C[{i}][{j}] = {g}, want {want}");
+                assert!((g - want).abs() <= tol, "{act:?} {config:?} C[{i}][{j}] = {g}, want {want}");
             }
         }
     }
@@ -234,7 +321,6 @@ fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
 
 #[test]
 fn batches_broadcast_like_numpy_matmul() {
-    let dev = device();
     let (bsz, m, n, k) = (3, 20, 17, 40);
     let mut seed = 5;
     let (a_flat, ah) = random(bsz * m, k, DType::F16, 1.0, &mut seed);
@@ -254,6 +340,12 @@ fn batches_broadcast_like_numpy_matmul() {
         for (g, w) in got[z * m * n..(z + 1) * m * n].iter().zip(&want) {
             assert!((*g as f64 - w).abs() <= 1e-4 * (1.0 + w.abs()), "batch {z}: {g} vs {w}");
         }
+    }
+    // The same through split-K (batch-major partials, one reduction over all batches).
+    let cfg = GemmConfig { splits: 2, ..gemm::configs(DType::F16)[0] };
+    let c2 = gemm::gemm(&a, &b, &GemmOptions { out_dtype: Some(DType::F32), config: Some(cfg), ..Default::default() }).unwrap();
+    for (x, y) in got.iter().zip(c2.to_vec::<f32>().unwrap()) {
+        assert!((x - y).abs() <= 1e-5 * (1.0 + x.abs()), "split-K batch: {x} vs {y}");
     }
     // A 2-D A broadcast over a batch of B.
     let (b3, _) = random(bsz * k, n, DType::F16, 1.0, &mut seed);
@@ -305,6 +397,9 @@ fn bad_input_is_refused_before_launch() {
     let opts = GemmOptions { bias: Some(&bad_bias), ..Default::default() };
     assert!(matches!(gemm::gemm(&a, &b, &opts), Err(ferrocm::Error::Shape { .. })));
     let opts = GemmOptions { beta: 1.0, ..Default::default() };
+    assert!(matches!(gemm::gemm(&a, &b, &opts), Err(ferrocm::Error::InvalidArgument { .. })));
+    let bogus = GemmConfig { splits: 3, ..gemm::configs(DType::Bf16)[0] };
+    let opts = GemmOptions { config: Some(bogus), ..Default::default() };
     assert!(matches!(gemm::gemm(&a, &b, &opts), Err(ferrocm::Error::InvalidArgument { .. })));
     let b3 = Tensor::zeros(dev, &[2, 8, 3], DType::Bf16).unwrap();
     let a3 = Tensor::zeros(dev, &[3, 4, 8], DType::Bf16).unwrap();

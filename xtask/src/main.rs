@@ -99,17 +99,48 @@ fn demo() -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("the demo failed ({status})")) }
 }
 
+/// The whole `cargo test` run gets this long before it is killed: a hung test must fail the run
+/// with a message, not eat the CI budget. `FERROCM_TEST_TIMEOUT_MIN` overrides it.
+const DEFAULT_TEST_TIMEOUT_MIN: u64 = 40;
+
 fn test(args: &[String]) -> Result<(), String> {
     let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
     let passthrough: Vec<&String> = args.iter().skip_while(|a| *a != "--").skip(1).collect();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(workspace_root())
-        .args(["test", "--workspace"])
-        .args(passthrough)
-        // The host crate embeds these instead of building the device crate a second time.
-        .env("FERROCM_PREBUILT_DIR", &out_dir)
-        .status()
-        .map_err(|e| format!("running cargo test: {e}"))?;
+    let limit_min = match std::env::var("FERROCM_TEST_TIMEOUT_MIN") {
+        Ok(v) => v.parse::<u64>().map_err(|_| format!("FERROCM_TEST_TIMEOUT_MIN={v:?} is not a number of minutes"))?,
+        Err(_) => DEFAULT_TEST_TIMEOUT_MIN,
+    };
+    let started = std::time::Instant::now();
+    let mut child = {
+        use std::os::unix::process::CommandExt;
+        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+            .current_dir(workspace_root())
+            .args(["test", "--workspace"])
+            .args(passthrough)
+            // The host crate embeds these instead of building the device crate a second time.
+            .env("FERROCM_PREBUILT_DIR", &out_dir)
+            // Its own process group, so the watchdog can stop cargo and the test binaries together.
+            .process_group(0)
+            .spawn()
+            .map_err(|e| format!("running cargo test: {e}"))?
+    };
+    let deadline = std::time::Duration::from_secs(limit_min * 60);
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| format!("waiting for cargo test: {e}"))? {
+            break status;
+        }
+        if started.elapsed() > deadline {
+            let _ = Command::new("kill").args(["-KILL", &format!("-{}", child.id())]).status();
+            let _ = child.wait();
+            return Err(format!(
+                "cargo test was still running after {limit_min} min and was stopped: a test hangs or the \
+                 suite outgrew its budget (the last test named \"has been running for over 60 seconds\" \
+                 above is the suspect; FERROCM_TEST_TIMEOUT_MIN raises the limit)"
+            ));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(500));
+    };
+    println!("cargo test: {:.1} s", started.elapsed().as_secs_f64());
     if status.success() { Ok(()) } else { Err(format!("cargo test failed ({status})")) }
 }
 

@@ -171,9 +171,43 @@ fp8_type!(
     Fp8E5M2Fnuz, E5M2, 57344.0, 0.000030517578125, 0.00000762939453125
 );
 
+impl Fp8E4M3Fnuz {
+    /// The FNUZ value with the bits of an OCP E4M3FN value (NVIDIA's and gfx950's "fp8"): exactly
+    /// **half** its value, so a tensor converted this way needs its scale doubled. OCP's NaNs
+    /// (`0x7F`, `0xFF`) become the FNUZ NaN and OCP's -0 (`0x80`, FNUZ's NaN code) becomes 0;
+    /// every other code keeps its bits (the two formats differ only in exponent bias), so nothing
+    /// is rounded.
+    pub const fn from_e4m3fn_bits(bits: u8) -> Fp8E4M3Fnuz {
+        match bits {
+            0x7f | 0xff => Fp8E4M3Fnuz(0x80),
+            0x80 => Fp8E4M3Fnuz(0),
+            b => Fp8E4M3Fnuz(b),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn e4m3fn_bits_keep_their_meaning_at_half_the_value() {
+        // OCP E4M3FN by its definition: bias 7, no infinities, S.1111.111 is NaN.
+        fn ocp(b: u8) -> f64 {
+            let s = if b & 0x80 != 0 { -1.0 } else { 1.0 };
+            let (e, m) = (((b >> 3) & 0xf) as i32, (b & 7) as f64 / 8.0);
+            if e == 0 { s * m * 2f64.powi(-6) } else { s * (1.0 + m) * 2f64.powi(e - 7) }
+        }
+        for b in 0..=255u8 {
+            let f = Fp8E4M3Fnuz::from_e4m3fn_bits(b);
+            if b & 0x7f == 0x7f {
+                assert!(f.is_nan(), "{b:#x}");
+            } else {
+                assert_eq!(f.to_f32() as f64 * 2.0, ocp(b), "{b:#x}");
+            }
+        }
+        assert_eq!(ocp(0x7e), 448.0);
+    }
 
     /// Independent decoder: sign * 2^(E - bias) * (1 + M/2^mb), with the subnormal rule.
     fn decode_by_formula(b: u8, mb: u32, bias: i32) -> f64 {

@@ -114,6 +114,68 @@ crate::kernel_abi! {
         GEMM_FP8_128X128 = "gemm_fp8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, 4, 4, 2, 2>,
         /// E5M2FNUZ inputs, 128x128, v_mfma_f32_16x16x32_bf8_bf8.
         GEMM_BF8_128X128 = "gemm_bf8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, 4, 4, 2, 2>,
+        /// bf16, 16x64 block of one wave (tall-skinny: M <= 16), v_mfma_f32_16x16x16_bf16.
+        GEMM_BF16_16X64 = "gemm_bf16_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf16In, 1, 4, 1, 1>,
+        /// f16, 16x64 block of one wave (tall-skinny).
+        GEMM_F16_16X64 = "gemm_f16_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F16In, 1, 4, 1, 1>,
+        /// f32, 16x64 block of one wave (tall-skinny).
+        GEMM_F32_16X64 = "gemm_f32_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F32In, 1, 4, 1, 1>,
+        /// xf32, 16x64 block of one wave (tall-skinny).
+        GEMM_XF32_16X64 = "gemm_xf32_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Xf32In, 1, 4, 1, 1>,
+        /// E4M3FNUZ, 16x64 block of one wave (tall-skinny).
+        GEMM_FP8_16X64 = "gemm_fp8_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, 1, 4, 1, 1>,
+        /// E5M2FNUZ, 16x64 block of one wave (tall-skinny).
+        GEMM_BF8_16X64 = "gemm_bf8_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, 1, 4, 1, 1>,
+    }
+}
+
+/// Columns of C one work-item of `gemm_splitk_reduce` finishes.
+pub const REDUCE_COLS: u32 = 4;
+/// Work-items per workgroup of `gemm_splitk_reduce`.
+pub const REDUCE_THREADS: u32 = 256;
+
+crate::kernel_abi! {
+    /// Arguments of `gemm_splitk_reduce`, the second pass of a split-K GEMM: sums the f32
+    /// partials of the splits in split order (deterministic) and applies the epilogue.
+    /// Grid: x = ceil(rows * ceil(N / REDUCE_COLS) / REDUCE_THREADS), REDUCE_THREADS work-items.
+    pub struct GemmReduceArgs {
+        /// The first pass's partials, f32 `[splits][batch][M][N]`.
+        pub partial: Ptr<f32>,
+        /// C, `[batch][M][N]` of `out_type`; read when `BETA` is set.
+        pub c: PtrMut<u8>,
+        /// Per-column f32 bias when `BIAS`.
+        pub bias: Ptr<f32>,
+        /// Residual `[batch][M][ldr]` of `out_type` when `RESIDUAL`.
+        pub residual: Ptr<u8>,
+        /// Elements between consecutive splits' partials (`batch * M * N`).
+        pub split_stride: u64,
+        /// Elements between batches of the residual (0 broadcasts it).
+        pub batch_stride_r: u64,
+        /// Rows of all batches (`batch * M`).
+        pub rows: u32,
+        /// Rows per batch.
+        pub m: u32,
+        /// Columns.
+        pub n: u32,
+        /// Residual row stride.
+        pub ldr: u32,
+        /// Splits to sum.
+        pub splits: u32,
+        /// Scale of the product.
+        pub alpha: f32,
+        /// Scale of the existing C (with `BETA`).
+        pub beta: f32,
+        /// An `out_type` value.
+        pub out_type: u32,
+        /// An `activation` value.
+        pub activation: u32,
+        /// `flags` bits: BIAS, RESIDUAL, BETA, and VECTOR_OK meaning C's base is 16-byte aligned
+        /// and N a multiple of 4 (16-byte partial loads, 16- or 8-byte C stores).
+        pub flags: u32,
+    }
+    kernels {
+        /// Sums split-K partials and runs the GEMM epilogue.
+        GEMM_SPLITK_REDUCE = "gemm_splitk_reduce" @ 256 => crate::kernels::gemm::reduce::splitk_reduce,
     }
 }
 

@@ -16,6 +16,7 @@ mod ptr;
 
 pub mod basic;
 pub mod gemm;
+pub mod gemm_fp8;
 pub mod layout;
 pub mod norm;
 pub mod reduce;
@@ -37,6 +38,8 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <basic::SaxpyArgs as KernelArgs>::KERNELS,
     <basic::MfmaTileArgs as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
+    <gemm::GemmReduceArgs as KernelArgs>::KERNELS,
+    <gemm_fp8::Fp8ScaledArgs as KernelArgs>::KERNELS,
     <layout::CopyStridedArgs as KernelArgs>::KERNELS,
     <reduce::ReduceRowsArgs as KernelArgs>::KERNELS,
     <reduce::ReduceColsArgs as KernelArgs>::KERNELS,

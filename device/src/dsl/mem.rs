@@ -3,7 +3,7 @@
 //! A `U32x4` read through an aligned pointer becomes one `global_load_dwordx4` (128 bits per lane),
 //! the access width HBM streaming wants. The helpers make the alignment requirement explicit.
 
-use super::simd::{U32x2, U32x4};
+use super::simd::{I32x4, U32x2, U32x4};
 
 /// Loads 16 bytes at `p`.
 ///
@@ -39,4 +39,98 @@ pub unsafe fn load_b64(p: *const u32) -> U32x2 {
 #[inline(always)]
 pub unsafe fn store_b64(p: *mut u32, v: U32x2) {
     unsafe { (p as *mut U32x2).write(v) }
+}
+
+unsafe extern "unadjusted" {
+    #[link_name = "llvm.amdgcn.raw.buffer.load.v4i32"]
+    fn raw_buffer_load_v4(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x4;
+    #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
+    fn raw_buffer_load_b32(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i32;
+    #[link_name = "llvm.amdgcn.s.buffer.load.i32"]
+    fn s_buffer_load_b32(rsrc: I32x4, offset: i32, cachepolicy: i32) -> i32;
+}
+
+/// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
+/// `base + voffset (per lane) + soffset (wave-uniform)`.
+///
+/// The range check covers `voffset` only (ISA 9.1.5.1: `soffset` is not part of it), so a
+/// load that must be clipped at the buffer's end uses a buffer re-based with [`Buffer::skip`]
+/// and a zero `soffset`. The check is per dword: a dword that starts inside the range is read
+/// whole (device allocations carry 15 readable bytes of slack, so that never leaves the allocation).
+///
+/// Why: in a loop that walks memory, plain pointers become one 64-bit VGPR pointer per stream
+/// that LLVM increments with a VALU add every iteration. With a buffer, the per-lane part is a
+/// loop-invariant 32-bit VGPR and the advancing part a scalar register: no VALU at all
+/// (`buffer_load_dwordx4 v, v_off, s[rsrc], s_off offen`). Offsets past `bytes` read as 0.
+#[derive(Clone, Copy)]
+pub struct Buffer {
+    rsrc: I32x4,
+    base: u64,
+    bytes: u32,
+}
+
+/// V# word 3 for raw 32-bit-element buffers on gfx9: DATA_FORMAT 32 (a data format of 0 would
+/// make the buffer unbound), default selects.
+const RAW_BUFFER_WORD3: i32 = 0x0002_0000;
+
+impl Buffer {
+    /// A buffer of `bytes` bytes at `base` (stride 0: raw, range-checked per access). `base` and
+    /// `bytes` must be wave-uniform.
+    #[inline(always)]
+    pub fn new(base: *const u8, bytes: u32) -> Buffer {
+        let a = base as u64;
+        // A descriptor must live in SGPRs. If LLVM cannot prove the words uniform it wraps every
+        // access in a "waterfall" loop (readfirstlane, compare, repeat); saying so once here is
+        // free and removes that.
+        let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
+        let (a, bytes) = (u(a as u32) as u64 | (u((a >> 32) as u32) as u64) << 32, u(bytes));
+        Buffer {
+            rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]),
+            base: a,
+            bytes,
+        }
+    }
+
+    /// The same memory starting `skip` bytes later (its range shrinks by as much; an empty
+    /// range past the end). For range-checked loads at a wave-uniform offset.
+    #[inline(always)]
+    pub fn skip(&self, skip: u32) -> Buffer {
+        // SALU has no clamping subtract, so LLVM computes the new range on the VALU and then
+        // thinks the descriptor divergent (a waterfall loop per load); it is not.
+        let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
+        let a = self.base + skip as u64;
+        let bytes = u(self.bytes.saturating_sub(skip));
+        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]), base: a, bytes }
+    }
+
+    /// 16 bytes at `voffset + soffset`.
+    ///
+    /// # Safety
+    /// The 16 bytes lie inside the buffer and are readable (past `bytes` they read as zero).
+    #[inline(always)]
+    pub unsafe fn load_b128(&self, voffset: u32, soffset: u32) -> U32x4 {
+        // SAFETY: same size; the caller guarantees the access.
+        unsafe { core::mem::transmute(raw_buffer_load_v4(self.rsrc, voffset as i32, soffset as i32, 0)) }
+    }
+
+    /// 4 bytes at the wave-uniform `offset`, through the scalar cache into an SGPR
+    /// (`s_buffer_load_dword`): no VGPR, and counted by `lgkmcnt`, so waiting for it does not
+    /// also wait for the vector loads in flight. Past the range it reads 0.
+    ///
+    /// # Safety
+    /// `offset` is wave-uniform; the 4 bytes are readable and not written during the kernel
+    /// (the scalar cache is not coherent with vector stores).
+    #[inline(always)]
+    pub unsafe fn load_uniform_b32(&self, offset: u32) -> u32 {
+        unsafe { s_buffer_load_b32(self.rsrc, offset as i32, 0) as u32 }
+    }
+
+    /// 4 bytes at `voffset + soffset`.
+    ///
+    /// # Safety
+    /// As [`Buffer::load_b128`].
+    #[inline(always)]
+    pub unsafe fn load_b32(&self, voffset: u32, soffset: u32) -> u32 {
+        unsafe { raw_buffer_load_b32(self.rsrc, voffset as i32, soffset as i32, 0) as u32 }
+    }
 }

@@ -50,3 +50,5 @@ simd_type!(/// Two u32 (one 64-bit access).
     U32x2, u32, 2);
 simd_type!(/// Four u32 (one 128-bit access).
     U32x4, u32, 4);
+simd_type!(/// Four i32: a buffer resource descriptor (V#) as the buffer intrinsics take it.
+    I32x4, i32, 4);

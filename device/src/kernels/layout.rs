@@ -14,12 +14,14 @@ pub fn copy_strided<T: Copy>(args: CopyStridedArgs) {
         // Multi-index of i, innermost dimension first.
         let mut rem = i;
         let mut off = 0u64;
-        crate::unroll!(d < MAX_RANK => {
+        crate::unroll!(d < MAX_RANK - 1 => {
             let dim = MAX_RANK - 1 - d;
             let size = shape[dim] as u64;
             off += (rem % size) * strides[dim];
             rem /= size;
         });
+        // What is left indexes the outermost dimension (i < n keeps it in range).
+        off += rem * strides[0];
         // SAFETY: the host checked every index of the view lies inside the source buffer and
         // that dst holds n elements.
         unsafe {

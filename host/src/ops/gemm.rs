@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::ops::layout::{contiguous, simplify};
 use crate::tensor::Tensor;
-use ferrocm_device::abi::gemm::{self as abi, GemmArgs, K_TILE_BYTES, activation, flags, out_type};
+use ferrocm_device::abi::gemm::{self as abi, GemmArgs, GemmReduceArgs, K_TILE_BYTES, activation, flags, out_type};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 /// The activation fused into the epilogue (after bias, before the residual).
@@ -84,6 +84,9 @@ pub struct GemmOptions<'a> {
     pub out_dtype: Option<DType>,
     /// f32 inputs: exact or tf32.
     pub f32_precision: F32Precision,
+    /// Run this configuration instead of [`choose_config`]'s (one of [`configs`]; for tuning
+    /// sweeps and tests).
+    pub config: Option<GemmConfig>,
 }
 
 impl Default for GemmOptions<'_> {
@@ -96,12 +99,14 @@ impl Default for GemmOptions<'_> {
             residual: None,
             out_dtype: None,
             f32_precision: F32Precision::Exact,
+            config: None,
         }
     }
 }
 
-/// One kernel configuration (tile sizes and waves); the set is enumerable for tuning.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// One kernel configuration: the output tile of a workgroup and the split of K. The set is
+/// enumerable ([`configs`]) so a tuner can sweep it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
     /// Rows of C per workgroup.
     pub block_m: u32,
@@ -111,36 +116,81 @@ pub struct GemmConfig {
     pub waves: u32,
     /// MFMA shape used (M x N x K per instruction, for reports).
     pub mfma: &'static str,
+    /// Slices of K reduced by separate workgroups into f32 partials, then summed in split order
+    /// by a second kernel that runs the epilogue (1 = one pass).
+    pub splits: u32,
 }
 
-/// The configurations available for an input dtype (one today: 128x128 blocks, 4 waves of 64x64,
-/// 16x16 MFMAs, K-tiles of 64 bytes, two LDS stages).
-pub fn configs(dtype: DType) -> &'static [GemmConfig] {
-    const CFG_16: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x16" }];
-    const CFG_32F: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x4" }];
-    const CFG_8: &[GemmConfig] = &[GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: "16x16x32" }];
+/// The split counts a configuration may use.
+pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// Compute units of an MI300X (GFX942.md), for the chooser's occupancy arithmetic.
+const CUS: usize = 304;
+/// A split reduces at least this many K-tiles, so its prologue and partial store stay small
+/// next to its main loop.
+const MIN_TILES_PER_SPLIT: usize = 8;
+/// The chooser keeps split-K partials under this many bytes.
+const MAX_PARTIAL_BYTES: usize = 256 << 20;
+
+fn mfma_name(dtype: DType) -> &'static str {
     match dtype {
-        DType::F32 => CFG_32F,
-        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => CFG_8,
-        _ => CFG_16,
+        DType::F32 => "16x16x4",
+        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => "16x16x32",
+        _ => "16x16x16",
     }
 }
 
-/// The configuration chosen for a problem. Rule (documented for the tuner): the only
-/// configuration today; split-K is not used yet.
-pub fn choose_config(dtype: DType, _m: usize, _n: usize, _k: usize) -> GemmConfig {
-    configs(dtype)[0]
+/// Every configuration for an input dtype: the 128x128 tile (4 waves of 64x64 outputs) and the
+/// tall-skinny 16x64 tile (one wave, for M <= 16), each with every split count of [`SPLITS`].
+/// All use 16x16 MFMAs, K-tiles of 64 bytes and two LDS stages.
+pub fn configs(dtype: DType) -> Vec<GemmConfig> {
+    let mfma = mfma_name(dtype);
+    let mut out = Vec::new();
+    for (block_m, block_n, waves) in [(128, 128, 4), (16, 64, 1)] {
+        for splits in SPLITS {
+            out.push(GemmConfig { block_m, block_n, waves, mfma, splits });
+        }
+    }
+    out
 }
 
-fn kernel_for(dtype: DType, precision: F32Precision) -> Result<Kernel<GemmArgs>> {
-    Ok(match (dtype, precision) {
-        (DType::Bf16, _) => abi::GEMM_BF16_128X128,
-        (DType::F16, _) => abi::GEMM_F16_128X128,
-        (DType::F32, F32Precision::Exact) => abi::GEMM_F32_128X128,
-        (DType::F32, F32Precision::Xf32) => abi::GEMM_XF32_128X128,
-        (DType::Fp8E4M3Fnuz, _) => abi::GEMM_FP8_128X128,
-        (DType::Fp8E5M2Fnuz, _) => abi::GEMM_BF8_128X128,
-        (d, _) => {
+/// The configuration chosen for `batches` products of `[m, k] x [k, n]`. The rule:
+/// - tile: 16x64 when `m <= 16` (decode-time GEMV/GEMM: a 128-row tile would spend 7/8 of its
+///   MFMAs and its operand traffic on padding rows), else 128x128;
+/// - splits: doubled (up to 32) while the grid has fewer workgroups than the GPU holds at the
+///   designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split
+///   still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is what lets
+///   a decode GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
+pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+    let skinny = m <= 16;
+    let (block_m, block_n, waves, per_cu) = if skinny { (16, 64, 1, 8) } else { (128, 128, 4, 2) };
+    let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
+    let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
+    let mut splits = 1usize;
+    while splits * 2 <= *SPLITS.last().unwrap() as usize
+        && blocks * splits < CUS * per_cu
+        && k_tiles / (splits * 2) >= MIN_TILES_PER_SPLIT
+        && splits * 2 * batches * m * n * 4 <= MAX_PARTIAL_BYTES
+    {
+        splits *= 2;
+    }
+    GemmConfig { block_m, block_n, waves, mfma: mfma_name(dtype), splits: splits as u32 }
+}
+
+fn kernel_for(dtype: DType, precision: F32Precision, skinny: bool) -> Result<Kernel<GemmArgs>> {
+    Ok(match (dtype, precision, skinny) {
+        (DType::Bf16, _, false) => abi::GEMM_BF16_128X128,
+        (DType::F16, _, false) => abi::GEMM_F16_128X128,
+        (DType::F32, F32Precision::Exact, false) => abi::GEMM_F32_128X128,
+        (DType::F32, F32Precision::Xf32, false) => abi::GEMM_XF32_128X128,
+        (DType::Fp8E4M3Fnuz, _, false) => abi::GEMM_FP8_128X128,
+        (DType::Fp8E5M2Fnuz, _, false) => abi::GEMM_BF8_128X128,
+        (DType::Bf16, _, true) => abi::GEMM_BF16_16X64,
+        (DType::F16, _, true) => abi::GEMM_F16_16X64,
+        (DType::F32, F32Precision::Exact, true) => abi::GEMM_F32_16X64,
+        (DType::F32, F32Precision::Xf32, true) => abi::GEMM_XF32_16X64,
+        (DType::Fp8E4M3Fnuz, _, true) => abi::GEMM_FP8_16X64,
+        (DType::Fp8E5M2Fnuz, _, true) => abi::GEMM_BF8_16X64,
+        (d, _, _) => {
             return Err(Error::DTypeMismatch {
                 op: "gemm",
                 what: "A",
@@ -297,7 +347,6 @@ fn shapes(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, usize, usize, usize)> {
 
 fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()> {
     let (batch, m, n, k) = shapes(a, b)?;
-    let kernel = kernel_for(a.dtype(), opts.f32_precision)?;
     let oc = out_code(c.dtype())?;
     let batches: usize = batch.iter().product();
     if m == 0 || n == 0 || batches == 0 {
@@ -346,12 +395,36 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     if aligned(&pa) && aligned(&pb) {
         fl |= flags::VECTOR_OK;
     }
-    let cfg = choose_config(a.dtype(), m, n, k);
-    let k_tiles = (k * eb).div_ceil(K_TILE_BYTES as usize);
-    let args = GemmArgs {
+    let cfg = match opts.config {
+        Some(cfg) => {
+            if !configs(a.dtype()).contains(&cfg) {
+                return Err(Error::InvalidArgument { op: "gemm", message: format!("{cfg:?} is not one of gemm::configs({})", a.dtype()) });
+            }
+            cfg
+        }
+        None => choose_config(a.dtype(), batches, m, n, k),
+    };
+    let kernel = kernel_for(a.dtype(), opts.f32_precision, cfg.block_m == 16)?;
+    // The kernel addresses one block's rows of an operand through a buffer resource, whose
+    // range and offsets are 32-bit: up to 128 rows of `ld` elements and K more must fit.
+    for (what, p, rows, block) in [("A", &pa, m, cfg.block_m), ("B", &pb, n, cfg.block_n)] {
+        let span = (rows.min(block as usize).max(1) - 1) as u128 * (p.ld * eb) as u128 + (k * eb) as u128;
+        if span > u32::MAX as u128 {
+            return Err(Error::Unsupported {
+                op: "gemm",
+                what: format!("{what}'s rows of one {block}-row block span {span} bytes (the kernel addresses at most 4 GiB per block)"),
+            });
+        }
+    }
+    let k_tiles = (k * eb).div_ceil(K_TILE_BYTES as usize).max(1);
+    // Every split gets the same number of K-tiles; none is left empty.
+    let per_split = k_tiles.div_ceil(cfg.splits as usize);
+    let splits = k_tiles.div_ceil(per_split);
+    let c_addr = c.storage().addr() + (c.offset() * c.dtype().size()) as u64;
+    let mut args = GemmArgs {
         a: DevPtr::from_addr(addr(&pa)),
         b: DevPtr::from_addr(addr(&pb)),
-        c: DevPtr::from_addr(c.storage().addr() + (c.offset() * c.dtype().size()) as u64),
+        c: DevPtr::from_addr(c_addr),
         bias: bias_ptr,
         residual: DevPtr::from_addr(res_addr),
         batch_stride_a: pa.batch_stride as u64,
@@ -371,17 +444,60 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         out_type: oc,
         activation: opts.activation.code(),
         flags: fl,
-        k_tiles_per_split: u32_dim("K tiles", k_tiles.max(1))?,
-        splits: 1,
+        k_tiles_per_split: u32_dim("K tiles", per_split)?,
+        splits: u32_dim("splits", splits)?,
     };
     let grid = [
         u32_dim("N blocks", n.div_ceil(cfg.block_n as usize))?,
         u32_dim("M blocks", m.div_ceil(cfg.block_m as usize))?,
-        u32_dim("batch", batches)?,
+        u32_dim("batch x splits", batches * splits)?,
     ];
     let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemm_lds_bytes(cfg.block_m, cfg.block_n) };
-    // SAFETY: A and B are K-contiguous views of `[batch][rows][ld]` inside their storage (the
-    // kernel clamps rows and reads at most K elements per row); C, residual and bias were shaped
-    // and typed above.
-    unsafe { dev.launch(kernel, launch, &args) }
+    if splits == 1 {
+        // SAFETY: A and B are K-contiguous views of `[batch][rows][ld]` inside their storage (the
+        // kernel clamps rows and reads at most K elements per row); C, residual and bias were
+        // shaped and typed above.
+        return unsafe { dev.launch(kernel, launch, &args) };
+    }
+
+    // Split-K: f32 partials `[split][batch][M][N]`, then the reduction runs the epilogue.
+    let elems = batches * m * n;
+    let partial = dev.alloc::<f32>(splits * elems)?;
+    args.c = DevPtr::from_addr(partial.as_ptr().addr());
+    args.split_stride_c = elems as u64;
+    args.flags = (fl & flags::VECTOR_OK) | flags::PARTIAL;
+    // SAFETY: as above; the partials buffer holds every split's `[batch][M][N]` f32 results.
+    unsafe { dev.launch(kernel, launch, &args)? };
+
+    let per_row = n.div_ceil(abi::REDUCE_COLS as usize);
+    let items = batches * m * per_row;
+    // 4 columns per work-item: 16-byte partial loads and 16- (f32) or 8-byte (half) C stores.
+    let c_vec = c_addr % 16 == 0 && n % 4 == 0;
+    let red = GemmReduceArgs {
+        partial: partial.as_ptr(),
+        c: DevPtr::from_addr(c_addr),
+        bias: bias_ptr,
+        residual: DevPtr::from_addr(res_addr),
+        split_stride: elems as u64,
+        batch_stride_r: rstride as u64,
+        rows: u32_dim("batch x M", batches * m)?,
+        m: u32_dim("M", m)?,
+        n: u32_dim("N", n)?,
+        ldr: u32_dim("ldr", ldr)?,
+        splits: splits as u32,
+        alpha: opts.alpha,
+        beta: opts.beta,
+        out_type: oc,
+        activation: opts.activation.code(),
+        flags: (fl & (flags::BIAS | flags::RESIDUAL | flags::BETA)) | if c_vec { flags::VECTOR_OK } else { 0 },
+    };
+    u32_dim("reduction work-items", items)?;
+    let launch = LaunchConfig {
+        grid: [u32_dim("reduction workgroups", items.div_ceil(abi::REDUCE_THREADS as usize))?, 1, 1],
+        block: [abi::REDUCE_THREADS, 1, 1],
+        dynamic_lds_bytes: 0,
+    };
+    // SAFETY: the partials were written by the launch above (launches on a device run in
+    // order); C, bias and residual as for the one-pass kernel.
+    unsafe { dev.launch(abi::GEMM_SPLITK_REDUCE, launch, &red) }
 }

@@ -4,6 +4,7 @@
 //! - [`basic`]: fill, copy, saxpy, the 32x32 MFMA tile (the first kernels);
 //! - [`layout`]: strided views made contiguous;
 //! - [`gemm`]: matrix products on the matrix cores, with fused epilogues;
+//! - [`gemm_fp8`]: fp8 products with block scales, plain and grouped (mixture of experts);
 //! - [`reduce`]: sum, mean, max, min, argmax, argmin over an axis or everything;
 //! - [`softmax`]: softmax and log-softmax over the last axis;
 //! - [`norm`]: RMSNorm and LayerNorm (and their fused residual-add forms);
@@ -12,6 +13,7 @@
 
 pub mod basic;
 pub mod gemm;
+pub mod gemm_fp8;
 pub mod layout;
 pub mod norm;
 pub mod reduce;

@@ -30,3 +30,23 @@ pub fn activate(act: Activation, x: f64) -> f64 {
 pub fn epilogue(acc: f64, alpha: f64, beta: f64, c: f64, bias: f64, act: Activation, residual: f64) -> f64 {
     activate(act, alpha * acc + beta * c + bias) + residual
 }
+
+/// Block-scaled product (see [`ops::gemm_fp8`](crate::ops::gemm_fp8)), accumulated in f64:
+/// `C[i][j] = sum_kb sa[i][kb] * sb[j / 128][kb] * sum_{k in kb} a[i][k] * b[j][k]`, with `a`
+/// `m x k`, `b` `n x k`, `sa` `m x ceil(k/128)`, `sb` `ceil(n/128) x ceil(k/128)`, all row-major.
+pub fn blockscaled(a: &[f64], sa: &[f64], b: &[f64], sb: &[f64], m: usize, n: usize, k: usize) -> Vec<f64> {
+    const BLOCK: usize = 128;
+    let kb = k.div_ceil(BLOCK);
+    let mut c = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut acc = 0.0;
+            for blk in 0..kb {
+                let part: f64 = (blk * BLOCK..((blk + 1) * BLOCK).min(k)).map(|x| a[i * k + x] * b[j * k + x]).sum();
+                acc += sa[i * kb + blk] * sb[(j / BLOCK) * kb + blk] * part;
+            }
+            c[i * n + j] = acc;
+        }
+    }
+    c
+}

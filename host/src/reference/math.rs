@@ -18,7 +18,8 @@ pub fn erf(x: f64) -> f64 {
             term *= -z / n;
             let t = term / (2.0 * n + 1.0);
             sum += t;
-            if t.abs() < 1e-17 * sum.abs() {
+            // `<=` so that x = 0 (every term exactly 0) also stops.
+            if t.abs() <= 1e-17 * sum.abs() {
                 break;
             }
         }

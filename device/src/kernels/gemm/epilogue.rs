@@ -14,12 +14,12 @@
 //! Row pitch 68 floats: the 32-bit writes of a 32-lane phase (rows e and e + 4) hit disjoint banks.
 
 use crate::abi::Bf16;
-use crate::abi::gemm::{GemmArgs, activation, flags, out_type};
+use crate::abi::gemm::{activation, flags, out_type};
 use crate::dsl::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
-use crate::dsl::mem::store_b128;
-use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::mem::{store_b64, store_b128};
+use crate::dsl::simd::{F32x4, U32x2, U32x4};
 use core::sync::atomic::{Ordering, compiler_fence};
 
 /// Floats per staged row (64 columns + 4 of padding).
@@ -63,6 +63,23 @@ fn activate(kind: u32, x: f32) -> f32 {
     }
 }
 
+/// The elementwise part of the epilogue (from the kernel's arguments).
+#[derive(Clone, Copy)]
+pub struct Params {
+    /// Scale of the product.
+    pub alpha: f32,
+    /// Scale of the existing C.
+    pub beta: f32,
+    /// Per-column f32 bias.
+    pub bias: *const f32,
+    /// An `out_type` value.
+    pub out_type: u32,
+    /// An `activation` value.
+    pub activation: u32,
+    /// `flags` bits (BETA, BIAS, RESIDUAL, PARTIAL).
+    pub flags: u32,
+}
+
 /// Everything the epilogue needs besides the accumulators.
 pub struct Target {
     /// C (or the f32 partials), at this batch/split.
@@ -82,11 +99,9 @@ pub struct Target {
 }
 
 /// The epilogue of `V` consecutive elements of row `row` starting at column `col`, from the
-/// strip (row `srow`, column `scol`) to C: one 16-byte store per 8 half outputs or 4 f32 outputs.
+/// strip (row `srow`, column `scol`) to C.
 #[inline(always)]
-fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
-    let partial = args.flags & flags::PARTIAL != 0;
-    let ty = if partial { out_type::F32 } else { args.out_type };
+fn process<const V: usize>(args: &Params, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
     let mut v = [0f32; 8];
     crate::unroll!(q < 2 => {
         if q * 4 < V {
@@ -98,6 +113,17 @@ fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, sr
             });
         }
     });
+    finish::<V>(args, t, v, row, col);
+}
+
+/// The epilogue of the accumulators `v[..V]` of row `row`, columns `col..col + V`, stored to C
+/// (`V` = 8 or 4 for half outputs, 4 for f32: one 16-byte, or for 4 halves 8-byte, store when
+/// the columns are inside C and `t.vector_ok`; columns past N are dropped). Shared with the
+/// split-K reduction.
+#[inline(always)]
+pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: usize, col: usize) {
+    let partial = args.flags & flags::PARTIAL != 0;
+    let ty = if partial { out_type::F32 } else { args.out_type };
     let full = col + V <= t.n;
     let plain = args.flags & (flags::BETA | flags::BIAS | flags::RESIDUAL) == 0 && args.activation == activation::NONE;
     if !partial && plain {
@@ -140,14 +166,17 @@ fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, sr
                 store_b128(p as *mut u32, U32x4::from_array([v[0].to_bits(), v[1].to_bits(), v[2].to_bits(), v[3].to_bits()]));
             } else {
                 crate::unroll!(e < 4 => {
-                    if col + e < t.n {
+                    if e < V && col + e < t.n {
                         p.add(e).write(v[e]);
                     }
                 });
             }
         } else {
             let p = (t.c as *mut u16).add(base);
-            if vector {
+            if vector && V == 4 {
+                let h = |k: usize| convert(ty, v[k]);
+                store_b64(p as *mut u32, U32x2::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16]));
+            } else if vector {
                 let h = |k: usize| convert(ty, v[k]);
                 store_b128(
                     p as *mut u32,
@@ -155,7 +184,7 @@ fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, sr
                 );
             } else {
                 crate::unroll!(e < 8 => {
-                    if col + e < t.n {
+                    if e < V && col + e < t.n {
                         p.add(e).write(convert(ty, v[e]) as u16);
                     }
                 });
@@ -169,7 +198,7 @@ fn process<const V: usize>(args: &GemmArgs, t: &Target, strip: LdsSlice<f32>, sr
 /// per wave), which every configuration uses.
 #[inline(always)]
 pub fn store<const TM: usize, const TN: usize>(
-    args: &GemmArgs,
+    args: &Params,
     t: &Target,
     acc: &[[F32x4; TN]; TM],
     strip: LdsSlice<f32>,

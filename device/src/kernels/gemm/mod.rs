@@ -11,6 +11,8 @@
 
 mod epilogue;
 mod mma;
+pub mod reduce;
+pub mod scaled;
 mod tile;
 
 pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
@@ -42,15 +44,17 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
     let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
     let eb = E::BYTES;
-    let k_tiles = (k * eb).div_ceil(K_TILE_BYTES as usize);
-    let kt0 = (split * args.k_tiles_per_split) as usize;
-    let kt1 = (kt0 + args.k_tiles_per_split as usize).min(k_tiles);
+    // K-tile counters are u32: SALU has no 64-bit ordered compares, so usize counters would
+    // live in VGPRs. (The host keeps K in bytes under 2^32.)
+    let k_tiles = (args.k * eb as u32).div_ceil(K_TILE_BYTES);
+    let kt0 = split * args.k_tiles_per_split;
+    let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles);
 
     let vector_ok = args.flags & flags::VECTOR_OK != 0;
     let (na, nb) = (bm * CHUNKS / threads, bn * CHUNKS / threads);
     let k_bytes = k * eb;
     // K-tiles entirely inside K take 128-bit loads; the last partial one is zero-filled.
-    let full_tiles = if vector_ok { k_bytes / K_TILE_BYTES as usize } else { 0 };
+    let full_tiles = (k_bytes / K_TILE_BYTES as usize) as u32;
     // SAFETY: the host checked that every batch's matrices lie in the buffers.
     let (a, b) = unsafe {
         (
@@ -91,14 +95,14 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     // past K) for the last partial one or unaligned inputs.
     macro_rules! load_tile {
         ($kt:expr, fast) => {{
-            let kb = $kt * K_TILE_BYTES as usize;
-            a.load_fast(kb, na, &mut ra);
-            b.load_fast(kb, nb, &mut rb);
+            let kb = $kt * K_TILE_BYTES;
+            a.load(kb, na, false, &mut ra);
+            b.load(kb, nb, false, &mut rb);
         }};
         ($kt:expr, slow) => {{
-            let kb = $kt * K_TILE_BYTES as usize;
-            a.load_slow(eb, kb, na, &mut ra);
-            b.load_slow(eb, kb, nb, &mut rb);
+            let kb = $kt * K_TILE_BYTES;
+            a.load(kb, na, true, &mut ra);
+            b.load(kb, nb, true, &mut rb);
         }};
     }
 
@@ -170,7 +174,7 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     }
     // Tail: at most the last full tile and the partial one.
     while kt < kt1 {
-        step!((kt - kt0) & 1, slow, kt + 1 < kt1);
+        step!(((kt - kt0) & 1) as usize, slow, kt + 1 < kt1);
     }
 
     // Epilogue: the operand LDS is free after the last barrier; each wave stages its strips in
@@ -196,5 +200,13 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
-    epilogue::store::<TM, TN>(&args, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
+    let params = epilogue::Params {
+        alpha: args.alpha,
+        beta: args.beta,
+        bias: args.bias,
+        out_type: args.out_type,
+        activation: args.activation,
+        flags: args.flags,
+    };
+    epilogue::store::<TM, TN>(&params, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
 }

@@ -8,7 +8,7 @@
 //! spent on padding.
 
 use crate::dsl::lds::LdsSlice;
-use crate::dsl::mem::load_b128;
+use crate::dsl::mem::Buffer;
 use crate::dsl::simd::U32x4;
 
 /// Chunks (16 bytes) per row of a K-tile.
@@ -24,79 +24,67 @@ pub fn lds_index(stage: usize, rows: usize, r: usize, q: usize) -> usize {
 ///
 /// Rows at or past the matrix edge are clamped to the last row: they load valid memory, and the
 /// results they feed (C rows/columns past the edge) are never stored, so interior and edge
-/// blocks share the fast path. Only K needs zero-filling (past K the products must be 0).
+/// blocks share one path. Only K needs zero-filling (past K the products must be 0): the last,
+/// partial K-tile is loaded the same way (the buffer's range ends exactly at the last valid
+/// byte, and reads past a range return 0) and the bytes past K are masked off in registers.
 pub struct Operand<const N: usize> {
-    /// Row 0 of this block, plus kt * 64 bytes as the loop advances (wave-uniform).
-    pub base: *const u8,
-    /// Bytes between rows.
-    pub row_bytes: usize,
-    /// Rows of the matrix left from this block's first row.
-    pub rows_left: usize,
+    /// Byte offset of each of this thread's chunks from the block start (row * ld + q * 16).
+    pub off: [u32; N],
+    /// K-position (bytes) of each chunk within a K-tile (q * 16).
+    pub q16: [u32; N],
     /// K in bytes.
     pub k_bytes: usize,
-    /// Byte offset of each of this thread's chunks from `base` (row * row_bytes + q * 16).
-    pub off: [u32; N],
-    /// Row of each chunk (clamped), for the slow path.
-    pub row: [u32; N],
-    /// Chunk index within the row, for the slow path.
-    pub q: [u32; N],
+    /// The block's rows as a buffer (loads advance its scalar offset along K).
+    pub buf: Buffer,
 }
 
 impl<const N: usize> Operand<N> {
-    /// Geometry for `rows` rows of a block whose first row is `rows_left` from the edge; this
+    /// Geometry for the block starting at `base`, `rows_left` rows from the matrix edge; this
     /// thread moves chunks `thread + i * threads` for `i < count`.
     #[inline(always)]
     pub fn new(base: *const u8, row_bytes: usize, rows_left: usize, k_bytes: usize, thread: usize, threads: usize, count: usize) -> Self {
-        let mut op = Operand { base, row_bytes, rows_left, k_bytes, off: [0; N], row: [0; N], q: [0; N] };
+        // The last row this block reads: its own last row or the matrix's, whichever is first.
+        let last = rows_left.min(threads * count / CHUNKS).max(1) - 1;
+        // The valid bytes: up to K of that row, so nothing past the operand's own memory is ever
+        // read, even by the over-reading partial tile (the host keeps this under 4 GiB).
+        let span = (last * row_bytes + k_bytes).min(u32::MAX as usize) as u32;
+        let mut op = Operand { off: [0; N], q16: [0; N], k_bytes, buf: Buffer::new(base, span) };
         crate::unroll!(i < N => {
             if i < count {
                 let c = thread + i * threads;
-                let r = (c / CHUNKS).min(rows_left.max(1) - 1);
-                op.row[i] = r as u32;
-                op.q[i] = (c % CHUNKS) as u32;
-                op.off[i] = (r * row_bytes + (c % CHUNKS) * 16) as u32;
+                let r = (c / CHUNKS).min(last);
+                op.q16[i] = ((c % CHUNKS) * 16) as u32;
+                op.off[i] = (r * row_bytes) as u32 + op.q16[i];
             }
         });
         op
     }
 
-    /// Loads this thread's chunks of the K-tile at byte `kb` of every row with 128-bit loads.
-    /// Requires the whole tile inside K and 16-byte alignment.
+    /// Loads this thread's chunks of the K-tile at byte `kb` of every row (16 bytes each).
+    /// `partial`: the tile reaches past K, whose bytes are zeroed.
     #[inline(always)]
-    pub fn load_fast(&self, kb: usize, count: usize, regs: &mut [U32x4; N]) {
-        // SAFETY: the tile lies inside K and the rows are clamped inside the matrix.
-        let base = unsafe { self.base.add(kb) };
+    pub fn load(&self, kb: u32, count: usize, partial: bool, regs: &mut [U32x4; N]) {
+        // The K offset is uniform, but LLVM may keep a loop counter in VGPRs; a scalar offset
+        // must be an SGPR, so say so (else each load gets a waterfall loop).
+        let kbs = crate::dsl::wave::readfirstlane(kb);
+        // The range check ignores the scalar offset: the partial tile, which must be clipped at
+        // the operand's end, goes through a buffer re-based at `kb` instead.
+        let (buf, soff) = if partial { (self.buf.skip(kbs), 0) } else { (self.buf, kbs) };
         crate::unroll!(i < N => {
             if i < count {
-                regs[i] = unsafe { load_b128(base.add(self.off[i] as usize) as *const u32) };
-            }
-        });
-    }
-
-    /// Loads the K-tile at byte `kb` element by element, zero past K (the last, partial tile;
-    /// or inputs that are not 16-byte aligned).
-    #[inline(always)]
-    pub fn load_slow(&self, elem_bytes: usize, kb: usize, count: usize, regs: &mut [U32x4; N]) {
-        crate::unroll!(i < N => {
-            if i < count {
-                let kq = kb + self.q[i] as usize * 16;
-                // SAFETY: rows are clamped inside the matrix; only bytes below k_bytes are read.
-                let row = unsafe { self.base.add(self.row[i] as usize * self.row_bytes) };
-                let mut w = [0u32; 4];
-                crate::unroll!(e < 16 => {
-                    if e % elem_bytes == 0 && kq + e + elem_bytes <= self.k_bytes {
-                        unsafe {
-                            let p = row.add(kq + e);
-                            let v = match elem_bytes {
-                                1 => p.read() as u32,
-                                2 => (p as *const u16).read_unaligned() as u32,
-                                _ => (p as *const u32).read_unaligned(),
-                            };
-                            w[e / 4] |= v << (8 * (e % 4));
-                        }
-                    }
-                });
-                regs[i] = U32x4::from_array(w);
+                // SAFETY: rows are clamped inside the matrix; full tiles lie inside it and the
+                // partial tile's range stops at its end.
+                let mut v = unsafe { buf.load_b128(self.off[i], soff) };
+                if partial {
+                    let valid = self.k_bytes as i64 - (kb as i64 + self.q16[i] as i64);
+                    let mut w = v.to_array();
+                    crate::unroll!(d < 4 => {
+                        let bytes = (valid - 4 * d as i64).clamp(0, 4) as u32;
+                        w[d] &= if bytes == 4 { u32::MAX } else { (1u32 << (8 * bytes)) - 1 };
+                    });
+                    v = U32x4::from_array(w);
+                }
+                regs[i] = v;
             }
         });
     }

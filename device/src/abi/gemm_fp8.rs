@@ -1,0 +1,82 @@
+//! fp8 GEMM with block scales, as in DeepSeek's DeepGEMM, and its grouped (mixture-of-experts)
+//! forms: `C[m][n] = sum over 128-wide K blocks kb of sa[m][kb] * sb[n / 128][kb] *
+//! sum_{k in kb} A[m][k] * B[n][k]`, A and B E4M3FNUZ, scales f32, C bf16.
+//!
+//! gfx942's fp8 is FNUZ (bias 8, max 240), not DeepGEMM's OCP E4M3FN (bias 7, max 448): data
+//! quantised for NVIDIA/gfx950 must be converted at the boundary (the same bits mean half the
+//! value here), with its scales adjusted accordingly.
+
+use super::{Bf16, Fp8E4M3Fnuz, Ptr, PtrMut};
+
+/// K elements per scale block (and N rows per B scale block).
+pub const SCALE_BLOCK: u32 = 128;
+
+/// How rows map to groups (`Fp8ScaledArgs::group_mode`).
+pub mod group_mode {
+    /// One problem (B has one group).
+    pub const NONE: u32 = 0;
+    /// "Contiguous": A's rows are the experts' rows concatenated; `group_info[row]` is the expert
+    /// of each row (-1 = padding). Every 128-row block of A holds one expert (or padding).
+    pub const CONTIGUOUS: u32 = 1;
+    /// "Masked": A and C are `[groups][m][..]` slabs (`a_group_stride`, `c_group_stride`, A's
+    /// scales `sa_group_stride` apart); `group_info[g]` is how many rows of slab g are valid.
+    pub const MASKED: u32 = 2;
+}
+
+crate::kernel_abi! {
+    /// Arguments of `gemm_fp8_blockscaled_*`. Grid: x = N tiles, y = M tiles, z = groups (masked)
+    /// or 1.
+    pub struct Fp8ScaledArgs {
+        /// A, rows of `lda` elements (K-contiguous).
+        pub a: Ptr<Fp8E4M3Fnuz>,
+        /// B, `[groups][N][ldb]` (K-contiguous).
+        pub b: Ptr<Fp8E4M3Fnuz>,
+        /// C, rows of `ldc` bf16, one row per row of A.
+        pub c: PtrMut<Bf16>,
+        /// A's scales: `sa[g * sa_group_stride + kb * sa_kb_stride + row]` (each K block's rows
+        /// contiguous, DeepGEMM's layout; the host repacks others).
+        pub a_scale: Ptr<f32>,
+        /// B's scales: `sb[g * sb_group_stride + nb * sb_nb_stride + kb * sb_kb_stride]`.
+        pub b_scale: Ptr<f32>,
+        /// Per-row expert ids (contiguous) or per-group valid row counts (masked); unused otherwise.
+        pub group_info: Ptr<i32>,
+        /// Elements between consecutive groups' A (masked mode).
+        pub a_group_stride: u64,
+        /// Elements between consecutive groups' B.
+        pub b_group_stride: u64,
+        /// Elements between consecutive groups' C (masked mode).
+        pub c_group_stride: u64,
+        /// Elements between consecutive groups' A scales (masked mode).
+        pub sa_group_stride: u64,
+        /// Elements between consecutive groups' B scales.
+        pub sb_group_stride: u64,
+        /// Rows of A and C (masked: rows per slab).
+        pub m: u32,
+        /// Columns of C.
+        pub n: u32,
+        /// The reduction length.
+        pub k: u32,
+        /// Row strides in elements.
+        pub lda: u32,
+        /// See `lda`.
+        pub ldb: u32,
+        /// See `lda`.
+        pub ldc: u32,
+        /// Elements between K blocks of A's scales (at least the rows of a group).
+        pub sa_kb_stride: u32,
+        /// Elements between B's scale rows (128-row blocks of N).
+        pub sb_nb_stride: u32,
+        /// Elements between B's scale columns (128-wide blocks of K).
+        pub sb_kb_stride: u32,
+        /// A [`group_mode`] value.
+        pub group_mode: u32,
+        /// 1: C takes 16-byte stores where aligned (the kernel checks alignment itself); 0 forces
+        /// element stores.
+        pub vector_ok: u32,
+    }
+    kernels {
+        /// 128x128 blocks, 4 waves of 64x64, v_mfma_f32_16x16x32_fp8_fp8, scales applied every
+        /// 128 K with packed FMAs.
+        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256 => crate::kernels::gemm::scaled::gemm_fp8_scaled,
+    }
+}

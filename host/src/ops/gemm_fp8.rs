@@ -1,0 +1,305 @@
+//! fp8 GEMM with block scales (DeepSeek-V3 / DeepGEMM style), plain and grouped for
+//! mixture-of-experts layers.
+//!
+//! Values are E4M3FNUZ (gfx942's fp8); every 128 consecutive K values of a row of A share one f32
+//! scale, and every 128 x 128 block of B (rows `n`, K) shares one:
+//!
+//! `C[m][n] = sum_kb a_scale[m][kb] * b_scale[n / 128][kb] * sum_{k in block kb} A[m][k] * B[n][k]`
+//!
+//! with `kb = k / 128`, so `a_scale` is `[M, ceil(K/128)]` and `b_scale` is
+//! `[ceil(N/128), ceil(K/128)]` (any strides: the column-major scale layout DeepGEMM uses is a
+//! transposed view). B is `[N, K]`, the weight layout (`y = x W^T`). C is bf16. Each 128-wide
+//! block's products are summed in f32 on the matrix cores and then scaled and added to the f32
+//! accumulator ("promotion"), so scales never enter the fp8 arithmetic.
+//!
+//! ```no_run
+//! use ferrocm::{Device, Fp8E4M3Fnuz, Tensor, ops::gemm_fp8};
+//! let dev = Device::new()?;
+//! let (m, n, k) = (64, 256, 512);
+//! let a = Tensor::from_slice(&dev, &vec![Fp8E4M3Fnuz::from_f32(1.0); m * k], &[m, k])?;
+//! let a_scale = Tensor::from_slice(&dev, &vec![0.5f32; m * k / 128], &[m, k / 128])?;
+//! let w = Tensor::from_slice(&dev, &vec![Fp8E4M3Fnuz::from_f32(1.0); n * k], &[n, k])?;
+//! let w_scale = Tensor::from_slice(&dev, &vec![2.0f32; (n / 128) * (k / 128)], &[n / 128, k / 128])?;
+//! let y = gemm_fp8::gemm_fp8_blockscaled(&a, &a_scale, &w, &w_scale)?; // [64, 256] bf16, all 512.0
+//! # Ok::<(), ferrocm::Error>(())
+//! ```
+//!
+//! # FNUZ, not OCP
+//! gfx942's fp8 is E4M3**FNUZ** (exponent bias 8, max 240, one NaN `0x80`, no -0), while
+//! checkpoints quantised for NVIDIA GPUs (and gfx950) use OCP **E4M3FN** (bias 7, max 448). The
+//! same bits mean half the value here: convert weights once at load time with
+//! [`Fp8E4M3Fnuz::from_e4m3fn_bits`](crate::Fp8E4M3Fnuz::from_e4m3fn_bits), which keeps the bits (so nothing is rounded)
+//! and asks for the scales to be doubled.
+//!
+//! # Grouped forms
+//! - [`gemm_fp8_grouped_contiguous`]: the tokens of all experts in one `[M, K]` A, each expert's
+//!   segment padded to a multiple of 128 rows; `expert_ids[row]` names the expert (`-1` marks
+//!   padding). B is `[G, N, K]`.
+//! - [`gemm_fp8_grouped_masked`]: A is `[G, M, K]`, one slab per expert, of which the first
+//!   `valid_rows[g]` rows are real (the decode-time layout, where M is a capacity).
+//!
+//! Both read the indices back to the host to check them before launching (a bad id would make the
+//! kernel read another tensor's memory).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::launch::LaunchConfig;
+use crate::ops::layout::contiguous;
+use crate::tensor::Tensor;
+use ferrocm_device::abi::DevPtr;
+use ferrocm_device::abi::gemm::gemm_lds_bytes;
+use ferrocm_device::abi::gemm_fp8::{self as abi, Fp8ScaledArgs, SCALE_BLOCK, group_mode};
+
+const OP: &str = "gemm_fp8_blockscaled";
+/// Rows and columns of C per workgroup.
+const BLOCK: usize = 128;
+/// Threads per workgroup.
+const THREADS: u32 = 256;
+
+/// `ceil(x / 128)`: scale blocks along a dimension of `x`.
+pub fn scale_blocks(x: usize) -> usize {
+    x.div_ceil(SCALE_BLOCK as usize)
+}
+
+/// `C = A * B^T` with block scales: A `[M, K]`, `a_scale` `[M, ceil(K/128)]`, B `[N, K]`,
+/// `b_scale` `[ceil(N/128), ceil(K/128)]`; returns `[M, N]` bf16.
+///
+/// # Errors
+/// [`Error::DTypeMismatch`] unless A and B are E4M3FNUZ and the scales f32; [`Error::Shape`]
+/// for inconsistent shapes; [`Error::Unsupported`] for rows too long to address with 32-bit
+/// offsets; allocation and launch errors.
+pub fn gemm_fp8_blockscaled(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor) -> Result<Tensor> {
+    rank(a, 2, "A")?;
+    rank(b, 2, "B")?;
+    let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[0]);
+    let (b3, bs3) = (b.unsqueeze(0)?, b_scale.unsqueeze(0)?);
+    let c = Tensor::empty(a.device(), &[m, n], DType::Bf16)?;
+    let p = Problem { groups: 1, m, n, k };
+    p.launch(group_mode::NONE, a, a_scale, &b3, &bs3, None, &c)?;
+    Ok(c)
+}
+
+/// Grouped (mixture-of-experts) block-scaled GEMM, contiguous layout: row `r` of A `[M, K]` is
+/// multiplied by expert `expert_ids[r]`'s B (`[G, N, K]`, scales `[G, ceil(N/128), ceil(K/128)]`);
+/// returns `[M, N]` bf16.
+///
+/// Layout rule (DeepGEMM's): experts' segments are aligned to 128 rows, padding at the end of a
+/// segment. Every 128-row block `[128 i, 128 i + 128)` holds rows of one expert followed by
+/// padding (`-1`), or only padding. Padding rows of C are 0 in blocks of only padding; in an
+/// expert's last block they hold that expert's product of whatever A has in those rows.
+///
+/// # Errors
+/// As [`gemm_fp8_blockscaled`]; [`Error::InvalidArgument`] for an id outside `-1..G` or a block
+/// that breaks the layout rule (named in the message), [`Error::DTypeMismatch`] unless
+/// `expert_ids` is i32 `[M]`.
+pub fn gemm_fp8_grouped_contiguous(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, expert_ids: &Tensor) -> Result<Tensor> {
+    rank(a, 2, "A")?;
+    rank(b, 3, "B")?;
+    let (m, k) = (a.shape()[0], a.shape()[1]);
+    let (groups, n) = (b.shape()[0], b.shape()[1]);
+    index_tensor(expert_ids, &[m], "expert_ids")?;
+    let ids = expert_ids.to_vec::<i32>()?;
+    check_contiguous_ids(&ids, groups)?;
+    let c = Tensor::zeros(a.device(), &[m, n], DType::Bf16)?;
+    let ids = contiguous(expert_ids)?;
+    let p = Problem { groups, m, n, k };
+    p.launch(group_mode::CONTIGUOUS, a, a_scale, b, b_scale, Some(&ids), &c)?;
+    Ok(c)
+}
+
+/// Grouped (mixture-of-experts) block-scaled GEMM, masked layout: A `[G, M, K]` (scales
+/// `[G, M, ceil(K/128)]`) times B `[G, N, K]` (scales `[G, ceil(N/128), ceil(K/128)]`), of which
+/// only the first `valid_rows[g]` rows of each slab are computed; returns `[G, M, N]` bf16 with
+/// the rows past `valid_rows[g]` zero.
+///
+/// # Errors
+/// As [`gemm_fp8_blockscaled`]; [`Error::InvalidArgument`] for a count outside `0..=M`,
+/// [`Error::DTypeMismatch`] unless `valid_rows` is i32 `[G]`.
+pub fn gemm_fp8_grouped_masked(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, valid_rows: &Tensor) -> Result<Tensor> {
+    rank(a, 3, "A")?;
+    rank(b, 3, "B")?;
+    let (groups, m, k) = (a.shape()[0], a.shape()[1], a.shape()[2]);
+    let n = b.shape()[1];
+    if b.shape()[0] != groups {
+        return Err(shape(format!("A has {groups} groups, B {:?} has {}", b.shape(), b.shape()[0])));
+    }
+    index_tensor(valid_rows, &[groups], "valid_rows")?;
+    let counts = valid_rows.to_vec::<i32>()?;
+    if let Some((g, &c)) = counts.iter().enumerate().find(|(_, c)| **c < 0 || **c as usize > m) {
+        return Err(Error::InvalidArgument { op: OP, message: format!("valid_rows[{g}] = {c} is outside 0..={m}") });
+    }
+    let c = Tensor::zeros(a.device(), &[groups, m, n], DType::Bf16)?;
+    let counts = contiguous(valid_rows)?;
+    let p = Problem { groups, m, n, k };
+    p.launch(group_mode::MASKED, a, a_scale, b, b_scale, Some(&counts), &c)?;
+    Ok(c)
+}
+
+/// The contiguous layout rule (see [`gemm_fp8_grouped_contiguous`]).
+fn check_contiguous_ids(ids: &[i32], groups: usize) -> Result<()> {
+    if let Some((r, &id)) = ids.iter().enumerate().find(|(_, id)| **id < -1 || **id >= groups as i32) {
+        return Err(Error::InvalidArgument { op: OP, message: format!("expert_ids[{r}] = {id} is outside -1..{groups}") });
+    }
+    for (blk, rows) in ids.chunks(BLOCK).enumerate() {
+        let first = rows[0];
+        let r0 = blk * BLOCK;
+        // One expert, then padding: once a row is padding, the rest of the block is too.
+        let mut padding = first < 0;
+        for (i, &id) in rows.iter().enumerate().skip(1) {
+            if id < 0 {
+                padding = true;
+            } else if padding || id != first {
+                return Err(Error::InvalidArgument {
+                    op: OP,
+                    message: format!(
+                        "expert_ids[{}] = {id} breaks the contiguous layout: rows {r0}..{} must be one expert's rows \
+                         followed by padding (-1), each expert's segment padded to a multiple of {BLOCK} rows",
+                        r0 + i,
+                        r0 + rows.len()
+                    ),
+                });
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Sizes shared by the three forms (`m`: rows of A, per group in masked mode).
+struct Problem {
+    groups: usize,
+    m: usize,
+    n: usize,
+    k: usize,
+}
+
+impl Problem {
+    /// Checks every operand against the problem and launches. `a`, `a_scale` have a leading
+    /// group dimension in masked mode; `b` and `b_scale` always do.
+    #[allow(clippy::too_many_arguments)]
+    fn launch(&self, mode: u32, a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, info: Option<&Tensor>, c: &Tensor) -> Result<()> {
+        let (g, m, n, k) = (self.groups, self.m, self.n, self.k);
+        let (kb, nb) = (scale_blocks(k), scale_blocks(n));
+        for (what, t) in [("A", a), ("B", b)] {
+            if t.dtype() != DType::Fp8E4M3Fnuz {
+                return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: "fp8e4m3fnuz".into() });
+            }
+        }
+        for (what, t) in [("a_scale", a_scale), ("b_scale", b_scale)] {
+            if t.dtype() != DType::F32 {
+                return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: "f32".into() });
+            }
+        }
+        for t in [a, a_scale, b, b_scale] {
+            if !t.device().same_device(c.device()) {
+                return Err(Error::DeviceMismatch);
+            }
+        }
+        let masked = mode == group_mode::MASKED;
+        let want = |lead: bool, rows: usize, cols: usize| if lead { vec![g, rows, cols] } else { vec![rows, cols] };
+        expect(a, &want(masked, m, k), "A")?;
+        expect(a_scale, &want(masked, m, kb), "a_scale")?;
+        expect(b, &[g, n, k], "B")?;
+        expect(b_scale, &[g, nb, kb], "b_scale")?;
+        if m == 0 || n == 0 || g == 0 {
+            return Ok(());
+        }
+
+        // Operands: rows K-contiguous (else copied so).
+        let a = k_contiguous(a)?;
+        let b = k_contiguous(b)?;
+        let (lda, ldb) = (row_stride(&a), row_stride(&b));
+        for (what, ld) in [("A", lda), ("B", ldb)] {
+            // A block's rows must be addressable by the kernel's 32-bit buffer offsets.
+            if (BLOCK - 1) as u64 * ld as u64 + k as u64 > u32::MAX as u64 {
+                return Err(Error::Unsupported { op: OP, what: format!("{what} rows of {ld} bytes (128 of them must span under 4 GiB)") });
+            }
+        }
+        // A's scales with each K block's rows contiguous (DeepGEMM's layout, read in place);
+        // other layouts are repacked (M x K/128 values: small next to A).
+        let sa_r = a_scale.rank();
+        let a_scale = if m <= 1 || a_scale.strides()[sa_r - 2] == 1 {
+            a_scale.clone()
+        } else {
+            contiguous(&a_scale.transpose(sa_r - 2, sa_r - 1)?)?.transpose(sa_r - 2, sa_r - 1)?
+        };
+        let group_stride = |t: &Tensor| if t.shape()[0] <= 1 { 0 } else { t.strides()[0] as u64 };
+        let stride_u32 = |what: &str, s: usize| u32::try_from(s).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} stride {s} (more than 2^32)") });
+
+        let args = Fp8ScaledArgs {
+            a: a.as_ptr()?,
+            b: b.as_ptr()?,
+            c: c.as_ptr()?,
+            a_scale: a_scale.as_ptr()?,
+            b_scale: b_scale.as_ptr()?,
+            group_info: match info {
+                Some(t) => t.as_ptr()?,
+                None => DevPtr::NULL,
+            },
+            a_group_stride: if masked { group_stride(&a) } else { 0 },
+            b_group_stride: group_stride(&b),
+            c_group_stride: if masked { (m * n) as u64 } else { 0 },
+            sa_group_stride: if masked { group_stride(&a_scale) } else { 0 },
+            sb_group_stride: group_stride(b_scale),
+            m: dim(m)?,
+            n: dim(n)?,
+            k: dim(k)?,
+            lda: dim(lda)?,
+            ldb: dim(ldb)?,
+            ldc: dim(n)?,
+            sa_kb_stride: stride_u32("a_scale column", a_scale.strides()[sa_r - 1])?,
+            sb_nb_stride: stride_u32("b_scale row", b_scale.strides()[1])?,
+            sb_kb_stride: stride_u32("b_scale column", b_scale.strides()[2])?,
+            group_mode: mode,
+            vector_ok: 1,
+        };
+        let grid = [dim(n.div_ceil(BLOCK))?, dim(m.div_ceil(BLOCK))?, if masked { dim(g)? } else { 1 }];
+        let launch = LaunchConfig { grid, block: [THREADS, 1, 1], dynamic_lds_bytes: gemm_lds_bytes(BLOCK as u32, BLOCK as u32) };
+        // SAFETY: every tensor's dtype and shape were checked against the problem; A and B are
+        // K-contiguous with their row strides passed; the group indices were checked on the
+        // host (ids in -1..G, each 128-row block one expert; counts in 0..=M); C is a fresh
+        // contiguous bf16 tensor of the output shape.
+        unsafe { c.device().launch(abi::GEMM_FP8_BLOCKSCALED_128X128, launch, &args) }
+    }
+}
+
+fn shape(message: String) -> Error {
+    Error::Shape { op: OP, message }
+}
+
+fn rank(t: &Tensor, r: usize, what: &str) -> Result<()> {
+    if t.rank() != r {
+        return Err(shape(format!("{what} must be {r}-D, got {:?}", t.shape())));
+    }
+    Ok(())
+}
+
+fn expect(t: &Tensor, want: &[usize], what: &str) -> Result<()> {
+    if t.shape() != want {
+        return Err(shape(format!("{what} is {:?}, expected {want:?}", t.shape())));
+    }
+    Ok(())
+}
+
+/// An i32 index tensor of `want` shape.
+fn index_tensor(t: &Tensor, want: &[usize], what: &'static str) -> Result<()> {
+    if t.dtype() != DType::I32 {
+        return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: "i32".into() });
+    }
+    expect(t, want, what)
+}
+
+/// `t` with unit stride along K (its last dimension), copied if needed.
+fn k_contiguous(t: &Tensor) -> Result<Tensor> {
+    let r = t.rank();
+    if t.shape()[r - 1] <= 1 || t.strides()[r - 1] == 1 { Ok(t.clone()) } else { contiguous(t) }
+}
+
+/// Elements between rows (K for a single row, whose stride is arbitrary).
+fn row_stride(t: &Tensor) -> usize {
+    let r = t.rank();
+    if t.shape()[r - 2] <= 1 { t.shape()[r - 1].max(1) } else { t.strides()[r - 2] }
+}
+
+fn dim(v: usize) -> Result<u32> {
+    u32::try_from(v).map_err(|_| Error::Unsupported { op: OP, what: format!("dimension {v} (more than 2^32)") })
+}
