@@ -26,7 +26,30 @@ pub mod flags {
     /// Head vectors may be accessed 16 bytes at a time (aligned base, `head_dim` and the
     /// rotated halves whole chunks).
     pub const VECTOR_OK: u32 = 1 << 3;
+    /// With VECTOR_OK and without CACHE: the workgroup stages the frequencies in LDS
+    /// ([`rope_freq_lds_bytes`](super::rope_freq_lds_bytes)) and its lanes read them there, so
+    /// global memory serves them once per workgroup instead of once per lane.
+    pub const FREQS_LDS: u32 = 1 << 4;
 }
+
+/// Byte stride between the frequencies of consecutive column units in LDS, for units of
+/// `pairs` `(hi, lo)` pairs. Units of 32 bytes or more get 16 bytes of padding: then the 8
+/// lanes of a 128-bit LDS access (8 consecutive units, or 8 consecutive units' same chunk when
+/// staging) land on distinct 16-byte bank groups (the stride in groups is odd: 1, 3 or 5).
+pub const fn rope_freq_stride(pairs: u32) -> u32 {
+    let bytes = pairs * 8;
+    if bytes >= 32 { bytes + 16 } else { bytes }
+}
+
+/// Dynamic LDS of a `rope_*` launch with FREQS_LDS: `units` rotated column units of `pairs`
+/// pairs each.
+pub const fn rope_freq_lds_bytes(units: u32, pairs: u32) -> u32 {
+    units * rope_freq_stride(pairs)
+}
+
+/// The most LDS the frequencies may take (rotary_dim up to 1024 at the largest padding); longer
+/// tables are read from global memory per lane. 16 KiB leaves room for 4 workgroups per CU.
+pub const ROPE_FREQ_LDS_MAX: u32 = 16 * 1024;
 
 /// Work-items per workgroup.
 pub const ROPE_BLOCK: u32 = 256;

@@ -32,7 +32,7 @@ use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::ops::reduce::{TARGET_WORKGROUPS, addr};
 use crate::tensor::Tensor;
-use ferrocm_device::abi::rope::{self as abi, ROPE_BLOCK, RopeArgs, flags};
+use ferrocm_device::abi::rope::{self as abi, ROPE_BLOCK, ROPE_FREQ_LDS_MAX, RopeArgs, flags, rope_freq_lds_bytes};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 /// Which elements form a rotated pair.
@@ -198,6 +198,18 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
         rot / v
     };
     let units = rotated + if vector { (d - rot) / v } else { d - rot };
+    // With 16-byte accesses a workgroup stages the frequencies in LDS once: read per lane, a
+    // unit's table (up to 64 bytes) costs as much as the lane's reads and writes of one head
+    // vector (two 16-byte chunks each way).
+    let pairs = if fl & flags::HALF_SPLIT != 0 { v } else { v / 2 };
+    let freq_lds = rope_freq_lds_bytes(u32_of("rotated units", rotated)?, pairs as u32);
+    let aligned = freqs.as_ref().is_some_and(|f| f.raw().addr() % 16 == 0);
+    let lds = if vector && aligned && freq_lds <= ROPE_FREQ_LDS_MAX {
+        fl |= flags::FREQS_LDS;
+        freq_lds
+    } else {
+        0
+    };
     let tile_cols = units.min(ROPE_BLOCK as usize);
     let ty = ROPE_BLOCK as usize / tile_cols;
     // Each lane walks several consecutive head vectors (cos/sin reuse) while the grid still
@@ -224,6 +236,6 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     u32_of("head vectors", rows)?;
     // SAFETY: x and out are contiguous [batch][seq][heads][head_dim] of the kernel's dtype;
     // offsets hold batch i32; freqs rotary_dim / 2 pairs; the tables [cache_rows][rot / 2].
-    unsafe { dev.launch(k, LaunchConfig::linear(u32_of("workgroups", grid)?, ROPE_BLOCK), &args)? };
+    unsafe { dev.launch(k, LaunchConfig::linear(u32_of("workgroups", grid)?, ROPE_BLOCK).with_lds(lds), &args)? };
     Ok(out)
 }

@@ -10,9 +10,12 @@
 
 mod angle;
 
-use crate::abi::rope::{ROPE_BLOCK, RopeArgs, flags};
+use crate::abi::rope::{ROPE_BLOCK, RopeArgs, flags, rope_freq_stride};
 use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
 use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
+use crate::dsl::lds::dynamic_lds;
+use crate::dsl::mem::{load_b128, store_b128};
+use crate::dsl::sync::barrier;
 use angle::sincos_pos;
 
 /// The kernel: dispatches on the access width and the pair layout.
@@ -40,11 +43,24 @@ struct Freqs {
 }
 
 impl Freqs {
-    /// Frequencies of pairs `i0 .. i0 + n` (none in CACHE mode).
+    /// Frequencies of the `n` pairs of unit `u` (none in CACHE mode): from the LDS copy with
+    /// FREQS_LDS (128-bit reads; `n` is even there), else from global memory.
     #[inline(always)]
-    fn load(a: &RopeArgs, i0: usize, n: usize) -> Freqs {
+    fn load<const VEC: bool>(a: &RopeArgs, u: usize, n: usize) -> Freqs {
         let mut f = Freqs { hi: [0.0; 8], lo: [0.0; 8] };
-        if a.flags & flags::CACHE == 0 {
+        if VEC && a.flags & flags::FREQS_LDS != 0 {
+            // SAFETY: unit u's slot lies inside the staged table.
+            let base = unsafe { dynamic_lds::<u8>().add(u * rope_freq_stride(n as u32) as usize) };
+            crate::unroll!(q < 4 => {
+                if 2 * q < n {
+                    // SAFETY: staged by `stage_freqs`; 16-byte aligned (the stride is a multiple of 16).
+                    let w = unsafe { load_b128(base.add(16 * q) as *const u32) }.to_array();
+                    (f.hi[2 * q], f.lo[2 * q]) = (f32::from_bits(w[0]), f32::from_bits(w[1]));
+                    (f.hi[2 * q + 1], f.lo[2 * q + 1]) = (f32::from_bits(w[2]), f32::from_bits(w[3]));
+                }
+            });
+        } else if a.flags & flags::CACHE == 0 {
+            let i0 = u * n;
             crate::unroll!(p < 8 => {
                 if p < n {
                     // SAFETY: i0 + p < rot_dim / 2 frequencies.
@@ -59,6 +75,36 @@ impl Freqs {
     }
 }
 
+/// FREQS_LDS: copies the frequencies of the `units` rotated units (`pairs` pairs each, an even
+/// number) to LDS at [`rope_freq_stride`] per unit, 16 bytes per work-item and step. Lanes
+/// `8k .. 8k + 8` take the same chunk of 8 consecutive units, so their LDS writes fall on
+/// distinct bank groups; a step's lanes still cover whole 64-byte lines of the table.
+///
+/// # Safety
+/// Every work-item of the workgroup calls this (it ends with a barrier).
+#[inline(always)]
+unsafe fn stage_freqs(a: &RopeArgs, units: usize, pairs: usize) {
+    let (t, chunks) = (workitem_id_x() as usize, pairs / 2);
+    let stride = rope_freq_stride(pairs as u32) as usize;
+    // 8 units x `chunks` chunks per round of 8 * chunks work-items.
+    let per_round = 8 * chunks;
+    let mut i = t;
+    while i < units.div_ceil(8) * per_round {
+        let (round, k, lane) = (i / per_round, (i % per_round) / 8, i % 8);
+        let u = 8 * round + lane;
+        if u < units {
+            // SAFETY: u < units, k < chunks: inside the table (pairs * units (hi, lo) f32) and
+            // inside the LDS the host sized with `rope_freq_lds_bytes`.
+            unsafe {
+                let c = load_b128((a.freqs.add(2 * (u * pairs + 2 * k))) as *const u32);
+                store_b128(dynamic_lds::<u8>().add(u * stride + 16 * k) as *mut u32, c);
+            }
+        }
+        i += ROPE_BLOCK as usize;
+    }
+    barrier();
+}
+
 #[inline(always)]
 fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     // Elements per access, pairs per rotated unit.
@@ -70,6 +116,10 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     let pass_units = (d - rot) / v;
     let units = rot_units + pass_units;
 
+    if VEC && a.flags & flags::FREQS_LDS != 0 {
+        // SAFETY: uniform branch, before any work-item leaves: every one reaches the barrier.
+        unsafe { stage_freqs(a, rot_units, pairs) };
+    }
     let t = workitem_id_x() as usize;
     // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
     let tx_n = a.tile_cols.max(1) as usize;
@@ -100,7 +150,7 @@ fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
             if u < rot_units {
                 if cached != (tok, u) {
                     if freq_unit != u {
-                        freqs = Freqs::load(a, u * pairs, pairs);
+                        freqs = Freqs::load::<VEC>(a, u, pairs);
                         freq_unit = u;
                     }
                     trig = cos_sin(a, tok, u * pairs, pairs, &freqs);
