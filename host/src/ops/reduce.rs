@@ -425,8 +425,13 @@ mod tests {
         let p = plan(&[1 << 24], DType::F32, None, 0, 4).unwrap();
         assert_eq!((p.inner, p.lanes, p.vector), (1, 256, true));
         assert!(p.splits > 100 && p.seg_len % (8 * 4 * 256) == 0 && p.splits * p.seg_len >= 1 << 24);
-        let p = plan(&[8192, 8192], DType::F32, Some(1), 0, 4).unwrap();
+        // Rows to spare (4096 workgroups of 16 rows): lanes shrink so a workgroup's staged
+        // results fill 64-byte lines.
+        let p = plan(&[1 << 16, 1024], DType::F32, Some(1), 0, 4).unwrap();
         assert_eq!((p.splits, p.lanes), (1, 16));
+        // Staging would leave 512 workgroups, under TARGET_WORKGROUPS: one row per workgroup.
+        let p = plan(&[8192, 8192], DType::F32, Some(1), 0, 4).unwrap();
+        assert_eq!((p.splits, p.lanes), (1, 256));
         let p = plan(&[8192, 8192], DType::Bf16, Some(0), 0, 2).unwrap();
         assert_eq!((p.outer, p.len, p.inner, p.lanes), (1, 8192, 8192, 64));
         assert!(p.splits > 1);
