@@ -4,7 +4,9 @@
 //!   overrides), created once per test binary.
 //! - [`proptest_config`]: case counts, raised with FERROCM_PROPTEST_CASES for long local runs.
 //! - [`values`]: random values and views of any dtype, ulp-based closeness (elementwise suites).
+//! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
 
+pub mod tensors;
 pub mod values;
 
 use ferrocm::Device;

@@ -20,6 +20,11 @@ pub mod gemm;
 pub mod gemm_fp8;
 pub mod layout;
 pub mod movement;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod rows;
+pub mod softmax;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use ptr::{Ptr, PtrMut};
@@ -42,6 +47,12 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <elementwise::FillPatternArgs as KernelArgs>::KERNELS,
     <movement::CopyRowsArgs as KernelArgs>::KERNELS,
     <movement::TransposeArgs as KernelArgs>::KERNELS,
+    <reduce::ReduceRowsArgs as KernelArgs>::KERNELS,
+    <reduce::ReduceColsArgs as KernelArgs>::KERNELS,
+    <reduce::ReducePartialsArgs as KernelArgs>::KERNELS,
+    <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
+    <norm::NormArgs as KernelArgs>::KERNELS,
+    <rope::RopeArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

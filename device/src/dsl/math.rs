@@ -191,3 +191,33 @@ pub fn pow(x: f32, y: f32) -> f32 {
     }
     res
 }
+
+/// The larger of `a` and `b`, NaN if either is NaN (IEEE 754-2019 `maximum`, except that -0
+/// and +0 count as equal). Why not `core::intrinsics::maximumf32`: on amdgcn it is an outlined
+/// call to its Rust fallback, not an instruction. This is `v_max_f32` plus a NaN check, and it
+/// is commutative (reductions rely on every lane computing the same bits).
+#[inline(always)]
+pub fn max_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() { a + b } else { a.max(b) }
+}
+
+/// The smaller of `a` and `b`, NaN if either is NaN (see [`max_nan`]).
+#[inline(always)]
+pub fn min_nan(a: f32, b: f32) -> f32 {
+    if a.is_nan() || b.is_nan() { a + b } else { a.min(b) }
+}
+
+unsafe extern "unadjusted" {
+    #[link_name = "llvm.amdgcn.exp2.f32"]
+    fn llvm_amdgcn_exp2(x: f32) -> f32;
+}
+
+/// 2^x as the single instruction `v_exp_f32` (about 1 ulp), without [`exp2`]'s rescaling of
+/// results below 2^-126: those flush to 0. Why: [`exp2`] adds a compare, two selects and an
+/// `ldexp` per call, and kernels exponentiating a whole row in registers (softmax) then run out
+/// of registers; a probability below 1e-38 is 0 for every output dtype's purposes.
+#[inline(always)]
+pub fn exp2_fast(x: f32) -> f32 {
+    // SAFETY: a pure arithmetic instruction.
+    unsafe { llvm_amdgcn_exp2(x) }
+}

@@ -8,6 +8,7 @@
 use super::{Backend, BackendKind, DeviceInfo, Launch};
 use crate::error::{Error, Result};
 use ferrocm_emu::codeobj::CodeObject;
+use ferrocm_emu::exec::Counters;
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
 use std::sync::{Arc, Mutex};
 
@@ -17,6 +18,7 @@ pub struct EmulatorDevice {
     emu: Emulator,
     module: Module,
     last: Mutex<Option<LaunchStats>>,
+    total: Mutex<Counters>,
 }
 
 impl std::fmt::Debug for EmulatorDevice {
@@ -64,12 +66,24 @@ impl EmulatorDevice {
             total_memory: emu.config().memory_limit,
             max_threads_per_block: 1024,
         };
-        Ok(EmulatorDevice { info, emu, module, last: Mutex::new(None) })
+        Ok(EmulatorDevice { info, emu, module, last: Mutex::new(None), total: Mutex::new(Counters::default()) })
     }
 
     /// Counters and timing of the most recent launch on this device.
     pub fn last_launch(&self) -> Option<LaunchStats> {
         self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Counters summed over every launch since the device was opened or the last
+    /// [`EmulatorDevice::reset_total_counters`]: what an op that launches several kernels (a main
+    /// pass and a combining pass, say) costs in all.
+    pub fn total_counters(&self) -> Counters {
+        self.total.lock().unwrap_or_else(|p| p.into_inner()).clone()
+    }
+
+    /// Zeroes [`EmulatorDevice::total_counters`].
+    pub fn reset_total_counters(&self) {
+        *self.total.lock().unwrap_or_else(|p| p.into_inner()) = Counters::default();
     }
 
     /// The emulator itself (memory, configuration).
@@ -110,6 +124,7 @@ impl Backend for EmulatorDevice {
     fn launch(&self, l: &Launch<'_>) -> Result<()> {
         let params = LaunchParams { grid: l.grid, block: l.block, dynamic_lds: l.dynamic_lds, kernargs: l.kernargs.to_vec() };
         let stats = self.emu.launch(&self.module, &l.kernel.meta.name, &params)?;
+        self.total.lock().unwrap_or_else(|p| p.into_inner()).merge(&stats.counters);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
         Ok(())
     }

@@ -7,6 +7,11 @@
 //! - [`gemm_fp8`]: fp8 products with block scales, plain and grouped (mixture of experts);
 //! - [`elementwise`]: fill, cast, copy, unary and binary math with broadcasting, where;
 //! - [`movement`]: gather (embedding, index_select), transpose of the last two axes, concat.
+//! - [`reduce`]: sum, mean, max, min, argmax, argmin over an axis or everything;
+//! - [`softmax`]: softmax and log-softmax over the last axis;
+//! - [`norm`]: RMSNorm and LayerNorm (and their fused residual-add forms);
+//! - [`rope`]: rotary position embedding;
+//! - [`rows`]: how the row-resident kernels spread rows over lanes.
 
 pub mod basic;
 pub mod elementwise;
@@ -14,3 +19,8 @@ pub mod gemm;
 pub mod gemm_fp8;
 pub mod layout;
 pub mod movement;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod rows;
+pub mod softmax;

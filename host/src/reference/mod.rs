@@ -9,3 +9,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod math;
 pub mod movement;
+pub mod norm;
+pub mod reduce;
+pub mod rope;
+pub mod softmax;
