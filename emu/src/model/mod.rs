@@ -65,6 +65,18 @@ pub enum Bottleneck {
     Latency,
 }
 
+impl Modeled {
+    /// The bottleneck for reports: for a latency-bound kernel, with its busiest resource.
+    pub fn bottleneck_text(&self) -> String {
+        match self.bottleneck {
+            Bottleneck::Latency if self.busiest.1 > 0.0 => {
+                format!("latency (busiest: {} {:.0}%)", self.busiest.0.name(), 100.0 * self.busiest.1)
+            }
+            b => b.name().to_string(),
+        }
+    }
+}
+
 impl Bottleneck {
     /// Lowercase name for reports.
     pub fn name(self) -> &'static str {
@@ -133,6 +145,9 @@ pub struct Modeled {
     pub utilization: Utilization,
     /// What limits the kernel.
     pub bottleneck: Bottleneck,
+    /// The busiest resource and its busy share (the same as `bottleneck` unless that is
+    /// [`Bottleneck::Latency`]).
+    pub busiest: (Bottleneck, f64),
     /// Wave-clocks per instruction class (where the waves' time goes).
     pub by_class: BTreeMap<&'static str, u64>,
     /// Per instruction address (byte offset in the code object image).
@@ -239,6 +254,7 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         hbm_fraction,
         utilization,
         bottleneck,
+        busiest: (which, busiest),
         by_class,
         per_pc,
     })
