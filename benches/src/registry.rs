@@ -6,6 +6,12 @@ use ferrocm::emu::model::machine::MathKind;
 use ferrocm::ops::{basic, gemm, gemm_fp8};
 use ferrocm::{DType, Device, Fp8E4M3Fnuz, Result, Tensor, bf16, f16};
 
+/// One call of an op on prepared inputs.
+pub type OpCall = Box<dyn FnMut() -> Result<()>>;
+/// Allocates and fills an op's inputs on a device (normally distributed, from a seed) and
+/// returns the call.
+pub type Prepare = Box<dyn Fn(&Device, u64) -> Result<OpCall> + Send + Sync>;
+
 /// An op at one shape, ready to be prepared on a device.
 pub struct Case {
     /// Op name (the host function's, e.g. `gemm`).
@@ -23,7 +29,7 @@ pub struct Case {
     /// kind of tiles the grid has, few enough to emulate in seconds.
     pub sample_workgroups: u64,
     /// Allocates and fills the inputs (normally distributed, from `seed`) and returns the op call.
-    pub prepare: Box<dyn Fn(&Device, u64) -> Result<Box<dyn FnMut() -> Result<()>>> + Send + Sync>,
+    pub prepare: Prepare,
 }
 
 impl Case {
@@ -104,7 +110,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
     }
 }
 
-fn boxed(f: impl FnMut() -> Result<()> + 'static) -> Box<dyn FnMut() -> Result<()>> {
+fn boxed(f: impl FnMut() -> Result<()> + 'static) -> OpCall {
     Box::new(f)
 }
 

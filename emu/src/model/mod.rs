@@ -304,6 +304,6 @@ pub fn hot_blocks(trace: &Trace, modeled: &Modeled) -> Vec<Block> {
     for b in &mut v {
         b.share = b.wave_cycles as f64 / total as f64;
     }
-    v.sort_by(|a, b| b.wave_cycles.cmp(&a.wave_cycles));
+    v.sort_by_key(|b| std::cmp::Reverse(b.wave_cycles));
     v
 }
