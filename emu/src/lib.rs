@@ -7,5 +7,6 @@
 pub mod codeobj;
 pub mod isa;
 pub mod exec;
+pub mod model;
 
 pub use exec::{EmuConfig, EmuError, Emulator, LaunchParams, LaunchStats, Module};

@@ -53,6 +53,6 @@ pub use half::{bf16, f16};
 
 /// The HIP backend's public types: a GPU with ferrocm loaded, streams, events.
 pub mod hip {
-    pub use crate::backend::emulator::EmulatorDevice;
+    pub use crate::backend::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
     pub use crate::backend::hip::{Event, HIP_LIBRARY_CANDIDATES, HipDevice, Stream, device_count, open_runtime};
 }

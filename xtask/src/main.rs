@@ -4,6 +4,10 @@
 //!   under `target/ferrocm/<arch>/`.
 //! - `test [-- <cargo test args>]`: builds the device code once, then runs the whole test suite
 //!   against those code objects.
+//! - `bench [--filter TEXT]`: every benchmark case on the emulator through the MI300X cycle model;
+//!   markdown, JSON and a roofline SVG under `target/bench/`.
+//! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
+//!   its hottest basic blocks.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -144,12 +148,52 @@ fn test(args: &[String]) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("cargo test failed ({status})")) }
 }
 
+/// Runs the `ferrocm-bench` tool (benches crate, release build: the emulator is ~30x slower
+/// unoptimised) against freshly built code objects.
+fn bench_tool(args: &[&str]) -> Result<(), String> {
+    let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
+    let root = workspace_root();
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(&root)
+        .args(["run", "--quiet", "--release", "--package", "ferrocm-benches", "--bin", "ferrocm-bench", "--"])
+        .args(args)
+        .env("FERROCM_PREBUILT_DIR", &out_dir)
+        .env("FERROCM_BACKEND", "emu")
+        .status()
+        .map_err(|e| format!("running ferrocm-bench: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("ferrocm-bench failed ({status})")) }
+}
+
+fn bench(args: &[String]) -> Result<(), String> {
+    let out = workspace_root().join("target/bench");
+    let mut a: Vec<&str> = vec!["report", "--out", out.to_str().ok_or("non-UTF-8 workspace path")?];
+    let mut it = args.iter();
+    while let Some(x) = it.next() {
+        match x.as_str() {
+            "--filter" => a.extend(["--filter", it.next().ok_or("--filter needs a value")?.as_str()]),
+            other => return Err(format!("unknown bench option {other:?}\n\n{USAGE}")),
+        }
+    }
+    bench_tool(&a)
+}
+
+fn profile(args: &[String]) -> Result<(), String> {
+    if args.is_empty() {
+        return Err(format!("profile needs an op name\n\n{USAGE}"));
+    }
+    let mut a = vec!["profile"];
+    a.extend(args.iter().map(String::as_str));
+    bench_tool(&a)
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("build") => parse_build_flags(&args[1..]).and_then(|f| build(&f).map(|_| ())),
         Some("test") => test(&args[1..]),
         Some("demo") => demo(),
+        Some("bench") => bench(&args[1..]),
+        Some("profile") => profile(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

@@ -12,7 +12,7 @@ mod resources;
 pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KernelDescriptor, UserSgprs};
 pub use elf::{EF_AMDGPU_MACH, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, Elf, Relocation, Section, Segment, Symbol};
 pub use metadata::{ArgMeta, KernelMeta, Metadata, ValueKind};
-pub use resources::{KernelResources, MAX_WAVES_PER_SIMD};
+pub use resources::{KernelResources, MAX_WAVES_PER_SIMD, waves_per_simd};
 
 use std::sync::Arc;
 

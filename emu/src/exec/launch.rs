@@ -5,12 +5,13 @@ use super::counters::Counters;
 use super::error::{EmuError, Fault, FaultKind};
 use super::memory::{MemView, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::program::Module;
+use super::trace::{Trace, WorkgroupTrace};
 use super::wave::{FloatMode, LANES, Wave, WaveStatus, reg};
 use super::workgroup::{WorkgroupRun, run_workgroup};
 use super::{EmuConfig, Emulator};
 use crate::codeobj::{KernelInfo, ValueKind};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 /// Max work-items per workgroup on gfx9.
@@ -38,6 +39,31 @@ pub struct LaunchParams {
     pub kernargs: Vec<u8>,
 }
 
+/// How to run a launch beyond what the kernel sees: which workgroups, and whether to trace.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LaunchOptions {
+    /// Run only these workgroups (linear indices, x fastest; out-of-grid ones are an error).
+    /// Outputs of the others are not written: a sampled launch is for counting and modeling,
+    /// not for results. `None` runs the whole grid.
+    pub sample: Option<Vec<u64>>,
+    /// Record a per-wave instruction trace of every workgroup run ([`LaunchStats::trace`]).
+    pub trace: bool,
+}
+
+impl LaunchOptions {
+    /// `n` workgroups spread evenly over a grid of `total` (the first and the last always
+    /// included, so a ragged edge tile is in the sample), or the whole grid when `n >= total`.
+    pub fn spread_sample(total: u64, n: u64) -> Vec<u64> {
+        if n >= total || total <= 1 {
+            return (0..total).collect();
+        }
+        let n = n.max(1);
+        let mut v: Vec<u64> = if n == 1 { vec![0] } else { (0..n).map(|i| i * (total - 1) / (n - 1)).collect() };
+        v.dedup();
+        v
+    }
+}
+
 /// What a launch did.
 #[derive(Clone, Debug, Default)]
 pub struct LaunchStats {
@@ -49,6 +75,10 @@ pub struct LaunchStats {
     pub threads: usize,
     /// Whether workgroups ran one at a time (kernels with global atomics, for determinism).
     pub sequential: bool,
+    /// Workgroups in the launch's grid (more than `counters.workgroups` for a sampled launch).
+    pub grid_workgroups: u64,
+    /// Per-wave traces, when [`LaunchOptions::trace`] asked for them.
+    pub trace: Option<Arc<Trace>>,
 }
 
 /// Everything the waves of a launch share (read-only while it runs).
@@ -110,6 +140,14 @@ impl Emulator {
     /// [`EmuError::Launch`] for a launch the hardware would refuse, [`EmuError::Fault`] for a
     /// kernel fault (the lowest-numbered faulting workgroup's, for reproducible messages).
     pub fn launch(&self, module: &Module, kernel: &str, params: &LaunchParams) -> Result<LaunchStats, EmuError> {
+        self.launch_with(module, kernel, params, &LaunchOptions::default())
+    }
+
+    /// As [`Emulator::launch`], running only a sample of the workgroups and/or tracing them.
+    ///
+    /// # Errors
+    /// As [`Emulator::launch`]; [`EmuError::Launch`] for a sampled index outside the grid.
+    pub fn launch_with(&self, module: &Module, kernel: &str, params: &LaunchParams, opts: &LaunchOptions) -> Result<LaunchStats, EmuError> {
         let started = Instant::now();
         let k = module.co.kernel(kernel).ok_or_else(|| EmuError::NoSuchKernel(kernel.to_string()))?;
         let meta = &k.meta;
@@ -214,12 +252,16 @@ impl Emulator {
         // ---- run the workgroups ----
         let code_end = module.image_base + k.code_vaddr + k.code_size.max(4);
         let sequential = self.config.threads <= 1 || module.has_global_atomics(info.entry_pc, code_end);
-        let result = run_all(&info, &mem.view(), &self.config, sequential);
+        let grid_workgroups = params.grid.iter().map(|&g| g as u64).product::<u64>();
+        if let Some(bad) = opts.sample.as_ref().and_then(|s| s.iter().find(|&&i| i >= grid_workgroups)) {
+            return Err(launch_err(k, format!("sampled workgroup {bad} is outside the grid of {grid_workgroups}")));
+        }
+        let result = run_all(&info, &mem.view(), &self.config, sequential, opts);
         for a in [kernarg_addr, packet_addr, queue_addr] {
             mem.free(a)?;
         }
-        let (counters, threads) = result?;
-        Ok(LaunchStats { counters, wall_time: started.elapsed(), threads, sequential })
+        let (counters, threads, trace) = result?;
+        Ok(LaunchStats { counters, wall_time: started.elapsed(), threads, sequential, grid_workgroups, trace: trace.map(Arc::new) })
     }
 }
 
@@ -324,11 +366,19 @@ pub(crate) fn init_wave(wave: &mut Wave, info: &LaunchInfo<'_>, wg: [u32; 3], w:
     Ok(())
 }
 
-/// Runs every workgroup; returns merged counters and the thread count.
-fn run_all(info: &LaunchInfo<'_>, mem: &MemView, config: &EmuConfig, sequential: bool) -> Result<(Counters, usize), EmuError> {
+/// Runs every workgroup (or the sample); returns merged counters, the thread count and the trace.
+fn run_all(
+    info: &LaunchInfo<'_>,
+    mem: &MemView,
+    config: &EmuConfig,
+    sequential: bool,
+    opts: &LaunchOptions,
+) -> Result<(Counters, usize, Option<Trace>), EmuError> {
     let g = info.params.grid;
-    let total = g[0] as usize * g[1] as usize * g[2] as usize;
-    let threads = if sequential { 1 } else { config.threads.max(1).min(total) };
+    let grid_total = g[0] as usize * g[1] as usize * g[2] as usize;
+    let total = opts.sample.as_ref().map_or(grid_total, Vec::len);
+    let traces: Mutex<Vec<WorkgroupTrace>> = Mutex::new(Vec::new());
+    let threads = if sequential { 1 } else { config.threads.max(1).min(total.max(1)) };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
@@ -341,12 +391,18 @@ fn run_all(info: &LaunchInfo<'_>, mem: &MemView, config: &EmuConfig, sequential:
             if stop.load(Ordering::Relaxed) {
                 break;
             }
-            let i = next.fetch_add(1, Ordering::Relaxed);
-            if i >= total {
+            let j = next.fetch_add(1, Ordering::Relaxed);
+            if j >= total {
                 break;
             }
+            let i = opts.sample.as_ref().map_or(j, |s| s[j] as usize);
             let wg = [(i % g[0] as usize) as u32, ((i / g[0] as usize) % g[1] as usize) as u32, (i / (g[0] as usize * g[1] as usize)) as u32];
-            if let Err(f) = run_workgroup(&mut run, info, wg, mem, &mut counters) {
+            let mut waves = Vec::new();
+            let ran = run_workgroup(&mut run, info, wg, mem, &mut counters, opts.trace.then_some(&mut waves));
+            if opts.trace && ran.is_ok() {
+                traces.lock().expect("trace lock").push(WorkgroupTrace { id: wg, linear: i as u64, waves });
+            }
+            if let Err(f) = ran {
                 let mut slot = first_fault.lock().expect("fault lock");
                 if slot.as_ref().is_none_or(|(j, _)| i < *j) {
                     *slot = Some((i, f));
@@ -370,5 +426,10 @@ fn run_all(info: &LaunchInfo<'_>, mem: &MemView, config: &EmuConfig, sequential:
     if let Some((_, f)) = first_fault.into_inner().expect("fault lock") {
         return Err(f.into());
     }
-    Ok((merged.into_inner().expect("counter lock"), threads))
+    let trace = opts.trace.then(|| {
+        let mut workgroups = traces.into_inner().expect("trace lock");
+        workgroups.sort_by_key(|w| w.linear);
+        Trace { workgroups }
+    });
+    Ok((merged.into_inner().expect("counter lock"), threads, trace))
 }

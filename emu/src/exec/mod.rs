@@ -26,6 +26,7 @@ mod smem;
 mod sopp;
 mod staged;
 mod step;
+pub mod trace;
 mod valu;
 mod vmem;
 pub mod wave;
@@ -33,10 +34,11 @@ mod workgroup;
 
 pub use counters::{Access, Class, Counters, GlobalCounters, LdsCounters};
 pub use error::{EmuError, Fault, FaultKind, Space};
-pub use launch::{LDS_SIZE, LaunchParams, LaunchStats, MAX_WORKGROUP_SIZE};
+pub use launch::{LDS_SIZE, LaunchOptions, LaunchParams, LaunchStats, MAX_WORKGROUP_SIZE};
 pub use memory::{Memory, PRIVATE_APERTURE, SHARED_APERTURE};
 pub use program::Module;
 pub use step::class_of;
+pub use trace::{Event, Trace, WorkgroupTrace};
 
 use crate::codeobj::CodeObject;
 use std::sync::Arc;

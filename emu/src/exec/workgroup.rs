@@ -10,7 +10,9 @@ use super::error::{Fault, FaultKind};
 use super::launch::{LaunchInfo, init_wave};
 use super::memory::MemView;
 use super::step::{Ctx, Flow, Trouble, class_of, step};
+use super::trace::{Event, Snapshot};
 use super::wave::{LANES, Wave, WaveStatus};
+use crate::isa::Enc;
 
 /// Reusable per-thread state (waves and LDS are recycled across workgroups).
 pub(crate) struct WorkgroupRun {
@@ -61,6 +63,7 @@ pub(crate) fn run_workgroup(
     wg: [u32; 3],
     mem: &MemView,
     counters: &mut Counters,
+    mut trace: Option<&mut Vec<Vec<Event>>>,
 ) -> Result<(), Fault> {
     let b = info.params.block;
     let n_waves = ((b[0] * b[1] * b[2]) as usize).div_ceil(LANES);
@@ -84,6 +87,10 @@ pub(crate) fn run_workgroup(
     }
     counters.workgroups += 1;
     counters.waves += n_waves as u64;
+    if let Some(t) = trace.as_deref_mut() {
+        t.clear();
+        t.resize_with(n_waves, Vec::new);
+    }
 
     loop {
         let mut any_running = false;
@@ -95,7 +102,11 @@ pub(crate) fn run_workgroup(
             let (waves, lds, hot) = (&mut run.waves, &mut run.lds, &mut run.hot);
             let mut cx = Ctx { mem, lds: &mut lds[..], counters, hot, info };
             let w = &mut waves[wi];
-            if let Err(t) = run_wave(w, &mut cx) {
+            let ran = match trace.as_deref_mut() {
+                None => run_wave::<false>(w, &mut cx, &mut Vec::new()),
+                Some(t) => run_wave::<true>(w, &mut cx, &mut t[wi]),
+            };
+            if let Err(t) = ran {
                 let kind = match t.kind {
                     FaultKind::InstructionBudget(n) if waves[..n_waves].iter().any(|o| o.status == WaveStatus::AtBarrier) => {
                         let waiting: Vec<u32> =
@@ -124,8 +135,10 @@ pub(crate) fn run_workgroup(
     }
 }
 
-/// Executes one wave until it blocks (barrier, end, sleep) or faults.
-fn run_wave(w: &mut Wave, cx: &mut Ctx<'_, '_>) -> Result<(), Trouble> {
+/// Executes one wave until it blocks (barrier, end, sleep) or faults. With `TRACE`, every
+/// instruction is appended to `events`; without, `events` is untouched and the tracing code is
+/// compiled out of this instance.
+fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut Vec<Event>) -> Result<(), Trouble> {
     let module = cx.info.module;
     loop {
         let inst = module.fetch(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
@@ -140,7 +153,14 @@ fn run_wave(w: &mut Wave, cx: &mut Ctx<'_, '_>) -> Result<(), Trouble> {
         }
         let slot = (w.pc - module.image_base) as usize / 4;
         cx.hot.per_word[slot] += 1;
-        match step(w, inst, cx)? {
+        let before = if TRACE { Snapshot::of(cx.counters) } else { Snapshot::default() };
+        let flow = step(w, inst, cx)?;
+        if TRACE {
+            let imm = if inst.enc == Enc::Sopp { inst.imm as u32 & 0xffff } else { 0 };
+            let taken = matches!(flow, Flow::Jump(_));
+            events.push(before.event(cx.counters, (slot * 4) as u32, inst.op, class, imm, taken));
+        }
+        match flow {
             Flow::Next => w.pc += inst.size as u64,
             Flow::Jump(target) => w.pc = target,
             Flow::Barrier => {

@@ -9,8 +9,28 @@ use super::{Backend, BackendKind, DeviceInfo, Launch};
 use crate::error::{Error, Result};
 use ferrocm_emu::codeobj::CodeObject;
 use ferrocm_emu::exec::Counters;
+use ferrocm_emu::exec::LaunchOptions;
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
 use std::sync::{Arc, Mutex};
+
+/// How launches are profiled for the cycle model (see [`EmulatorDevice::set_profiling`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Profiling {
+    /// Workgroups emulated (with a trace) per launch, spread over the grid; the rest are not
+    /// run, so outputs are incomplete while profiling is on.
+    pub sample_workgroups: u64,
+}
+
+/// One launch made while profiling was on.
+#[derive(Clone, Debug)]
+pub struct ProfiledLaunch {
+    /// Kernel name.
+    pub kernel: String,
+    /// What was launched.
+    pub params: LaunchParams,
+    /// Counters (of the sampled workgroups), wall time and trace.
+    pub stats: LaunchStats,
+}
 
 /// A device backed by the gfx942 emulator.
 pub struct EmulatorDevice {
@@ -19,6 +39,8 @@ pub struct EmulatorDevice {
     module: Module,
     last: Mutex<Option<LaunchStats>>,
     total: Mutex<Counters>,
+    profiling: Mutex<Option<Profiling>>,
+    profiled: Mutex<Vec<ProfiledLaunch>>,
 }
 
 impl std::fmt::Debug for EmulatorDevice {
@@ -66,7 +88,15 @@ impl EmulatorDevice {
             total_memory: emu.config().memory_limit,
             max_threads_per_block: 1024,
         };
-        Ok(EmulatorDevice { info, emu, module, last: Mutex::new(None), total: Mutex::new(Counters::default()) })
+        Ok(EmulatorDevice {
+            info,
+            emu,
+            module,
+            last: Mutex::new(None),
+            total: Mutex::new(Counters::default()),
+            profiling: Mutex::new(None),
+            profiled: Mutex::new(Vec::new()),
+        })
     }
 
     /// Counters and timing of the most recent launch on this device.
@@ -84,6 +114,18 @@ impl EmulatorDevice {
     /// Zeroes [`EmulatorDevice::total_counters`].
     pub fn reset_total_counters(&self) {
         *self.total.lock().unwrap_or_else(|p| p.into_inner()) = Counters::default();
+    }
+
+    /// Turns profiling on (`Some`) or off for the following launches: each runs only a sample of
+    /// its workgroups, traced, and is recorded for [`EmulatorDevice::take_profiled`]. Results of
+    /// profiled launches are incomplete; this is for the cycle model and benchmarks.
+    pub fn set_profiling(&self, p: Option<Profiling>) {
+        *self.profiling.lock().unwrap_or_else(|p| p.into_inner()) = p;
+    }
+
+    /// The launches recorded since the last call (oldest first).
+    pub fn take_profiled(&self) -> Vec<ProfiledLaunch> {
+        std::mem::take(&mut *self.profiled.lock().unwrap_or_else(|p| p.into_inner()))
     }
 
     /// The emulator itself (memory, configuration).
@@ -123,7 +165,18 @@ impl Backend for EmulatorDevice {
     }
     fn launch(&self, l: &Launch<'_>) -> Result<()> {
         let params = LaunchParams { grid: l.grid, block: l.block, dynamic_lds: l.dynamic_lds, kernargs: l.kernargs.to_vec() };
-        let stats = self.emu.launch(&self.module, &l.kernel.meta.name, &params)?;
+        let profiling = *self.profiling.lock().unwrap_or_else(|p| p.into_inner());
+        let stats = match profiling {
+            None => self.emu.launch(&self.module, &l.kernel.meta.name, &params)?,
+            Some(p) => {
+                let total = l.grid.iter().map(|&g| g as u64).product();
+                let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(total, p.sample_workgroups)), trace: true };
+                let stats = self.emu.launch_with(&self.module, &l.kernel.meta.name, &params, &opts)?;
+                let rec = ProfiledLaunch { kernel: l.kernel.meta.name.clone(), params, stats: stats.clone() };
+                self.profiled.lock().unwrap_or_else(|p| p.into_inner()).push(rec);
+                stats
+            }
+        };
         self.total.lock().unwrap_or_else(|p| p.into_inner()).merge(&stats.counters);
         *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
         Ok(())

@@ -1,0 +1,84 @@
+//! `cargo xtask profile`: where one case's modeled time goes, per instruction class and per
+//! basic block (hottest first, with the block's code), from the cycle model's per-pc costs.
+
+use crate::run::CaseReport;
+use ferrocm::Device;
+use ferrocm::emu::exec::Class;
+use ferrocm::emu::model::hot_blocks;
+use std::collections::BTreeSet;
+use std::fmt::Write;
+
+/// Instructions of a block printed at most.
+const BLOCK_LINES: usize = 24;
+
+/// The text profile of `case` (run on `dev`, the emulator it was measured on), `top` blocks per
+/// launch.
+pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
+    let mut s = format!("profile of {} {} (modeled MI300X, {:.3} ms)\n", case.op, case.shape, case.modeled_s * 1e3);
+    let module = dev.as_emulator().map(|e| e.module());
+    for l in &case.launches {
+        let m = &l.modeled;
+        let u = &m.utilization;
+        let _ = writeln!(
+            s,
+            "\n== {}: {} cycles ({:.3} ms), bottleneck {}; {} waves/SIMD, {} workgroups resident, {} per CU\n   busy: MFMA {:.0}%  VALU {:.0}%  LDS {:.0}%  memory {:.0}%",
+            l.kernel,
+            m.cycles,
+            m.seconds * 1e3,
+            m.bottleneck_text(),
+            m.waves_per_simd,
+            m.resident_workgroups,
+            m.workgroups_per_cu,
+            100.0 * u.mfma,
+            100.0 * u.valu,
+            100.0 * u.lds,
+            100.0 * u.memory
+        );
+        let total: u64 = m.by_class.values().sum::<u64>().max(1);
+        let _ = writeln!(s, "\n   wave time by instruction class (stall before + issue):");
+        let mut classes: Vec<_> = m.by_class.iter().collect();
+        classes.sort_by(|a, b| b.1.cmp(a.1));
+        for (name, &wc) in classes {
+            let _ = writeln!(s, "   {:>14}  {:>6.1}%  {:>14} wave-cycles", name, 100.0 * wc as f64 / total as f64, wc);
+        }
+        // Loops: (head, back-branch) of every taken backward branch.
+        let mut loops = BTreeSet::new();
+        for wave in l.trace.workgroups.iter().flat_map(|w| &w.waves) {
+            for pair in wave.windows(2) {
+                if pair[0].class == Class::Branch && pair[0].taken() && pair[1].pc <= pair[0].pc {
+                    loops.insert((pair[1].pc, pair[0].pc));
+                }
+            }
+        }
+        let waves = (l.trace.workgroups.iter().map(|w| w.waves.len()).sum::<usize>() as f64 / l.trace.workgroups.len().max(1) as f64) * m.workgroups_per_cu as f64;
+        let _ = writeln!(s, "\n   hottest basic blocks (offsets in the code object image):");
+        for b in hot_blocks(&l.trace, m).iter().take(top) {
+            let mfmas = b.pcs.iter().filter(|&&pc| module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).is_some_and(|i| i.op.name().starts_with("v_mfma"))).count();
+            let per_wave = b.executions as f64 / waves.max(1.0);
+            let kind = match loops.iter().find(|&&(head, back)| head <= b.start && b.start <= back) {
+                Some(&(head, back)) if head == b.start => format!("loop head (loop {head:#x}..={back:#x}), {per_wave:.0} iterations per wave"),
+                Some(&(head, back)) => format!("inside loop {head:#x}..={back:#x}, {per_wave:.0} executions per wave"),
+                None => format!("outside loops, {per_wave:.0} executions per wave"),
+            };
+            let _ = writeln!(
+                s,
+                "\n   block @{:#x}: {:.1}% of wave time (~{:.0} CU cycles), {} instructions ({} MFMA), {}",
+                b.start,
+                100.0 * b.share,
+                b.share * m.cycles as f64,
+                b.pcs.len(),
+                mfmas,
+                kind
+            );
+            for &pc in b.pcs.iter().take(BLOCK_LINES) {
+                let text = module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).map(|i| i.text()).unwrap_or_else(|| "?".into());
+                let c = m.per_pc.get(&pc).map(|c| c.wave_cycles).unwrap_or(0);
+                let _ = writeln!(s, "     {pc:#8x}  {:>5.1}%  {text}", 100.0 * c as f64 / total as f64);
+            }
+            if b.pcs.len() > BLOCK_LINES {
+                let _ = writeln!(s, "     ... {} more", b.pcs.len() - BLOCK_LINES);
+            }
+        }
+    }
+    s
+}

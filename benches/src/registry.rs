@@ -1,0 +1,230 @@
+//! Every op and benchmark shape. Adding an op is one [`Case`] in [`registry`] (and, for
+//! `--shape` on the command line, one arm in [`case_for`]).
+
+use crate::data::Normal;
+use ferrocm::emu::model::machine::MathKind;
+use ferrocm::ops::{basic, gemm, gemm_fp8};
+use ferrocm::{DType, Device, Fp8E4M3Fnuz, Result, Tensor, bf16, f16};
+
+/// One call of an op on prepared inputs.
+pub type OpCall = Box<dyn FnMut() -> Result<()>>;
+/// Allocates and fills an op's inputs on a device (normally distributed, from a seed) and
+/// returns the call.
+pub type Prepare = Box<dyn Fn(&Device, u64) -> Result<OpCall> + Send + Sync>;
+
+/// An op at one shape, ready to be prepared on a device.
+pub struct Case {
+    /// Op name (the host function's, e.g. `gemm`).
+    pub op: &'static str,
+    /// Shape and dtype, e.g. `bf16 4096x4096x4096`.
+    pub shape: String,
+    /// Useful floating-point operations (0 for pure data movement).
+    pub flops: f64,
+    /// Bytes the op must move to or from HBM at least: every input read once, every output
+    /// written once.
+    pub min_bytes: u64,
+    /// What the arithmetic runs on (its compute roof).
+    pub math: MathKind,
+    /// Workgroups emulated per launch when modeling (spread over the grid); enough to cover the
+    /// kind of tiles the grid has, few enough to emulate in seconds.
+    pub sample_workgroups: u64,
+    /// Allocates and fills the inputs (normally distributed, from `seed`) and returns the op call.
+    pub prepare: Prepare,
+}
+
+impl Case {
+    /// `op shape`, the case's name in reports.
+    pub fn name(&self) -> String {
+        format!("{} {}", self.op, self.shape)
+    }
+}
+
+/// Elements of the streaming benchmarks: 128 MiB of u32/f32 per buffer (256 MiB for fill), so
+/// the working set of each is at least the 256 MiB Infinity Cache (GFX942.md); cheap to emulate,
+/// since only a sample of the workgroups runs.
+const STREAM_ELEMENTS: usize = 32 << 20;
+
+/// Every benchmark, in report order.
+pub fn registry() -> Vec<Case> {
+    vec![
+        fill_u32(STREAM_ELEMENTS * 2),
+        copy_u32(STREAM_ELEMENTS),
+        saxpy(STREAM_ELEMENTS),
+        // The issue-5 GEMM shapes: bf16 4096^3, and the fp8 block-scaled DeepSeek shapes.
+        gemm_dense(DType::Bf16, 4096, 4096, 4096),
+        gemm_dense(DType::F16, 1024, 1024, 1024),
+        gemm_fp8_blockscaled(4096, 7168, 2048),
+        gemm_fp8_blockscaled(4096, 2112, 7168),
+    ]
+}
+
+/// The case for `op` at a shape given on the command line: `N` for the streaming ops,
+/// `[dtype] MxNxK` for `gemm` (dtype bf16, f16 or f32; default bf16), `MxNxK` for
+/// `gemm_fp8_blockscaled`.
+///
+/// # Errors
+/// A message naming what did not parse or which op is unknown.
+pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
+    let words: Vec<&str> = shape.split_whitespace().collect();
+    let dims = |s: &str| -> std::result::Result<Vec<usize>, String> {
+        s.split('x').map(|d| d.parse::<usize>().map_err(|_| format!("{d:?} in {s:?} is not a size"))).collect()
+    };
+    let mnk = |s: &str| -> std::result::Result<(usize, usize, usize), String> {
+        match dims(s)?[..] {
+            [m, n, k] => Ok((m, n, k)),
+            _ => Err(format!("{s:?} is not MxNxK")),
+        }
+    };
+    let n = || -> std::result::Result<usize, String> {
+        let w = words.first().ok_or("a size is needed")?;
+        w.parse().map_err(|_| format!("{w:?} is not an element count"))
+    };
+    match op {
+        "fill_u32" => Ok(fill_u32(n()?)),
+        "copy_u32" => Ok(copy_u32(n()?)),
+        "saxpy" => Ok(saxpy(n()?)),
+        "gemm" => {
+            let (dtype, dims_word) = match words[..] {
+                [d] => (DType::Bf16, d),
+                [t, d] => (
+                    match t {
+                        "bf16" => DType::Bf16,
+                        "f16" => DType::F16,
+                        "f32" => DType::F32,
+                        other => return Err(format!("gemm benchmarks take bf16, f16 or f32, not {other:?}")),
+                    },
+                    d,
+                ),
+                _ => return Err(format!("gemm shape {shape:?}: expected \"[dtype] MxNxK\"")),
+            };
+            let (m, n, k) = mnk(dims_word)?;
+            Ok(gemm_dense(dtype, m, n, k))
+        }
+        "gemm_fp8_blockscaled" => {
+            let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
+            Ok(gemm_fp8_blockscaled(m, n, k))
+        }
+        other => Err(format!(
+            "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled)"
+        )),
+    }
+}
+
+fn boxed(f: impl FnMut() -> Result<()> + 'static) -> OpCall {
+    Box::new(f)
+}
+
+/// `fill_u32` of `n` elements.
+pub fn fill_u32(n: usize) -> Case {
+    Case {
+        op: "fill_u32",
+        shape: format!("{n}"),
+        flops: 0.0,
+        min_bytes: 4 * n as u64,
+        math: MathKind::Vector,
+        sample_workgroups: 16,
+        prepare: Box::new(move |dev, _seed| {
+            let mut dst = dev.alloc::<u32>(n)?;
+            Ok(boxed(move || basic::fill_u32(&mut dst, 0x3f80_0000)))
+        }),
+    }
+}
+
+/// `copy_u32` of `n` elements.
+pub fn copy_u32(n: usize) -> Case {
+    Case {
+        op: "copy_u32",
+        shape: format!("{n}"),
+        flops: 0.0,
+        min_bytes: 8 * n as u64,
+        math: MathKind::Vector,
+        sample_workgroups: 16,
+        prepare: Box::new(move |dev, seed| {
+            let src: Vec<f32> = Normal::new(seed).vec(n, 1.0);
+            let src = dev.from_slice::<u32>(&src.iter().map(|x| x.to_bits()).collect::<Vec<_>>())?;
+            let mut dst = dev.alloc::<u32>(n)?;
+            Ok(boxed(move || basic::copy_u32(&src, &mut dst)))
+        }),
+    }
+}
+
+/// `saxpy` of `n` elements.
+pub fn saxpy(n: usize) -> Case {
+    Case {
+        op: "saxpy",
+        shape: format!("{n} f32"),
+        flops: 2.0 * n as f64,
+        min_bytes: 12 * n as u64,
+        math: MathKind::Vector,
+        sample_workgroups: 16,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let x = dev.from_slice(&g.vec::<f32>(n, 1.0))?;
+            let mut y = dev.from_slice(&g.vec::<f32>(n, 1.0))?;
+            Ok(boxed(move || basic::saxpy(1.5, &x, &mut y)))
+        }),
+    }
+}
+
+/// `gemm::matmul` of `[m, k] x [k, n]` in `dtype` (B given as the transposed view of an `[n, k]`
+/// weight, the layout the kernel reads without copies).
+pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize) -> Case {
+    let math = match dtype {
+        DType::F32 => MathKind::F32,
+        _ => MathKind::F16,
+    };
+    let es = dtype.size() as u64;
+    Case {
+        op: "gemm",
+        shape: format!("{} {m}x{n}x{k}", dtype.name()),
+        flops: 2.0 * (m * n * k) as f64,
+        min_bytes: es * (m * k + n * k + m * n) as u64,
+        math,
+        // Every workgroup of a dense GEMM runs the same full K loop; a few spread over the grid
+        // include the edge tiles of ragged shapes.
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let (a, w) = match dtype {
+                DType::Bf16 => (
+                    Tensor::from_slice(dev, &g.vec::<bf16>(m * k, 1.0), &[m, k])?,
+                    Tensor::from_slice(dev, &g.vec::<bf16>(n * k, 1.0), &[n, k])?,
+                ),
+                DType::F16 => (
+                    Tensor::from_slice(dev, &g.vec::<f16>(m * k, 1.0), &[m, k])?,
+                    Tensor::from_slice(dev, &g.vec::<f16>(n * k, 1.0), &[n, k])?,
+                ),
+                _ => (
+                    Tensor::from_slice(dev, &g.vec::<f32>(m * k, 1.0), &[m, k])?,
+                    Tensor::from_slice(dev, &g.vec::<f32>(n * k, 1.0), &[n, k])?,
+                ),
+            };
+            let b = w.transpose(0, 1)?;
+            Ok(boxed(move || gemm::matmul(&a, &b).map(drop)))
+        }),
+    }
+}
+
+/// `gemm_fp8::gemm_fp8_blockscaled` with A `[m, k]` and B `[n, k]` E4M3FNUZ, scales per 128.
+pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
+    let (kb, nb) = (gemm_fp8::scale_blocks(k), gemm_fp8::scale_blocks(n));
+    Case {
+        op: "gemm_fp8_blockscaled",
+        shape: format!("{m}x{n}x{k}"),
+        flops: 2.0 * (m * n * k) as f64,
+        min_bytes: (m * k + n * k + 2 * m * n + 4 * (m * kb + nb * kb)) as u64,
+        math: MathKind::Fp8,
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            // sigma 16 uses a good part of E4M3FNUZ's range (max 240).
+            let a = Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(m * k, 16.0), &[m, k])?;
+            let b = Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(n * k, 16.0), &[n, k])?;
+            let sa: Vec<f32> = (0..m * kb).map(|_| (g.sample() * 0.1).exp() as f32 / 256.0).collect();
+            let sb: Vec<f32> = (0..nb * kb).map(|_| (g.sample() * 0.1).exp() as f32 / 256.0).collect();
+            let sa = Tensor::from_slice(dev, &sa, &[m, kb])?;
+            let sb = Tensor::from_slice(dev, &sb, &[nb, kb])?;
+            Ok(boxed(move || gemm_fp8::gemm_fp8_blockscaled(&a, &sa, &b, &sb).map(drop)))
+        }),
+    }
+}
