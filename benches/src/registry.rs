@@ -3,7 +3,7 @@
 
 use crate::data::Normal;
 use ferrocm::emu::model::machine::MathKind;
-use ferrocm::ops::{basic, gemm, gemm_fp8};
+use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Fp8E4M3Fnuz, Result, Tensor, bf16, f16};
 
 /// One call of an op on prepared inputs.
@@ -55,7 +55,38 @@ pub fn registry() -> Vec<Case> {
         gemm_dense(DType::F16, 1024, 1024, 1024),
         gemm_fp8_blockscaled(4096, 7168, 2048),
         gemm_fp8_blockscaled(4096, 2112, 7168),
+        // Decode-time GEMV: the tall-skinny tile with split-K must stream the weights.
+        gemm_dense(DType::Bf16, 1, 4096, 4096),
+        // The memory-bound family (issue 4) at 16M elements.
+        membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
+        membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
+        membound("cast_f32", 4096, 4096, 3, |x| elementwise::cast(x, DType::F32).map(drop)),
+        membound("transpose_last2", 4096, 4096, 2, |x| movement::transpose_last2(x).map(drop)),
+        membound("sum_rows", 4096, 4096, 1, |x| reduce::sum(x, Some(1)).map(drop)),
+        membound("softmax", 4096, 4096, 2, |x| softmax::softmax(x).map(drop)),
+        membound("rms_norm", 4096, 4096, 2, |x| norm::rms_norm(x, None, 1e-6).map(drop)),
+        membound("rope", 16384, 1024, 2, |x| {
+            let heads = x.reshape(&[4, 4096, 8, 128])?;
+            rope::rope(&heads, &rope::RopeOptions::default()).map(drop)
+        }),
     ]
+}
+
+/// A memory-bound op on one bf16 `[rows, cols]` input whose minimum traffic is `passes` times
+/// the input's bytes (e.g. 2 for read once + write once; `cast_f32` counts its f32 output as 2).
+pub fn membound(op: &'static str, rows: usize, cols: usize, passes: u64, f: fn(&Tensor) -> Result<()>) -> Case {
+    Case {
+        op,
+        shape: format!("bf16 {rows}x{cols}"),
+        flops: 0.0,
+        min_bytes: passes * 2 * (rows * cols) as u64,
+        math: MathKind::Vector,
+        sample_workgroups: 16,
+        prepare: Box::new(move |dev, seed| {
+            let x = Tensor::from_slice(dev, &Normal::new(seed).vec::<bf16>(rows * cols, 1.0), &[rows, cols])?;
+            Ok(boxed(move || f(&x)))
+        }),
+    }
 }
 
 /// The case for `op` at a shape given on the command line: `N` for the streaming ops,
