@@ -1,5 +1,6 @@
 //! criterion benches of what runs here: the emulator's wall time per benchmark case (a sampled,
-//! traced launch, as `cargo xtask bench` runs it) and the CPU reference ops. With a GPU (HIP),
+//! traced launch, as `cargo xtask bench` runs it), whole bf16 GEMMs on the emulator (its speed),
+//! and the CPU reference ops. With a GPU (HIP),
 //! the same cases are timed on it with HIP events (50 warm-ups, rotating >= 512 MiB of inputs);
 //! without one, that group says it is not available and times nothing.
 //!
@@ -7,7 +8,8 @@
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use ferrocm::hip::Profiling;
-use ferrocm::{Device, bf16, reference};
+use ferrocm::ops::gemm::{self, GemmConfig, GemmOptions};
+use ferrocm::{DType, Device, Tensor, bf16, reference};
 use ferrocm_benches::data::Normal;
 use ferrocm_benches::{gpu, registry};
 use std::hint::black_box;
@@ -40,6 +42,25 @@ fn emulator(c: &mut Criterion) {
             })
         });
         emu.set_profiling(None);
+    }
+    g.finish();
+}
+
+/// The emulator's own speed (issue 3's target: a whole 1024^3 bf16 GEMM in under 5 s on 2
+/// cores, time linear in the work): every workgroup emulated, no sampling, one-pass 128x128
+/// configuration so the three sizes run the same kernel.
+fn emulator_full_gemm(c: &mut Criterion) {
+    let Ok(dev) = Device::emulator() else { return };
+    let mut g = c.benchmark_group("emulator_full_gemm");
+    g.sample_size(10).warm_up_time(Duration::from_millis(100)).measurement_time(Duration::from_secs(10));
+    let mut rng = Normal::new(5);
+    for s in [256usize, 512, 1024] {
+        let a = Tensor::from_slice(&dev, &rng.vec::<bf16>(s * s, 1.0), &[s, s]).expect("A");
+        let w = Tensor::from_slice(&dev, &rng.vec::<bf16>(s * s, 1.0), &[s, s]).expect("W");
+        let b = w.transpose(0, 1).expect("view");
+        let config = Some(GemmConfig { splits: 1, ..gemm::configs(DType::Bf16)[0] });
+        let opts = GemmOptions { config, ..Default::default() };
+        g.bench_function(format!("bf16 {s}x{s}x{s}"), |bch| bch.iter(|| gemm::gemm(&a, &b, &opts).expect("gemm")));
     }
     g.finish();
 }
@@ -83,5 +104,5 @@ fn real_gpu(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, emulator, cpu_reference, real_gpu);
+criterion_group!(benches, emulator, emulator_full_gemm, cpu_reference, real_gpu);
 criterion_main!(benches);
