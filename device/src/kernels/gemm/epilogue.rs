@@ -11,7 +11,14 @@
 //! never touch each other's region, and LDS is in order within a wave), then reads it back so
 //! lane l owns 16 consecutive columns of row l % 16: 16-byte stores, every 64-byte line fully
 //! written, and the per-element epilogue exists once in a loop instead of unrolled per element.
-//! Row pitch 68 floats: the 32-bit writes of a 32-lane phase (rows e and e + 4) hit disjoint banks.
+//!
+//! Strip layout: rows of 64 floats, the 4-float groups of row r permuted by an XOR (see
+//! [`strip_index`]), so that neither side has bank conflicts under MI300X's measured LDS lane
+//! phases: the 32-bit writes of a 32-lane phase (rows e and e + 4, 16 columns each) and the
+//! 128-bit reads, whose 8-lane phases pair lane quads (0,5), (1,4), (2,7), (3,6) of each half
+//! (rows r and r + 2 for half outputs, r and r + 1 for f32). A padded pitch cannot serve both:
+//! the reads need rows r and r + 2 on opposite 4-bank-group parity, which 16-byte-aligned rows
+//! never are.
 
 use crate::abi::Bf16;
 use crate::abi::gemm::{activation, flags, out_type};
@@ -22,8 +29,16 @@ use crate::dsl::mem::{store_b64, store_b128};
 use crate::dsl::simd::{F32x4, U32x2, U32x4};
 use core::sync::atomic::{Ordering, compiler_fence};
 
-/// Floats per staged row (64 columns + 4 of padding).
-pub const STRIP_PITCH: usize = 68;
+/// Floats per staged row (64 columns, no padding: see [`strip_index`]).
+pub const STRIP_PITCH: usize = 64;
+
+/// Position of (`row`, `col`) in a strip: column bits 2 and 4 flipped by row bits 1 and 2.
+/// Aligned groups of 4 columns stay contiguous (16-byte accesses keep working); rows e and
+/// e + 4 land 16 banks apart; rows r and r + 2 (r % 4 < 2) on opposite 4-bank-group parity.
+#[inline(always)]
+pub fn strip_index(row: usize, col: usize) -> usize {
+    row * STRIP_PITCH + (col ^ (((row >> 1) & 1) << 2) ^ (((row >> 2) & 1) << 4))
+}
 /// Floats of LDS one wave needs for its strip (16 rows).
 pub const STRIP_FLOATS: usize = 16 * STRIP_PITCH;
 
@@ -106,7 +121,7 @@ fn process<const V: usize>(args: &Params, t: &Target, strip: LdsSlice<f32>, srow
     crate::unroll!(q < 2 => {
         if q * 4 < V {
             // SAFETY: inside the strip.
-            let x: F32x4 = unsafe { strip.read_as(srow * STRIP_PITCH + scol + 4 * q) };
+            let x: F32x4 = unsafe { strip.read_as(strip_index(srow, scol + 4 * q)) };
             let x = x.to_array();
             crate::unroll!(e < 4 => {
                 v[4 * q + e] = x[e];
@@ -212,7 +227,7 @@ pub fn store<const TM: usize, const TN: usize>(
         crate::unroll!(j < TN => {
             let v = acc[i][j].to_array();
             crate::unroll!(e < 4 => {
-                let idx = (4 * (lane / 16) + e) * STRIP_PITCH + 16 * j + lane % 16;
+                let idx = strip_index(4 * (lane / 16) + e, 16 * j + lane % 16);
                 // SAFETY: inside this wave's strip; only this wave uses it.
                 unsafe { strip.write(idx, v[e]) };
             });
