@@ -462,6 +462,8 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
 
     // Split-K: f32 partials `[split][batch][M][N]`, then the reduction runs the epilogue.
     let elems = batches * m * n;
+    // Dropped when this returns, possibly before the launches finish on a GPU: fine, because
+    // freeing device memory (hipFree) waits for the device's outstanding work first.
     let partial = dev.alloc::<f32>(splits * elems)?;
     args.c = DevPtr::from_addr(partial.as_ptr().addr());
     args.split_stride_c = elems as u64;
