@@ -3,6 +3,7 @@
 
 use crate::data::Normal;
 use ferrocm::emu::model::machine::MathKind;
+use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Fp8E4M3Fnuz, Result, Tensor, bf16, f16};
 
@@ -52,6 +53,8 @@ pub fn registry() -> Vec<Case> {
         saxpy(STREAM_ELEMENTS),
         // The issue-5 GEMM shapes: bf16 4096^3, and the fp8 block-scaled DeepSeek shapes.
         gemm_dense(DType::Bf16, 4096, 4096, 4096),
+        gemm_dense_on(DType::Bf16, 4096, 4096, 4096, Mfma::Tile16),
+        gemm_dense(DType::Fp8E4M3Fnuz, 4096, 4096, 4096),
         gemm_dense(DType::F16, 1024, 1024, 1024),
         gemm_fp8_blockscaled(4096, 7168, 2048),
         gemm_fp8_blockscaled(4096, 2112, 7168),
@@ -90,7 +93,8 @@ pub fn membound(op: &'static str, rows: usize, cols: usize, passes: u64, f: fn(&
 }
 
 /// The case for `op` at a shape given on the command line: `N` for the streaming ops,
-/// `[dtype] MxNxK` for `gemm` (dtype bf16, f16 or f32; default bf16), `MxNxK` for
+/// `[dtype] MxNxK [16x16|32x32]` for `gemm` (dtype bf16, f16, f32 or fp8 (E4M3FNUZ); default
+/// bf16; the last word forces that MFMA shape instead of the chooser's), `MxNxK` for
 /// `gemm_fp8_blockscaled`.
 ///
 /// # Errors
@@ -115,21 +119,34 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
         "copy_u32" => Ok(copy_u32(n()?)),
         "saxpy" => Ok(saxpy(n()?)),
         "gemm" => {
-            let (dtype, dims_word) = match words[..] {
+            let mut words = &words[..];
+            let mfma = match words.last() {
+                Some(&"16x16") => Some(Mfma::Tile16),
+                Some(&"32x32") => Some(Mfma::Tile32),
+                _ => None,
+            };
+            if mfma.is_some() {
+                words = &words[..words.len() - 1];
+            }
+            let (dtype, dims_word) = match *words {
                 [d] => (DType::Bf16, d),
                 [t, d] => (
                     match t {
                         "bf16" => DType::Bf16,
                         "f16" => DType::F16,
                         "f32" => DType::F32,
-                        other => return Err(format!("gemm benchmarks take bf16, f16 or f32, not {other:?}")),
+                        "fp8" => DType::Fp8E4M3Fnuz,
+                        other => return Err(format!("gemm benchmarks take bf16, f16, f32 or fp8, not {other:?}")),
                     },
                     d,
                 ),
-                _ => return Err(format!("gemm shape {shape:?}: expected \"[dtype] MxNxK\"")),
+                _ => return Err(format!("gemm shape {shape:?}: expected \"[dtype] MxNxK [16x16|32x32]\"")),
             };
             let (m, n, k) = mnk(dims_word)?;
-            Ok(gemm_dense(dtype, m, n, k))
+            Ok(match mfma {
+                Some(mfma) => gemm_dense_on(dtype, m, n, k, mfma),
+                None => gemm_dense(dtype, m, n, k),
+            })
         }
         "gemm_fp8_blockscaled" => {
             let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
@@ -198,16 +215,30 @@ pub fn saxpy(n: usize) -> Case {
 }
 
 /// `gemm::matmul` of `[m, k] x [k, n]` in `dtype` (B given as the transposed view of an `[n, k]`
-/// weight, the layout the kernel reads without copies).
+/// weight, the layout the kernel reads without copies), in the chooser's configuration.
 pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize) -> Case {
+    dense(dtype, m, n, k, None)
+}
+
+/// [`gemm_dense`] in the chooser's configuration but on the MFMA shape `mfma` (to compare them).
+pub fn gemm_dense_on(dtype: DType, m: usize, n: usize, k: usize, mfma: Mfma) -> Case {
+    dense(dtype, m, n, k, Some(mfma))
+}
+
+fn dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>) -> Case {
     let math = match dtype {
         DType::F32 => MathKind::F32,
+        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => MathKind::Fp8,
         _ => MathKind::F16,
     };
     let es = dtype.size() as u64;
+    let config = mfma.map(|mfma| GemmConfig { mfma, ..gemm::choose_config(dtype, 1, m, n, k) });
     Case {
         op: "gemm",
-        shape: format!("{} {m}x{n}x{k}", dtype.name()),
+        shape: match config {
+            Some(c) => format!("{} {m}x{n}x{k} {}", dtype.name(), c.mfma.shape(dtype)),
+            None => format!("{} {m}x{n}x{k}", dtype.name()),
+        },
         flops: 2.0 * (m * n * k) as f64,
         min_bytes: es * (m * k + n * k + m * n) as u64,
         math,
@@ -225,13 +256,18 @@ pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize) -> Case {
                     Tensor::from_slice(dev, &g.vec::<f16>(m * k, 1.0), &[m, k])?,
                     Tensor::from_slice(dev, &g.vec::<f16>(n * k, 1.0), &[n, k])?,
                 ),
+                DType::Fp8E4M3Fnuz => (
+                    Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(m * k, 1.0), &[m, k])?,
+                    Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(n * k, 1.0), &[n, k])?,
+                ),
                 _ => (
                     Tensor::from_slice(dev, &g.vec::<f32>(m * k, 1.0), &[m, k])?,
                     Tensor::from_slice(dev, &g.vec::<f32>(n * k, 1.0), &[n, k])?,
                 ),
             };
             let b = w.transpose(0, 1)?;
-            Ok(boxed(move || gemm::matmul(&a, &b).map(drop)))
+            let opts = GemmOptions { config, ..Default::default() };
+            Ok(boxed(move || gemm::gemm(&a, &b, &opts).map(drop)))
         }),
     }
 }

@@ -15,7 +15,7 @@ pub fn uniform(seed: &mut u64) -> f64 {
 /// A tensor of `dtype` and `shape` holding `vals` rounded to the dtype, and the rounded values.
 ///
 /// # Panics
-/// For dtypes other than f32, f16 and bf16, or a length not matching the shape.
+/// For dtypes other than f32, f16, bf16 and the fp8 FNUZ types, or a length not matching the shape.
 pub fn tensor(vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Vec<f64>) {
     fn make<T: Element>(vals: &[f64], shape: &[usize]) -> (Tensor, Vec<f64>) {
         let v: Vec<T> = vals.iter().map(|&x| T::from_f64(x)).collect();
@@ -26,6 +26,8 @@ pub fn tensor(vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Vec<f64>)
         DType::F32 => make::<f32>(vals, shape),
         DType::F16 => make::<f16>(vals, shape),
         DType::Bf16 => make::<bf16>(vals, shape),
+        DType::Fp8E4M3Fnuz => make::<ferrocm::Fp8E4M3Fnuz>(vals, shape),
+        DType::Fp8E5M2Fnuz => make::<ferrocm::Fp8E5M2Fnuz>(vals, shape),
         d => panic!("no test data for {d}"),
     }
 }

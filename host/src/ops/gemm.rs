@@ -114,8 +114,8 @@ pub struct GemmConfig {
     pub block_n: u32,
     /// Waves per workgroup.
     pub waves: u32,
-    /// MFMA shape used (M x N x K per instruction, for reports).
-    pub mfma: &'static str,
+    /// The matrix-core instruction shape the waves run.
+    pub mfma: Mfma,
     /// Slices of K reduced by separate workgroups into f32 partials, then summed in split order
     /// by a second kernel that runs the epilogue (1 = one pass).
     pub splits: u32,
@@ -131,21 +131,47 @@ const MIN_TILES_PER_SPLIT: usize = 8;
 /// The chooser keeps split-K partials under this many bytes.
 const MAX_PARTIAL_BYTES: usize = 256 << 20;
 
-fn mfma_name(dtype: DType) -> &'static str {
-    match dtype {
-        DType::F32 => "16x16x4",
-        DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => "16x16x32",
-        _ => "16x16x16",
+/// The MFMA instruction shape of a configuration. Both give a wave 64x64 outputs from the same
+/// LDS reads and registers; 32x32 instructions do four times the work of 16x16 ones in twice the
+/// cycles, so a K-tile needs half as many issue slots.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Mfma {
+    /// 16x16 output tiles (`v_mfma_f32_16x16x16_bf16` and its siblings).
+    Tile16,
+    /// 32x32 output tiles (`v_mfma_f32_32x32x8_bf16` and its siblings).
+    Tile32,
+}
+
+impl Mfma {
+    /// The instruction's `MxNxK` for inputs of `dtype` (f32 means the exact f32 path; the xf32
+    /// opt-in doubles K).
+    pub fn shape(self, dtype: DType) -> &'static str {
+        match (self, dtype) {
+            (Mfma::Tile16, DType::F32) => "16x16x4",
+            (Mfma::Tile16, DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz) => "16x16x32",
+            (Mfma::Tile16, _) => "16x16x16",
+            (Mfma::Tile32, DType::F32) => "32x32x2",
+            (Mfma::Tile32, DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz) => "32x32x16",
+            (Mfma::Tile32, _) => "32x32x8",
+        }
     }
 }
 
-/// Every configuration for an input dtype: the 128x128 tile (4 waves of 64x64 outputs) and the
-/// tall-skinny 16x64 tile (one wave, for M <= 16), each with every split count of [`SPLITS`].
-/// All use 16x16 MFMAs, K-tiles of 64 bytes and two LDS stages.
+/// The tiles every dtype has: (block_m, block_n, waves, MFMA shape). The tall-skinny tile is one
+/// wave of 16 rows, so it has only the 16x16 shape.
+const TILES: [(u32, u32, u32, Mfma); 3] = [(128, 128, 4, Mfma::Tile16), (128, 128, 4, Mfma::Tile32), (16, 64, 1, Mfma::Tile16)];
+
+/// The MFMA shape [`choose_config`] uses for 128x128 tiles.
+const BLOCK_MFMA: Mfma = Mfma::Tile32;
+
+/// Every configuration for an input dtype: the 128x128 tile (4 waves of 64x64 outputs, on 16x16
+/// or on 32x32 MFMAs) and the tall-skinny 16x64 tile (one wave, for M <= 16), each with every
+/// split count of [`SPLITS`]. All use K-tiles of 64 bytes and two LDS stages. The dtype does not
+/// change the set; it is the argument so that a future dtype-specific tile has a place.
 pub fn configs(dtype: DType) -> Vec<GemmConfig> {
-    let mfma = mfma_name(dtype);
+    let _ = dtype;
     let mut out = Vec::new();
-    for (block_m, block_n, waves) in [(128, 128, 4), (16, 64, 1)] {
+    for (block_m, block_n, waves, mfma) in TILES {
         for splits in SPLITS {
             out.push(GemmConfig { block_m, block_n, waves, mfma, splits });
         }
@@ -155,14 +181,15 @@ pub fn configs(dtype: DType) -> Vec<GemmConfig> {
 
 /// The configuration chosen for `batches` products of `[m, k] x [k, n]`. The rule:
 /// - tile: 16x64 when `m <= 16` (decode-time GEMV/GEMM: a 128-row tile would spend 7/8 of its
-///   MFMAs and its operand traffic on padding rows), else 128x128;
+///   MFMAs and its operand traffic on padding rows), else 128x128 on 32x32 MFMAs (half the issue
+///   slots of 16x16 ones for the same work);
 /// - splits: doubled (up to 32) while the grid has fewer workgroups than the GPU holds at the
 ///   designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split
 ///   still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is what lets
 ///   a decode GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
 pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     let skinny = m <= 16;
-    let (block_m, block_n, waves, per_cu) = if skinny { (16, 64, 1, 8) } else { (128, 128, 4, 2) };
+    let (block_m, block_n, waves, mfma, per_cu) = if skinny { (16, 64, 1, Mfma::Tile16, 8) } else { (128, 128, 4, BLOCK_MFMA, 2) };
     let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
     let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
     let mut splits = 1usize;
@@ -173,24 +200,33 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
     {
         splits *= 2;
     }
-    GemmConfig { block_m, block_n, waves, mfma: mfma_name(dtype), splits: splits as u32 }
+    GemmConfig { block_m, block_n, waves, mfma, splits: splits as u32 }
 }
 
-fn kernel_for(dtype: DType, precision: F32Precision, skinny: bool) -> Result<Kernel<GemmArgs>> {
-    Ok(match (dtype, precision, skinny) {
-        (DType::Bf16, _, false) => abi::GEMM_BF16_128X128,
-        (DType::F16, _, false) => abi::GEMM_F16_128X128,
-        (DType::F32, F32Precision::Exact, false) => abi::GEMM_F32_128X128,
-        (DType::F32, F32Precision::Xf32, false) => abi::GEMM_XF32_128X128,
-        (DType::Fp8E4M3Fnuz, _, false) => abi::GEMM_FP8_128X128,
-        (DType::Fp8E5M2Fnuz, _, false) => abi::GEMM_BF8_128X128,
-        (DType::Bf16, _, true) => abi::GEMM_BF16_16X64,
-        (DType::F16, _, true) => abi::GEMM_F16_16X64,
-        (DType::F32, F32Precision::Exact, true) => abi::GEMM_F32_16X64,
-        (DType::F32, F32Precision::Xf32, true) => abi::GEMM_XF32_16X64,
-        (DType::Fp8E4M3Fnuz, _, true) => abi::GEMM_FP8_16X64,
-        (DType::Fp8E5M2Fnuz, _, true) => abi::GEMM_BF8_16X64,
-        (d, _, _) => {
+/// The kernel of a configuration's tile (`skinny`: the 16x64 one) for an input dtype.
+fn kernel_for(dtype: DType, precision: F32Precision, skinny: bool, mfma: Mfma) -> Result<Kernel<GemmArgs>> {
+    use F32Precision::{Exact, Xf32};
+    use Mfma::{Tile16, Tile32};
+    Ok(match (dtype, precision, skinny, mfma) {
+        (DType::Bf16, _, false, Tile16) => abi::GEMM_BF16_128X128,
+        (DType::F16, _, false, Tile16) => abi::GEMM_F16_128X128,
+        (DType::F32, Exact, false, Tile16) => abi::GEMM_F32_128X128,
+        (DType::F32, Xf32, false, Tile16) => abi::GEMM_XF32_128X128,
+        (DType::Fp8E4M3Fnuz, _, false, Tile16) => abi::GEMM_FP8_128X128,
+        (DType::Fp8E5M2Fnuz, _, false, Tile16) => abi::GEMM_BF8_128X128,
+        (DType::Bf16, _, false, Tile32) => abi::GEMM_BF16_128X128_M32,
+        (DType::F16, _, false, Tile32) => abi::GEMM_F16_128X128_M32,
+        (DType::F32, Exact, false, Tile32) => abi::GEMM_F32_128X128_M32,
+        (DType::F32, Xf32, false, Tile32) => abi::GEMM_XF32_128X128_M32,
+        (DType::Fp8E4M3Fnuz, _, false, Tile32) => abi::GEMM_FP8_128X128_M32,
+        (DType::Fp8E5M2Fnuz, _, false, Tile32) => abi::GEMM_BF8_128X128_M32,
+        (DType::Bf16, _, true, _) => abi::GEMM_BF16_16X64,
+        (DType::F16, _, true, _) => abi::GEMM_F16_16X64,
+        (DType::F32, Exact, true, _) => abi::GEMM_F32_16X64,
+        (DType::F32, Xf32, true, _) => abi::GEMM_XF32_16X64,
+        (DType::Fp8E4M3Fnuz, _, true, _) => abi::GEMM_FP8_16X64,
+        (DType::Fp8E5M2Fnuz, _, true, _) => abi::GEMM_BF8_16X64,
+        (d, _, _, _) => {
             return Err(Error::DTypeMismatch {
                 op: "gemm",
                 what: "A",
@@ -404,7 +440,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         }
         None => choose_config(a.dtype(), batches, m, n, k),
     };
-    let kernel = kernel_for(a.dtype(), opts.f32_precision, cfg.block_m == 16)?;
+    let kernel = kernel_for(a.dtype(), opts.f32_precision, cfg.block_m == 16, cfg.mfma)?;
     // The kernel addresses one block's rows of an operand through a buffer resource, whose
     // range and offsets are 32-bit: up to 128 rows of `ld` elements and K more must fit.
     for (what, p, rows, block) in [("A", &pa, m, cfg.block_m), ("B", &pb, n, cfg.block_n)] {

@@ -208,52 +208,47 @@ pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: u
     }
 }
 
-/// Writes this wave's `TM x TN` tiles whose top-left element is (`row0`, `col0`), staging each
-/// 16-row strip through `strip` (this wave's [`STRIP_FLOATS`] of LDS). `TN` must be 4 (64 columns
-/// per wave), which every configuration uses.
+/// A wave's accumulators as the epilogue consumes them: 16-row bands of its 64-column output,
+/// each written into the wave's LDS strip (see [`strip_index`]).
+pub trait Strips {
+    /// 16-row bands of the wave's output.
+    const BANDS: usize;
+    /// Writes band `band` (rows `16 * band ..`, all 64 columns) of this lane into `strip`.
+    fn write_band(&self, strip: LdsSlice<f32>, band: usize, lane: usize);
+}
+
+/// Writes this wave's accumulators, whose top-left element is (`row0`, `col0`) of C, staging each
+/// 16-row band through `strip` (this wave's [`STRIP_FLOATS`] of LDS). Every configuration gives
+/// a wave 64 columns.
 #[inline(always)]
-pub fn store<const TM: usize, const TN: usize>(
-    args: &Params,
-    t: &Target,
-    acc: &[[F32x4; TN]; TM],
-    strip: LdsSlice<f32>,
-    row0: usize,
-    col0: usize,
-    lane: usize,
-) {
+pub fn store<S: Strips>(args: &Params, t: &Target, acc: &S, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
+    const { assert!(S::BANDS <= 8) };
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
-    crate::unroll!(i < TM => {
-        // Accumulators -> strip (row 4 * (lane / 16) + e, column 16 * j + lane % 16).
-        crate::unroll!(j < TN => {
-            let v = acc[i][j].to_array();
-            crate::unroll!(e < 4 => {
-                let idx = strip_index(4 * (lane / 16) + e, 16 * j + lane % 16);
-                // SAFETY: inside this wave's strip; only this wave uses it.
-                unsafe { strip.write(idx, v[e]) };
-            });
-        });
+    crate::unroll_max!(band < S::BANDS, 8 => {
+        // Accumulators -> strip.
+        acc.write_band(strip, band, lane);
         // LDS executes a wave's accesses in order; this only stops the compiler moving them.
         compiler_fence(Ordering::SeqCst);
         // Strip -> C: consecutive lanes take consecutive 16-byte chunks of a row, so each store
         // instruction writes whole 64-byte lines (4 rows of f32 or 8 rows of a half type).
         if f32_out {
-            crate::unroll!(step < 4 => {
+            crate::unroll_max!(step < 4, 4 => {
                 let (srow, scol) = (4 * step + lane / 16, 4 * (lane % 16));
-                let row = row0 + 16 * i + srow;
+                let row = row0 + 16 * band + srow;
                 if row < t.m {
                     process::<4>(args, t, strip, srow, scol, row, col0 + scol);
                 }
             });
         } else {
-            crate::unroll!(step < 2 => {
+            crate::unroll_max!(step < 2, 2 => {
                 let (srow, scol) = (8 * step + lane / 8, 8 * (lane % 8));
-                let row = row0 + 16 * i + srow;
+                let row = row0 + 16 * band + srow;
                 if row < t.m {
                     process::<8>(args, t, strip, srow, scol, row, col0 + scol);
                 }
             });
         }
-        // The next strip overwrites this one after every lane has read its part.
+        // The next band overwrites this one after every lane has read its part.
         compiler_fence(Ordering::SeqCst);
     });
 }

@@ -1,9 +1,10 @@
 //! GEMM: `C = alpha * A * B^T + beta * C` (+ bias, activation, residual), A `[M][K]`, B `[N][K]`.
 //!
-//! Structure (one workgroup = one `BM x BN` block of C, `WY x WX` waves of `TM x TN` 16x16 tiles):
+//! Structure (one workgroup = one `BM x BN` block of C, `WY x WX` waves of `TM x TN` MFMA tiles,
+//! 16x16 or 32x32, see `wave`):
 //! - prologue: K-tile 0 global -> registers -> LDS stage 0, barrier;
 //! - main loop, per K-tile: issue the global loads of the next K-tile into registers; read this
-//!   tile's MFMA fragments from LDS (one 128-bit read per 16x16 tile row/column) and run the
+//!   tile's MFMA fragments from LDS (one 128-bit read per 16 rows of each operand) and run the
 //!   MFMAs; store the prefetched registers into the other LDS stage; one barrier. Two LDS stages
 //!   plus the register stage hide global latency behind the MFMAs;
 //! - epilogue: alpha, beta * C, bias, activation, residual, conversion, store (or raw f32 partial
@@ -14,25 +15,28 @@ mod mma;
 pub mod reduce;
 pub mod scaled;
 mod tile;
+pub mod wave;
 
 pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
+pub use wave::{Tiles16, Tiles32, WaveTiles};
 
 use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
-use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
-use tile::{CHUNKS, Operand, lds_index, regs_to_lds};
+use tile::{CHUNKS, Operand, regs_to_lds};
 
 /// Max 16-byte chunks one thread moves per operand per K-tile (sizes the register stage).
 const MAX_CHUNKS_PER_THREAD: usize = 8;
 
-/// The GEMM kernel for input type `E`, `TM x TN` MFMA tiles per wave, `WY x WX` waves.
+/// The GEMM kernel for input type `E`, per-wave MFMA tiles `W`, `WY x WX` waves.
 #[inline(always)]
-pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const WX: usize>(args: GemmArgs) {
+pub fn gemm<E: MmaIn, W: WaveTiles, const WY: usize, const WX: usize>(args: GemmArgs) {
     let threads = WY * WX * 64;
-    let (bm, bn) = (WY * TM * 16, WX * TN * 16);
+    let (wm, wn) = (W::TM * W::DIM, W::TN * W::DIM);
+    let (bm, bn) = (WY * wm, WX * wn);
     let thread = workitem_id_x() as usize;
     let wave = readfirstlane(thread as u32 / 64) as usize;
     let lane = lane_id() as usize;
@@ -85,11 +89,9 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
     let mut ra = [U32x4::splat(0); MAX_CHUNKS_PER_THREAD];
     let mut rb = [U32x4::splat(0); MAX_CHUNKS_PER_THREAD];
 
-    let mut acc = [[F32x4::splat(0.0); TN]; TM];
-    // Fragment rows of this lane: row/column (lane % 16) of each 16x16 tile, chunk lane / 16.
-    let frag_q = lane / 16;
-    let a_row = wy * TM * 16 + lane % 16;
-    let b_row = wx * TN * 16 + lane % 16;
+    let mut acc = W::zero();
+    // The wave's first rows of the A and B tiles (its output block's rows and columns).
+    let (a_row, b_row) = (wy * wm, wx * wn);
 
     // Global -> registers for K-tile `kt`: 128-bit loads for full tiles, element-wise (zero
     // past K) for the last partial one or unaligned inputs.
@@ -131,21 +133,8 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
                 load_tile!(kt + 1, $next);
             }
             // Phase 2: this K-tile's fragments from LDS, then the MFMAs.
-            let mut fa = [U32x4::splat(0); TM];
-            let mut fb = [U32x4::splat(0); TN];
-            crate::unroll!(i < TM => {
-                // SAFETY: inside the stage, written before the last barrier.
-                fa[i] = unsafe { lds_a.read(lds_index(stage, bm, a_row + 16 * i, frag_q)) };
-            });
-            crate::unroll!(j < TN => {
-                // SAFETY: as above.
-                fb[j] = unsafe { lds_b.read(lds_index(stage, bn, b_row + 16 * j, frag_q)) };
-            });
-            crate::unroll!(i < TM => {
-                crate::unroll!(j < TN => {
-                    acc[i][j] = E::mma(fa[i], fb[j], acc[i][j]);
-                });
-            });
+            // SAFETY: stage `stage` was written before the last barrier.
+            unsafe { acc.step::<E>(lds_a, lds_b, stage, bm, bn, a_row, b_row, lane) };
             // Phase 3: the prefetched tile into the other stage, then the barrier that both
             // publishes it and frees this stage for the iteration after next.
             if has_next {
@@ -208,5 +197,5 @@ pub fn gemm<E: MmaIn, const TM: usize, const TN: usize, const WY: usize, const W
         activation: args.activation,
         flags: args.flags,
     };
-    epilogue::store::<TM, TN>(&params, &target, &acc, strip, row0 + wy * TM * 16, col0 + wx * TN * 16, lane);
+    epilogue::store(&params, &target, &acc, strip, row0 + a_row, col0 + b_row, lane);
 }

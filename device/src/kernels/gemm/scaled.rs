@@ -10,6 +10,7 @@
 use super::epilogue;
 use super::mma::{Fp8In, MmaIn};
 use super::tile::{CHUNKS, Operand, lds_index, regs_to_lds};
+use super::wave::Tiles16;
 use crate::abi::gemm::{K_TILE_BYTES, out_type};
 use crate::abi::gemm_fp8::{Fp8ScaledArgs, SCALE_BLOCK, group_mode};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
@@ -276,5 +277,5 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
-    epilogue::store::<TM, TN>(&params, &target, &acc, strip, wy * TM * 16, col0 + wx * TN * 16, lane);
+    epilogue::store(&params, &target, &Tiles16(acc), strip, wy * TM * 16, col0 + wx * TN * 16, lane);
 }

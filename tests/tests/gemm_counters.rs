@@ -1,0 +1,103 @@
+//! What the GEMM kernels cost, from the emulator's counters: the MFMA instructions they issue
+//! (exactly the products' count for the shape, on the configured instruction), 128-bit global
+//! accesses in whole 64-byte lines, zero LDS bank conflicts (operand tiles, fragment reads and
+//! the epilogue's strips, under the measured MI300X lane groups of each access width), and the
+//! split-K reduction's traffic.
+//!
+//! The tests read the device's counters, so each holds a lock for its whole run (no other launch
+//! lands in its counts). The counter checks are skipped on a real GPU (no counters there).
+
+use ferrocm::ops::gemm::{self, GemmConfig, GemmOptions, Mfma};
+use ferrocm::{DType, Tensor};
+use ferrocm_tests::device;
+use ferrocm_tests::tensors::random;
+use std::sync::{Mutex, MutexGuard};
+
+static LOCK: Mutex<()> = Mutex::new(());
+
+/// This test's exclusive use of the device.
+fn exclusive() -> MutexGuard<'static, ()> {
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Runs `f` and returns the counters of all its launches (None on HIP). Call under [`exclusive`].
+fn measure<T>(f: impl FnOnce() -> T) -> Option<(T, ferrocm::emu::exec::Counters)> {
+    let emu = device().as_emulator()?;
+    emu.reset_total_counters();
+    let out = f();
+    Some((out, emu.total_counters()))
+}
+
+fn input(rows: usize, cols: usize, dtype: DType, seed: u64) -> Tensor {
+    let mut seed = seed;
+    random(&[rows, cols], dtype, 1.0, &mut seed).0
+}
+
+#[test]
+fn block_tiles_issue_exact_mfmas_load_128_bits_and_have_no_bank_conflicts() {
+    let _device = exclusive();
+    let (m, n, k) = (256, 256, 512);
+    for dtype in [DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz] {
+        let a = input(m, k, dtype, 1);
+        let b = input(n, k, dtype, 2).transpose(0, 1).unwrap();
+        for mfma in [Mfma::Tile16, Mfma::Tile32] {
+            let config = gemm::configs(dtype).into_iter().find(|c| c.block_m == 128 && c.mfma == mfma && c.splits == 1).unwrap();
+            let opts = GemmOptions { config: Some(config), ..Default::default() };
+            let Some((_, c)) = measure(|| gemm::gemm(&a, &b, &opts).unwrap()) else { return };
+            let shape = mfma.shape(dtype);
+            let g = &c.global;
+            let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
+            println!(
+                "{dtype:<12} {shape:<9} MFMA {:?}  bytes {:>8} (16B {:>8})  partial-line instr {}  LDS conflict cycles {}",
+                c.mfma,
+                g.bytes_read + g.bytes_written,
+                wide,
+                g.partially_used_line_instructions,
+                c.lds.bank_conflict_cycles
+            );
+            // One instruction per MxNxK product block: nothing recomputed, nothing padded.
+            let dims: Vec<usize> = shape.split('x').map(|d| d.parse().unwrap()).collect();
+            let name = c.mfma.keys().next().copied().unwrap_or("none");
+            assert_eq!(c.mfma.len(), 1, "{dtype} {shape}: {:?}", c.mfma);
+            assert!(name.contains(shape), "{dtype} {shape}: ran {name}");
+            assert_eq!(c.mfma[name] as usize, m * n * k / (dims[0] * dims[1] * dims[2]), "{dtype} {shape}");
+            assert_eq!(wide, g.bytes_read + g.bytes_written, "{dtype} {shape}: accesses narrower than 16 bytes");
+            assert_eq!(g.partially_used_line_instructions, 0, "{dtype} {shape}");
+            assert_eq!(c.lds.bank_conflict_cycles, 0, "{dtype} {shape}: LDS bank conflicts");
+        }
+    }
+}
+
+#[test]
+fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
+    let _device = exclusive();
+    let (m, n, k) = (3, 1024, 2048);
+    let x = input(m, k, DType::Bf16, 3);
+    let wt = input(n, k, DType::Bf16, 4).transpose(0, 1).unwrap();
+    let cfg = gemm::choose_config(DType::Bf16, 1, m, n, k);
+    assert!(cfg.splits > 1 && cfg.block_m == 16, "{cfg:?}");
+    let opts = GemmOptions { config: Some(GemmConfig { splits: 1, ..cfg }), out_dtype: Some(DType::F32), ..Default::default() };
+    let one_pass = gemm::gemm(&x, &wt, &opts).unwrap().to_vec::<f32>().unwrap();
+    let split = match measure(|| gemm::gemm(&x, &wt, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap()) {
+        Some((split, c)) => {
+            // Both launches: the operands once, each partial written once and read once, and C.
+            let g = &c.global;
+            let partials = cfg.splits as usize * m * n * 4;
+            assert_eq!(g.bytes_written as usize, partials + m * n * 4);
+            assert!(g.bytes_read as usize >= partials + (n * k) * 2, "{} bytes read", g.bytes_read);
+            assert_eq!(g.partially_used_line_instructions, 0);
+            // The reduction was the last launch: it read each partial once, in whole 64-byte
+            // lines, and wrote C once.
+            let r = device().as_emulator().unwrap().last_launch().unwrap().counters.global;
+            assert_eq!(r.bytes_read as usize, partials);
+            assert_eq!(r.bytes_written as usize, m * n * 4);
+            assert_eq!(r.partially_used_line_instructions, 0);
+            split
+        }
+        None => gemm::gemm(&x, &wt, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap(),
+    };
+    // The same sums in another order: equal up to f32 rounding (|x| <= 2048 * 1 here).
+    for (a, b) in one_pass.iter().zip(split.to_vec::<f32>().unwrap()) {
+        assert!((a - b).abs() <= 2048.0 * 2f32.powi(-20), "{a} vs {b}");
+    }
+}
