@@ -2,11 +2,12 @@
 //!
 //! Structure (one workgroup = one `BM x BN` block of C, `WY x WX` waves of `TM x TN` MFMA tiles,
 //! 16x16 or 32x32, see `wave`):
-//! - prologue: K-tile 0 global -> registers -> LDS stage 0, barrier;
-//! - main loop, per K-tile: issue the global loads of the next K-tile into registers; read this
-//!   tile's MFMA fragments from LDS (one 128-bit read per 16 rows of each operand) and run the
-//!   MFMAs; store the prefetched registers into the other LDS stage; one barrier. Two LDS stages
-//!   plus the register stage hide global latency behind the MFMAs;
+//! - prologue: K-tile 0 global -> registers -> LDS stage 0, K-tile 1 global -> registers, barrier;
+//! - main loop, per K-tile kt: store the registers (K-tile kt + 1) into the other LDS stage;
+//!   issue the global loads of K-tile kt + 2 into the registers; read this tile's MFMA fragments
+//!   from LDS (one 128-bit read per 16 rows of each operand) and run the MFMAs; one barrier. Two
+//!   LDS stages plus the register stage give each global load a whole K-tile of MFMAs (and a
+//!   barrier) to complete behind;
 //! - epilogue: alpha, beta * C, bias, activation, residual, conversion, store (or raw f32 partial
 //!   sums for split-K).
 
@@ -108,6 +109,7 @@ pub fn gemm<E: MmaIn, W: WaveTiles, const WY: usize, const WX: usize>(args: Gemm
         }};
     }
 
+    // Prologue: K-tile kt0 into stage 0, K-tile kt0 + 1 into the registers.
     if kt0 < kt1 {
         if kt0 < full_tiles {
             load_tile!(kt0, fast);
@@ -119,51 +121,62 @@ pub fn gemm<E: MmaIn, W: WaveTiles, const WY: usize, const WX: usize>(args: Gemm
             regs_to_lds(lds_a, 0, bm, thread, threads, na, &ra);
             regs_to_lds(lds_b, 0, bn, thread, threads, nb, &rb);
         }
+        if kt0 + 1 < kt1 {
+            if kt0 + 1 < full_tiles {
+                load_tile!(kt0 + 1, fast);
+            } else {
+                load_tile!(kt0 + 1, slow);
+            }
+        }
     }
     barrier();
 
     let mut kt = kt0;
-    // One K-tile on LDS stage `$stage`; `$next` loads the next tile (`fast`, `slow`) or not.
+    // One K-tile on LDS stage `$stage`. `$has_next`: K-tile kt + 1 exists (it is in the
+    // registers); `$has_next2`: so does kt + 2, loaded `$next` (`fast` or `slow`).
     macro_rules! step {
-        ($stage:expr, $next:ident, $has_next:expr) => {{
+        ($stage:expr, $next:ident, $has_next:expr, $has_next2:expr) => {{
             let stage: usize = $stage;
-            let has_next: bool = $has_next;
-            // Phase 1: the next K-tile's global loads (they complete behind the MFMAs).
-            if has_next {
-                load_tile!(kt + 1, $next);
-            }
-            // Phase 2: this K-tile's fragments from LDS, then the MFMAs.
-            // SAFETY: stage `stage` was written before the last barrier.
-            unsafe { acc.step::<E>(lds_a, lds_b, stage, bm, bn, a_row, b_row, lane) };
-            // Phase 3: the prefetched tile into the other stage, then the barrier that both
-            // publishes it and frees this stage for the iteration after next.
-            if has_next {
-                // SAFETY: every wave finished reading the other stage before the last barrier.
+            // Phase 1: K-tile kt + 1, loaded a whole step ago, from the registers into the other
+            // stage (every wave finished reading it before the last barrier). Its loads had the
+            // previous step's MFMAs to complete behind; waiting for them any later would not
+            // help, and the compiler is free to hoist these stores above this step's MFMAs
+            // anyway (it does: they do not alias the stage being read).
+            if $has_next {
+                // SAFETY: the other stage is free (above) and not read before the barrier.
                 unsafe {
                     regs_to_lds(lds_a, 1 - stage, bm, thread, threads, na, &ra);
                     regs_to_lds(lds_b, 1 - stage, bn, thread, threads, nb, &rb);
                 }
             }
+            // Phase 2: K-tile kt + 2's global loads into the registers; they complete behind
+            // this step's MFMAs and the next one's.
+            if $has_next2 {
+                load_tile!(kt + 2, $next);
+            }
+            // Phase 3: this K-tile's fragments from LDS, then the MFMAs.
+            // SAFETY: stage `stage` was written before the last barrier.
+            unsafe { acc.step::<E>(lds_a, lds_b, stage, bm, bn, a_row, b_row, lane) };
+            // Publishes K-tile kt + 1 and frees this stage for the step after next.
             barrier();
             kt += 1;
         }};
     }
 
-    // Hot loop: the next tile is a full one. Unrolled by two so the LDS stages are constants.
-    let fast_limit = kt1.min(full_tiles);
-    loop {
-        if kt + 1 >= fast_limit {
-            break;
-        }
-        step!(0, fast, true);
-        if kt + 1 >= fast_limit {
-            break;
-        }
-        step!(1, fast, true);
+    // Hot loop: K-tile kt + 2 is a full one. Unrolled by two so the LDS stages are constants,
+    // with its only exit at the bottom: an exit between the two halves makes the register
+    // allocator rotate every accumulator through copies each iteration (64 v_mov per K-tile).
+    let fast_steps = kt1.min(full_tiles).saturating_sub(kt0 + 2);
+    for _ in 0..fast_steps / 2 {
+        step!(0, fast, true, true);
+        step!(1, fast, true, true);
     }
-    // Tail: at most the last full tile and the partial one.
+    if fast_steps % 2 == 1 {
+        step!(0, fast, true, true);
+    }
+    // Tail: the last two K-tiles (and any whose successor's successor is the partial one).
     while kt < kt1 {
-        step!(((kt - kt0) & 1) as usize, slow, kt + 1 < kt1);
+        step!(((kt - kt0) & 1) as usize, slow, kt + 1 < kt1, kt + 2 < kt1);
     }
 
     // Epilogue: the operand LDS is free after the last barrier; each wave stages its strips in
