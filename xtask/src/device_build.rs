@@ -345,8 +345,14 @@ fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str) ->
     };
     let obj = work.join("ferrocm_device.o");
     let asm = work.join("ferrocm_device.s");
-    llc("obj", &obj)?;
-    llc("asm", &asm)?;
+    // The object and the listing are independent code generations of the same IR: on two cores
+    // running them side by side takes a third off the device build.
+    let (obj_done, asm_done) = std::thread::scope(|s| {
+        let asm_job = s.spawn(|| llc("asm", &asm));
+        (llc("obj", &obj), asm_job.join().expect("the llc thread does not panic"))
+    });
+    obj_done?;
+    asm_done?;
     let elf = work.join("ferrocm_device.elf");
     run_tool(
         Command::new(tools.tool("rust-lld"))

@@ -220,11 +220,17 @@ pub trait Strips {
 /// Writes this wave's accumulators, whose top-left element is (`row0`, `col0`) of C, staging each
 /// 16-row band through `strip` (this wave's [`STRIP_FLOATS`] of LDS). Every configuration gives
 /// a wave 64 columns.
+///
+/// The bands and the strip-to-C steps are runtime loops, not unrolled: the per-element epilogue
+/// (beta, bias, five activations, residual, three output types) is large, and unrolled per band
+/// and step it made each 128x128 kernel 45k instructions, most of the device build's time. Only
+/// the accumulator-to-strip writes need constant register indices; `write_band` keeps them
+/// constant behind a branch per band.
 #[inline(always)]
 pub fn store<S: Strips>(args: &Params, t: &Target, acc: &S, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
-    const { assert!(S::BANDS <= 8) };
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
-    crate::unroll_max!(band < S::BANDS, 8 => {
+    let mut band = 0;
+    while band < S::BANDS {
         // Accumulators -> strip.
         acc.write_band(strip, band, lane);
         // LDS executes a wave's accesses in order; this only stops the compiler moving them.
@@ -232,23 +238,28 @@ pub fn store<S: Strips>(args: &Params, t: &Target, acc: &S, strip: LdsSlice<f32>
         // Strip -> C: consecutive lanes take consecutive 16-byte chunks of a row, so each store
         // instruction writes whole 64-byte lines (4 rows of f32 or 8 rows of a half type).
         if f32_out {
-            crate::unroll_max!(step < 4, 4 => {
+            let mut step = 0;
+            while step < 4 {
                 let (srow, scol) = (4 * step + lane / 16, 4 * (lane % 16));
                 let row = row0 + 16 * band + srow;
                 if row < t.m {
                     process::<4>(args, t, strip, srow, scol, row, col0 + scol);
                 }
-            });
+                step += 1;
+            }
         } else {
-            crate::unroll_max!(step < 2, 2 => {
+            let mut step = 0;
+            while step < 2 {
                 let (srow, scol) = (8 * step + lane / 8, 8 * (lane % 8));
                 let row = row0 + 16 * band + srow;
                 if row < t.m {
                     process::<8>(args, t, strip, srow, scol, row, col0 + scol);
                 }
-            });
+                step += 1;
+            }
         }
         // The next band overwrites this one after every lane has read its part.
         compiler_fence(Ordering::SeqCst);
-    });
+        band += 1;
+    }
 }

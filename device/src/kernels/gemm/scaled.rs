@@ -177,18 +177,27 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             regs_to_lds(lds_a, 0, bm, thread, threads, na, &ra);
             regs_to_lds(lds_b, 0, bn, thread, threads, nb, &rb);
         }
+        // K-tile 1 waits in the registers (see `gemm`: each load gets a whole step).
+        load_tile!(1, dynamic);
     }
     barrier();
 
     let mut kt = 0u32;
-    // `$first`: this K-tile starts a scale block (its MFMAs take C = 0); `$promote`: it ends one.
+    // `$has_next`: K-tile kt + 1 exists (it is in the registers); `$next` loads K-tile kt + 2
+    // (`fast`, or `dynamic`: as it needs, if it exists). `$first`: this K-tile starts a scale
+    // block (its MFMAs take C = 0); `$promote`: it ends one.
     macro_rules! step {
         ($stage:expr, $next:ident, $has_next:expr, $first:expr, $promote:expr) => {{
             let stage: usize = $stage;
-            let has_next: bool = $has_next;
-            if has_next {
-                load_tile!(kt + 1, $next);
+            if $has_next {
+                // SAFETY: every wave finished reading the other stage before the last barrier,
+                // and nothing reads it before the next one.
+                unsafe {
+                    regs_to_lds(lds_a, 1 - stage, bm, thread, threads, na, &ra);
+                    regs_to_lds(lds_b, 1 - stage, bn, thread, threads, nb, &rb);
+                }
             }
+            load_tile!(kt + 2, $next);
             if $first {
                 scales = load_scales(kt / TILES_PER_BLOCK as u32);
             }
@@ -226,13 +235,6 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
                     });
                 });
             }
-            if has_next {
-                // SAFETY: every wave finished reading the other stage before the last barrier.
-                unsafe {
-                    regs_to_lds(lds_a, 1 - stage, bm, thread, threads, na, &ra);
-                    regs_to_lds(lds_b, 1 - stage, bn, thread, threads, nb, &rb);
-                }
-            }
             barrier();
             kt += 1;
         }};
@@ -241,8 +243,8 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     // The loop walks whole scale blocks (two K-tiles, or one at the very end), so whether a step
     // starts or ends a block is static: a runtime choice would make LLVM select between C = 0
     // and `tmp` for the MFMAs, a second copy of all 64 partial sums.
-    // Hot loop: both tiles of the block and the one after it are full.
-    while kt + 2 < full_tiles {
+    // Hot loop: the two tiles after the block (which its steps load) are full.
+    while kt + 3 < full_tiles {
         step!(0, fast, true, true, false);
         step!(1, fast, true, false, true);
     }
