@@ -1,7 +1,7 @@
 //! ferrocm device crate: GPU kernels written in plain Rust for AMD Instinct GPUs.
 //!
 //! The crate is compiled twice:
-//! - for `amdgcn-amd-amdhsa` (by `cargo xtask build`): [`dsl`] and [`kernels`] are compiled and every
+//! - for `amdgcn-amd-amdhsa` (by `cargo xtask build`): `dsl` and `kernels` are compiled and every
 //!   kernel declared in [`abi`] becomes an `extern "gpu-kernel"` entry point of the code object;
 //! - for the host as an ordinary library: only [`abi`] is compiled, so the host packs exactly the
 //!   argument structs the kernels read. A host/device mismatch is a compile error.

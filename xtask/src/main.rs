@@ -3,7 +3,7 @@
 //! - `build [--arch gfx942[,gfx90a...]] [--allow-spills]`: code objects, listings, resource report
 //!   under `target/ferrocm/<arch>/`.
 //! - `test [-- <cargo test args>]`: builds the device code once, then runs the whole test suite
-//!   against those code objects.
+//!   against those code objects, then checks that the API docs build without warnings.
 //! - `bench [--filter TEXT]`: every benchmark case on the emulator through the MI300X cycle model;
 //!   markdown, JSON and a roofline SVG under `target/bench/`.
 //! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
@@ -23,7 +23,8 @@ commands:
   build [--arch LIST] [--allow-spills]   build the device code objects and print the resource report
                                          (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
   test [-- ARGS]                          build for gfx942, then run every test of the workspace
-                                         against those code objects (ARGS go to `cargo test`)";
+                                         against those code objects (ARGS go to `cargo test`),
+                                         then `cargo doc` with warnings as errors";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -145,7 +146,22 @@ fn test(args: &[String]) -> Result<(), String> {
         std::thread::sleep(std::time::Duration::from_millis(500));
     };
     println!("cargo test: {:.1} s", started.elapsed().as_secs_f64());
-    if status.success() { Ok(()) } else { Err(format!("cargo test failed ({status})")) }
+    if !status.success() {
+        return Err(format!("cargo test failed ({status})"));
+    }
+    doc_check(&out_dir)
+}
+
+/// The API docs build without warnings (broken intra-doc links, missing docs on public items).
+fn doc_check(out_dir: &Path) -> Result<(), String> {
+    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+        .current_dir(workspace_root())
+        .args(["doc", "--workspace", "--no-deps", "--quiet"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .env("FERROCM_PREBUILT_DIR", out_dir)
+        .status()
+        .map_err(|e| format!("running cargo doc: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("cargo doc found warnings ({status})")) }
 }
 
 /// Runs the `ferrocm-bench` tool (benches crate, release build: the emulator is ~30x slower

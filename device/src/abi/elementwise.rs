@@ -97,7 +97,7 @@ pub mod type_code {
 /// Bits of `EltArgs::flags`.
 pub mod elt_flags {
     /// Use the vector path: each work-item handles `EPL` output elements in groups of `E`
-    /// consecutive ones ([`EltArgs::group_elements`]), the widest operand with 128-bit accesses.
+    /// consecutive ones ([`super::EltArgs::group_elements`]), the widest operand with 128-bit accesses.
     /// Set by the host when the output is 16-byte aligned and either the rank is 1 or the
     /// innermost size is a multiple of `E` (so no group crosses a row).
     pub const VECTOR: u32 = 1 << 0;

@@ -54,7 +54,7 @@ crate::kernel_abi! {
     pub struct GemmArgs {
         /// A, `[batch][M][lda]`, K-contiguous, of the kernel's input dtype.
         pub a: Ptr<u8>,
-        /// B, `[batch][N][ldb]`, K-contiguous, of the kernel's input dtype (B[n][k] = op(B)[k][n]).
+        /// B, `[batch][N][ldb]`, K-contiguous, of the kernel's input dtype (`B[n][k] = op(B)[k][n]`).
         pub b: Ptr<u8>,
         /// C, `[batch][M][ldc]` of `out_type`; read when `BETA` is set.
         pub c: PtrMut<u8>,
