@@ -115,8 +115,8 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     let b_row = wx * TN * 16 + lane % 16;
     // The lane's first accumulator row (of 4 consecutive) in tile row i: row0 + 16 i + lrow.
     let lrow = wy * TM * 16 + 4 * (lane / 16);
-    // B's scales for this block (its 128 columns lie in one 128-row scale block of B), read
-    // through the scalar cache. SAFETY: offsets inside the scale tensors the host sized.
+    // B's scales for this block (its 128 columns lie in one 128-row scale block of B).
+    // SAFETY: offsets inside the scale tensors the host sized.
     let sb_buf = Buffer::new(
         unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) } as *const u8,
         u32::MAX,
@@ -130,7 +130,10 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     let load_scales = |kb: u32| -> ([U32x4; TM], u32) {
         let kb = kb as usize;
         // SAFETY: kb < ceil(K / 128); the scale tensors hold that many blocks (host-checked).
-        let sb = unsafe { sb_buf.load_uniform_b32((kb * args.sb_kb_stride as usize * 4) as u32) };
+        // A vector load of the uniform value, not a scalar one: scalar loads return out of order,
+        // so while one is in flight every wait for this step's LDS fragments has to be
+        // `lgkmcnt(0)`, which also waits for the scalar load (11.6% of the loop's wave time).
+        let sb = unsafe { sb_buf.load_b32(0, (kb * args.sb_kb_stride as usize * 4) as u32) };
         // Column kb: m rows. The buffer's range ends at row m, so rows past it read 0 (they are
         // never stored) without a per-lane branch.
         // SAFETY: inside the scale tensor.
