@@ -115,7 +115,10 @@ impl Buffer {
 
     /// 4 bytes at the wave-uniform `offset`, through the scalar cache into an SGPR
     /// (`s_buffer_load_dword`): no VGPR, and counted by `lgkmcnt`, so waiting for it does not
-    /// also wait for the vector loads in flight. Past the range it reads 0.
+    /// also wait for the vector loads in flight. Past the range it reads 0. The catch: scalar loads
+    /// return out of order, so while one is in flight any wait on `lgkmcnt` (LDS reads included)
+    /// must be `lgkmcnt(0)` and waits for it too; in a loop that waits on LDS, prefer
+    /// [`Buffer::load_b32`] with the uniform offset as `soffset`.
     ///
     /// # Safety
     /// `offset` is wave-uniform; the 4 bytes are readable and not written during the kernel
