@@ -3,9 +3,8 @@
 
 use crate::run::CaseReport;
 use ferrocm::Device;
-use ferrocm::emu::exec::Class;
 use ferrocm::emu::model::hot_blocks;
-use std::collections::BTreeSet;
+use ferrocm::emu::model::main_loop::loops;
 use std::fmt::Write;
 
 /// Instructions of a block printed at most.
@@ -41,14 +40,18 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
         for (name, &wc) in classes {
             let _ = writeln!(s, "   {:>14}  {:>6.1}%  {:>14} wave-cycles", name, 100.0 * wc as f64 / total as f64, wc);
         }
-        // Loops: (head, back-branch) of every taken backward branch.
-        let mut loops = BTreeSet::new();
-        for wave in l.trace.workgroups.iter().flat_map(|w| &w.waves) {
-            for pair in wave.windows(2) {
-                if pair[0].class == Class::Branch && pair[0].taken() && pair[1].pc <= pair[0].pc {
-                    loops.insert((pair[1].pc, pair[0].pc));
-                }
-            }
+        let loops = loops(&l.trace);
+        if let Some(x) = l.main_loop {
+            let _ = writeln!(
+                s,
+                "\n   main loop {:#x}..={:#x}: MFMA share of vector-unit cycles {:.1}% ({} MFMAs, {} matrix-core cycles, {} other VALU cycles)",
+                x.head,
+                x.back,
+                100.0 * x.mfma_share(),
+                x.mfmas,
+                x.mfma_cycles,
+                x.valu_cycles
+            );
         }
         let waves = (l.trace.workgroups.iter().map(|w| w.waves.len()).sum::<usize>() as f64 / l.trace.workgroups.len().max(1) as f64) * m.workgroups_per_cu as f64;
         let _ = writeln!(s, "\n   hottest basic blocks (offsets in the code object image):");

@@ -38,7 +38,10 @@ pub fn markdown(cases: &[CaseReport]) -> String {
          sample of each launch's workgroups, at {CLOCK_MHZ:.0} MHz with HBM at {:.1} TB/s sustained; nothing \
          here ran on a GPU. \"% roof\" is the roofline bound (FLOPs at the matrix/vector peak, compulsory bytes \
          at the {:.1} TB/s HBM peak, whichever is longer) over the modeled time. Emulator wall time is this \
-         host's, for the sampled workgroups only.\n\n",
+         host's, for the sampled workgroups only. \"Main-loop MFMA share\" is, in the loop that executed the \
+         most MFMAs, their matrix-core cycles over all vector-unit cycles (those plus the other VALU \
+         instructions'; scalar, LDS, memory, branch and wait instructions excluded; \
+         `emu/src/model/main_loop.rs`).\n\n",
         HBM_SUSTAINED_BYTES_PER_S / 1e12,
         HBM_PEAK_BYTES_PER_S / 1e12
     );
@@ -65,13 +68,13 @@ pub fn markdown(cases: &[CaseReport]) -> String {
             c.bottleneck_text,
         );
     }
-    s += "\n## Launches\n\n| case | kernel | waves/SIMD | resident WGs | WGs per CU | tail eff. | HBM share of requests | util MFMA / VALU / LDS / memory | modeled time | bottleneck |\n|---|---|---:|---:|---:|---:|---:|---|---:|---|\n";
+    s += "\n## Launches\n\n| case | kernel | waves/SIMD | resident WGs | WGs per CU | tail eff. | HBM share of requests | util MFMA / VALU / LDS / memory | main-loop MFMA share | modeled time | bottleneck |\n|---|---|---:|---:|---:|---:|---:|---|---:|---:|---|\n";
     for c in cases {
         for l in &c.launches {
             let m = &l.modeled;
             let u = &m.utilization;
             s += &format!(
-                "| {} {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}% / {:.0}% / {:.0}% / {:.0}% | {} | {} |\n",
+                "| {} {} | {} | {} | {} | {} | {:.2} | {:.2} | {:.0}% / {:.0}% / {:.0}% / {:.0}% | {} | {} | {} |\n",
                 c.op,
                 c.shape,
                 l.kernel,
@@ -84,6 +87,7 @@ pub fn markdown(cases: &[CaseReport]) -> String {
                 100.0 * u.valu,
                 100.0 * u.lds,
                 100.0 * u.memory,
+                l.main_loop.map(|x| format!("{:.1}%", 100.0 * x.mfma_share())).unwrap_or_else(|| "-".into()),
                 time(m.seconds),
                 m.bottleneck_text()
             );
@@ -116,6 +120,14 @@ pub fn json(cases: &[CaseReport]) -> String {
                             "lds_bank_conflict_cycles": l.counters.bank_conflict_cycles,
                             "barriers": l.counters.barriers,
                         },
+                        "main_loop": l.main_loop.map(|x| json!({
+                            "head_pc": x.head,
+                            "back_branch_pc": x.back,
+                            "mfmas": x.mfmas,
+                            "mfma_cycles": x.mfma_cycles,
+                            "other_valu_cycles": x.valu_cycles,
+                            "mfma_share": x.mfma_share(),
+                        })),
                         "modeled": {
                             "cycles": m.cycles,
                             "seconds": m.seconds,

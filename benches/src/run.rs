@@ -5,7 +5,8 @@ use crate::registry::Case;
 use ferrocm::Device;
 use ferrocm::emu::exec::Trace;
 use ferrocm::emu::model::machine::{HBM_PEAK_BYTES_PER_S, peak_flops};
-use ferrocm::emu::model::{Bottleneck, KernelShape, Modeled, Workload, model};
+use ferrocm::emu::model::main_loop::{LoopMix, main_loop_mix};
+use ferrocm::emu::model::{Bottleneck, KernelShape, ModelError, Modeled, Workload, model};
 use ferrocm::hip::{ProfiledLaunch, Profiling};
 use std::sync::Arc;
 use std::time::Instant;
@@ -76,6 +77,8 @@ pub struct LaunchReport {
     pub counters: Scaled,
     /// The model's answer.
     pub modeled: Modeled,
+    /// The instruction mix of the kernel's main loop (the loop with the most MFMAs), if any.
+    pub main_loop: Option<LoopMix>,
     /// The trace (for profiles).
     pub trace: Arc<Trace>,
     /// Image base of the code object in emulator memory (to disassemble per-pc entries).
@@ -165,6 +168,7 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
         let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm::emu::model::ModelError::NoTrace))?;
         let load = Workload { grid_workgroups: l.stats.grid_workgroups, hbm_bytes: (i == main).then_some(case.min_bytes) };
         let modeled = model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;
+        let main_loop = main_loop_mix(&trace).map_err(|e| BenchError::Model(l.kernel.clone(), ModelError::Unknown(e.0)))?;
         reports.push(LaunchReport {
             kernel: l.kernel.clone(),
             grid_workgroups: l.stats.grid_workgroups,
@@ -172,6 +176,7 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
             emu_wall_s: l.stats.wall_time.as_secs_f64(),
             counters: scaled(l),
             modeled,
+            main_loop,
             trace,
             image_base: emu.module().image_base,
         });

@@ -11,6 +11,7 @@
 pub mod cost;
 mod cu;
 pub mod machine;
+pub mod main_loop;
 
 use crate::codeobj::KernelInfo;
 use crate::codeobj::waves_per_simd;
