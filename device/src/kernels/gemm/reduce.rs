@@ -17,6 +17,9 @@ use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
 use crate::dsl::mem::load_b128;
 use crate::dsl::simd::F32x4;
 
+/// Partials loaded before the first of them is added (the vector path).
+const LOADS_IN_FLIGHT: usize = 8;
+
 /// The `gemm_splitk_reduce` kernel.
 #[inline(always)]
 pub fn splitk_reduce(a: GemmReduceArgs) {
@@ -33,27 +36,47 @@ pub fn splitk_reduce(a: GemmReduceArgs) {
     let full = col + REDUCE_COLS as usize <= n;
 
     let mut v = [0f32; 8];
+    let (splits, stride) = (a.splits as usize, a.split_stride as usize);
     // SAFETY: this element's partial of split 0, inside the buffer.
-    let mut src = unsafe { a.partial.add(row_all * n + col) };
-    for _ in 0..a.splits {
-        if vector && full {
-            // SAFETY: 4 columns inside the row; 16-byte aligned (N % 4 == 0, aligned base).
-            let x: F32x4 = unsafe { core::mem::transmute(load_b128(src as *const u32)) };
-            let x = x.to_array();
-            crate::unroll!(e < 4 => {
-                v[e] += x[e];
-            });
-        } else {
-            crate::unroll!(e < 4 => {
-                if col + e < n {
-                    // SAFETY: column inside the row.
-                    v[e] += unsafe { src.add(e).read() };
+    let src = unsafe { a.partial.add(row_all * n + col) };
+    if vector && full {
+        // Groups of `LOADS_IN_FLIGHT` splits: all their loads are issued before the first add,
+        // so a group costs one memory latency, not one per split (a decode GEMV's reduction has
+        // few work-items and 16 splits: it is latency-bound). The adds stay in split order.
+        let mut s0 = 0;
+        while s0 < splits {
+            let mut x = [F32x4::splat(0.0); LOADS_IN_FLIGHT];
+            crate::unroll_max!(j < LOADS_IN_FLIGHT, 8 => {
+                // A uniform branch: no load past the last split.
+                if s0 + j < splits {
+                    // SAFETY: 4 columns inside the row of split s0 + j; 16-byte aligned (N % 4 == 0,
+                    // aligned base and stride).
+                    x[j] = unsafe { core::mem::transmute::<_, F32x4>(load_b128(src.wrapping_add((s0 + j) * stride) as *const u32)) };
                 }
             });
+            crate::unroll_max!(j < LOADS_IN_FLIGHT, 8 => {
+                if s0 + j < splits {
+                    let x = x[j].to_array();
+                    crate::unroll_max!(e < 4, 4 => {
+                        v[e] += x[e];
+                    });
+                }
+            });
+            s0 += LOADS_IN_FLIGHT;
         }
-        // The next split's partial of the same element (inside the buffer while splits remain;
-        // the pointer is not read after the last).
-        src = src.wrapping_add(a.split_stride as usize);
+    } else {
+        let mut p = src;
+        for _ in 0..splits {
+            crate::unroll_max!(e < 4, 4 => {
+                if col + e < n {
+                    // SAFETY: column inside the row.
+                    v[e] += unsafe { p.add(e).read() };
+                }
+            });
+            // The next split's partial of the same element (inside the buffer while splits
+            // remain; the pointer is not read after the last).
+            p = p.wrapping_add(stride);
+        }
     }
 
     let params = Params {
