@@ -150,7 +150,7 @@ pub fn gemm<E: MmaIn, W: WaveTiles, const WY: usize, const WX: usize>(args: Gemm
                 }
             }
             // Phase 2: K-tile kt + 2's global loads into the registers; they complete behind
-            // this step's MFMAs and the next one's.
+            // this step's MFMAs (the next step's phase 1 waits for them).
             if $has_next2 {
                 load_tile!(kt + 2, $next);
             }
