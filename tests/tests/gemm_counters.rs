@@ -1,13 +1,15 @@
 //! What the GEMM kernels cost, from the emulator's counters: the MFMA instructions they issue
 //! (exactly the products' count for the shape, on the configured instruction), 128-bit global
 //! accesses in whole 64-byte lines, zero LDS bank conflicts (operand tiles, fragment reads and
-//! the epilogue's strips, under the measured MI300X lane groups of each access width), and the
-//! split-K reduction's traffic.
+//! the epilogue's strips, under the measured MI300X lane groups of each access width), for the
+//! plain kernels on both MFMA shapes and for the fp8 block-scaled one, and the split-K
+//! reduction's traffic.
 //!
 //! The tests read the device's counters, so each holds a lock for its whole run (no other launch
 //! lands in its counts). The counter checks are skipped on a real GPU (no counters there).
 
 use ferrocm::ops::gemm::{self, GemmConfig, GemmOptions, Mfma};
+use ferrocm::ops::gemm_fp8;
 use ferrocm::{DType, Tensor};
 use ferrocm_tests::device;
 use ferrocm_tests::tensors::random;
@@ -100,4 +102,27 @@ fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
     for (a, b) in one_pass.iter().zip(split.to_vec::<f32>().unwrap()) {
         assert!((a - b).abs() <= 2048.0 * 2f32.powi(-20), "{a} vs {b}");
     }
+}
+
+#[test]
+fn fp8_block_scaled_issues_exact_mfmas_and_has_no_bank_conflicts() {
+    let _device = exclusive();
+    let (m, n, k) = (256, 256, 512);
+    let a = input(m, k, DType::Fp8E4M3Fnuz, 5);
+    let b = input(n, k, DType::Fp8E4M3Fnuz, 6);
+    let (kb, nb) = (gemm_fp8::scale_blocks(k), gemm_fp8::scale_blocks(n));
+    let sa = input(m, kb, DType::F32, 7);
+    let sb = input(nb, kb, DType::F32, 8);
+    let Some((_, c)) = measure(|| gemm_fp8::gemm_fp8_blockscaled(&a, &sa, &b, &sb).unwrap()) else { return };
+    let name = "v_mfma_f32_16x16x32_fp8_fp8";
+    println!("fp8 block-scaled MFMA {:?}  LDS conflict cycles {}", c.mfma, c.lds.bank_conflict_cycles);
+    assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (16 * 16 * 32), "{:?}", c.mfma);
+    assert_eq!(c.mfma.len(), 1, "{:?}", c.mfma);
+    assert_eq!(c.lds.bank_conflict_cycles, 0, "LDS bank conflicts");
+    // The operand tiles and C move in 16-byte accesses; only the scales (a 4-byte B scale per
+    // K block, A's per-row column) and the host-side scale transposition may be narrower.
+    let g = &c.global;
+    let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
+    let operands = (m * k + n * k) as u64 * 2 + (m * n * 2) as u64;
+    assert!(wide >= operands, "{wide} bytes in 16-byte accesses, operands and C alone are {operands}");
 }
