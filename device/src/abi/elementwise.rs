@@ -264,6 +264,8 @@ crate::kernel_abi! {
         WHERE_B32 = "where_b32" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B32>,
         /// As [`WHERE_B32`] on 16-bit values: 16 elements per work-item for an i8 condition, 8 for i32.
         WHERE_B16 = "where_b16" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B16>,
+        /// As [`WHERE_B32`] on 8-bit values (fp8, i8): 16 elements per work-item.
+        WHERE_B8 = "where_b8" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::I8>,
     }
 }
 

@@ -24,7 +24,7 @@ use ferrocm_device::abi::elementwise::{self as abi, type_code};
 ///
 /// # Errors
 /// [`Error::DTypeMismatch`] for a condition other than i8/i32, or `a` and `b` of different
-/// dtypes; [`Error::Unsupported`] for values of other widths (1-byte values); [`Error::Shape`]
+/// dtypes; [`Error::Unsupported`] for values wider than 4 bytes (no such dtype yet); [`Error::Shape`]
 /// when the shapes do not broadcast; [`Error::DeviceMismatch`]; allocation and launch errors.
 pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let op = "where";
@@ -40,7 +40,8 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
     let kernel = match vbytes {
         4 => abi::WHERE_B32,
         2 => abi::WHERE_B16,
-        n => return Err(Error::Unsupported { op, what: format!("{n}-byte values ({}); 2- and 4-byte dtypes are supported", a.dtype()) }),
+        1 => abi::WHERE_B8,
+        n => return Err(Error::Unsupported { op, what: format!("{n}-byte values ({}); 1-, 2- and 4-byte dtypes are supported", a.dtype()) }),
     };
     let epl = 16 / cond_bytes.min(vbytes) as u32;
     let shape = broadcast_shapes(op, &[cond.shape(), a.shape(), b.shape()])?;
