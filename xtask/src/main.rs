@@ -24,7 +24,13 @@ commands:
                                          (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
   test [-- ARGS]                          build for gfx942, then run every test of the workspace
                                          against those code objects (ARGS go to `cargo test`),
-                                         then `cargo doc` with warnings as errors";
+                                         then `cargo doc` with warnings as errors
+  bench [--filter TEXT]                   build, then every benchmark case (or those whose op or shape
+                                         contains TEXT) on the emulator through the MI300X cycle
+                                         model -> target/bench/{bench.md,bench.json,roofline.svg}
+  profile OP --shape SHAPE [--top N]      build, then where one case's modeled time goes: instruction
+                                         classes, the main loop's MFMA share, the hottest blocks
+                                         (e.g. profile gemm --shape \"bf16 4096x4096x4096\")";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()

@@ -4,7 +4,9 @@
 //! Definitions (dynamic, over the traced waves):
 //! - a *loop* is the pc range `head..=back` of a taken backward branch at `back` to `head`;
 //! - the *main loop* is the loop whose range executed the most MFMA instructions (for a GEMM,
-//!   the K loop; an inner loop nested in it is part of it);
+//!   the K loop; an inner loop nested in it is part of it), the tightest one on a tie (a
+//!   backward branch to code before the loop, e.g. a loop exit laid out above it, makes a wider
+//!   range around the same MFMAs);
 //! - its *vector-unit cycles* are the issue cycles the cycle model charges the SIMD's vector
 //!   pipes for the instructions executed in that range: an MFMA's cycles on the matrix core
 //!   ([`super::cost::mfma_cycles`], GFX942.md's table) and every other VALU instruction's cycles
@@ -74,7 +76,8 @@ pub fn main_loop_mix(trace: &Trace) -> Result<Option<LoopMix>, UnknownCost> {
                 _ => {}
             }
         }
-        if mix.mfmas > 0 && best.is_none_or(|b| mix.mfmas > b.mfmas) {
+        let better = |b: LoopMix| mix.mfmas > b.mfmas || (mix.mfmas == b.mfmas && mix.back - mix.head < b.back - b.head);
+        if mix.mfmas > 0 && best.is_none_or(better) {
             best = Some(mix);
         }
     }
@@ -125,6 +128,20 @@ mod tests {
         // epilogue adds and the LDS read do not count.
         assert_eq!((mix.mfma_cycles, mix.valu_cycles), (5 * 64, 5 * 16));
         assert!((mix.mfma_share() - 0.8).abs() < 1e-12);
+    }
+
+    #[test]
+    fn of_two_ranges_around_the_same_mfmas_the_tighter_is_the_main_loop() {
+        let mut t = trace(3);
+        // A taken backward branch after the loop to the prologue: a wider range, same MFMAs.
+        let wave = &mut t.workgroups[0].waves[0];
+        let mut outer = event(100, Op::SCbranchScc1, Class::Branch);
+        outer.b = 1;
+        wave.push(outer);
+        wave.push(event(0, Op::VAddU32, Class::Valu));
+        assert_eq!(loops(&t).len(), 2);
+        let mix = main_loop_mix(&t).unwrap().unwrap();
+        assert_eq!((mix.head, mix.back, mix.mfmas), (4, 60, 12));
     }
 
     #[test]
