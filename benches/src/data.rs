@@ -2,6 +2,8 @@
 //! and flatter its numbers; GFX942.md, benchmark conventions), from a small seeded generator so
 //! runs are reproducible.
 
+use ferrocm::{DType, Device, Error, Fp8E4M3Fnuz, Fp8E5M2Fnuz, Result, Tensor, bf16, f16};
+
 /// A seeded generator of standard normal values (xorshift64* and Box-Muller).
 pub struct Normal {
     state: u64,
@@ -38,6 +40,22 @@ impl Normal {
     /// `n` values `sigma * N(0, 1)` converted to `T`.
     pub fn vec<T: ferrocm::Element>(&mut self, n: usize, sigma: f64) -> Vec<T> {
         (0..n).map(|_| T::from_f64(sigma * self.sample())).collect()
+    }
+
+    /// A `shape` tensor of float type `dtype` on `dev` holding `sigma * N(0, 1)` values.
+    ///
+    /// # Errors
+    /// [`Error::Unsupported`] for integer dtypes; allocation errors.
+    pub fn tensor(&mut self, dev: &Device, dtype: DType, shape: &[usize], sigma: f64) -> Result<Tensor> {
+        let n = shape.iter().product();
+        match dtype {
+            DType::F32 => Tensor::from_slice(dev, &self.vec::<f32>(n, sigma), shape),
+            DType::F16 => Tensor::from_slice(dev, &self.vec::<f16>(n, sigma), shape),
+            DType::Bf16 => Tensor::from_slice(dev, &self.vec::<bf16>(n, sigma), shape),
+            DType::Fp8E4M3Fnuz => Tensor::from_slice(dev, &self.vec::<Fp8E4M3Fnuz>(n, sigma), shape),
+            DType::Fp8E5M2Fnuz => Tensor::from_slice(dev, &self.vec::<Fp8E5M2Fnuz>(n, sigma), shape),
+            d => Err(Error::Unsupported { op: "benchmark data", what: format!("normally distributed {d} values") }),
+        }
     }
 }
 

@@ -5,7 +5,7 @@ use crate::data::Normal;
 use ferrocm::emu::model::machine::MathKind;
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
-use ferrocm::{DType, Device, Fp8E4M3Fnuz, Result, Tensor, bf16, f16};
+use ferrocm::{DType, Device, Result, Tensor};
 
 /// One call of an op on prepared inputs.
 pub type OpCall = Box<dyn FnMut() -> Result<()>>;
@@ -52,14 +52,14 @@ pub fn registry() -> Vec<Case> {
         copy_u32(STREAM_ELEMENTS),
         saxpy(STREAM_ELEMENTS),
         // The issue-5 GEMM shapes: bf16 4096^3, and the fp8 block-scaled DeepSeek shapes.
-        gemm_dense(DType::Bf16, 4096, 4096, 4096),
-        gemm_dense_on(DType::Bf16, 4096, 4096, 4096, Mfma::Tile16),
-        gemm_dense(DType::Fp8E4M3Fnuz, 4096, 4096, 4096),
-        gemm_dense(DType::F16, 1024, 1024, 1024),
+        gemm_dense(DType::Bf16, 4096, 4096, 4096, None),
+        gemm_dense(DType::Bf16, 4096, 4096, 4096, Some(Mfma::Tile16)),
+        gemm_dense(DType::Fp8E4M3Fnuz, 4096, 4096, 4096, None),
+        gemm_dense(DType::F16, 1024, 1024, 1024, None),
         gemm_fp8_blockscaled(4096, 7168, 2048),
         gemm_fp8_blockscaled(4096, 2112, 7168),
         // Decode-time GEMV: the tall-skinny tile with split-K must stream the weights.
-        gemm_dense(DType::Bf16, 1, 4096, 4096),
+        gemm_dense(DType::Bf16, 1, 4096, 4096, None),
         // The memory-bound family (issue 4) at 16M elements.
         membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
         membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
@@ -86,7 +86,7 @@ pub fn membound(op: &'static str, rows: usize, cols: usize, passes: u64, f: fn(&
         math: MathKind::Vector,
         sample_workgroups: 16,
         prepare: Box::new(move |dev, seed| {
-            let x = Tensor::from_slice(dev, &Normal::new(seed).vec::<bf16>(rows * cols, 1.0), &[rows, cols])?;
+            let x = Normal::new(seed).tensor(dev, DType::Bf16, &[rows, cols], 1.0)?;
             Ok(boxed(move || f(&x)))
         }),
     }
@@ -143,10 +143,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
                 _ => return Err(format!("gemm shape {shape:?}: expected \"[dtype] MxNxK [16x16|32x32]\"")),
             };
             let (m, n, k) = mnk(dims_word)?;
-            Ok(match mfma {
-                Some(mfma) => gemm_dense_on(dtype, m, n, k, mfma),
-                None => gemm_dense(dtype, m, n, k),
-            })
+            Ok(gemm_dense(dtype, m, n, k, mfma))
         }
         "gemm_fp8_blockscaled" => {
             let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
@@ -214,18 +211,10 @@ pub fn saxpy(n: usize) -> Case {
     }
 }
 
-/// `gemm::matmul` of `[m, k] x [k, n]` in `dtype` (B given as the transposed view of an `[n, k]`
-/// weight, the layout the kernel reads without copies), in the chooser's configuration.
-pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize) -> Case {
-    dense(dtype, m, n, k, None)
-}
-
-/// [`gemm_dense`] in the chooser's configuration but on the MFMA shape `mfma` (to compare them).
-pub fn gemm_dense_on(dtype: DType, m: usize, n: usize, k: usize, mfma: Mfma) -> Case {
-    dense(dtype, m, n, k, Some(mfma))
-}
-
-fn dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>) -> Case {
+/// `gemm::gemm` of `[m, k] x [k, n]` in `dtype` (B given as the transposed view of an `[n, k]`
+/// weight, the layout the kernel reads without copies), in the chooser's configuration, or in it
+/// on the MFMA shape `mfma` (to compare the shapes).
+pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>) -> Case {
     let math = match dtype {
         DType::F32 => MathKind::F32,
         DType::Fp8E4M3Fnuz | DType::Fp8E5M2Fnuz => MathKind::Fp8,
@@ -247,25 +236,8 @@ fn dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>) -> Case
         sample_workgroups: 8,
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
-            let (a, w) = match dtype {
-                DType::Bf16 => (
-                    Tensor::from_slice(dev, &g.vec::<bf16>(m * k, 1.0), &[m, k])?,
-                    Tensor::from_slice(dev, &g.vec::<bf16>(n * k, 1.0), &[n, k])?,
-                ),
-                DType::F16 => (
-                    Tensor::from_slice(dev, &g.vec::<f16>(m * k, 1.0), &[m, k])?,
-                    Tensor::from_slice(dev, &g.vec::<f16>(n * k, 1.0), &[n, k])?,
-                ),
-                DType::Fp8E4M3Fnuz => (
-                    Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(m * k, 1.0), &[m, k])?,
-                    Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(n * k, 1.0), &[n, k])?,
-                ),
-                _ => (
-                    Tensor::from_slice(dev, &g.vec::<f32>(m * k, 1.0), &[m, k])?,
-                    Tensor::from_slice(dev, &g.vec::<f32>(n * k, 1.0), &[n, k])?,
-                ),
-            };
-            let b = w.transpose(0, 1)?;
+            let a = g.tensor(dev, dtype, &[m, k], 1.0)?;
+            let b = g.tensor(dev, dtype, &[n, k], 1.0)?.transpose(0, 1)?;
             let opts = GemmOptions { config, ..Default::default() };
             Ok(boxed(move || gemm::gemm(&a, &b, &opts).map(drop)))
         }),
@@ -285,8 +257,8 @@ pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
             // sigma 16 uses a good part of E4M3FNUZ's range (max 240).
-            let a = Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(m * k, 16.0), &[m, k])?;
-            let b = Tensor::from_slice(dev, &g.vec::<Fp8E4M3Fnuz>(n * k, 16.0), &[n, k])?;
+            let a = g.tensor(dev, DType::Fp8E4M3Fnuz, &[m, k], 16.0)?;
+            let b = g.tensor(dev, DType::Fp8E4M3Fnuz, &[n, k], 16.0)?;
             let sa: Vec<f32> = (0..m * kb).map(|_| (g.sample() * 0.1).exp() as f32 / 256.0).collect();
             let sb: Vec<f32> = (0..nb * kb).map(|_| (g.sample() * 0.1).exp() as f32 / 256.0).collect();
             let sa = Tensor::from_slice(dev, &sa, &[m, kb])?;

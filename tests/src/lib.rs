@@ -5,7 +5,9 @@
 //! - [`proptest_config`]: case counts, raised with FERROCM_PROPTEST_CASES for long local runs.
 //! - [`values`]: random values and views of any dtype, ulp-based closeness (elementwise suites).
 //! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
+//! - [`counters`]: exclusive use of the device and the emulator's counters of a closure.
 
+pub mod counters;
 pub mod tensors;
 pub mod values;
 

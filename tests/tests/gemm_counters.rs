@@ -11,24 +11,9 @@
 use ferrocm::ops::gemm::{self, GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::gemm_fp8;
 use ferrocm::{DType, Tensor};
+use ferrocm_tests::counters::{exclusive, measure};
 use ferrocm_tests::device;
 use ferrocm_tests::tensors::random;
-use std::sync::{Mutex, MutexGuard};
-
-static LOCK: Mutex<()> = Mutex::new(());
-
-/// This test's exclusive use of the device.
-fn exclusive() -> MutexGuard<'static, ()> {
-    LOCK.lock().unwrap_or_else(|p| p.into_inner())
-}
-
-/// Runs `f` and returns the counters of all its launches (None on HIP). Call under [`exclusive`].
-fn measure<T>(f: impl FnOnce() -> T) -> Option<(T, ferrocm::emu::exec::Counters)> {
-    let emu = device().as_emulator()?;
-    emu.reset_total_counters();
-    let out = f();
-    Some((out, emu.total_counters()))
-}
 
 fn input(rows: usize, cols: usize, dtype: DType, seed: u64) -> Tensor {
     let mut seed = seed;

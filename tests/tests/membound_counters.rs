@@ -19,28 +19,16 @@
 //!   where the op writes them, plus the combine pass's reads of split partials;
 //! - zero LDS bank-conflict cycles.
 //!
-//! The tests share the device's counters, so they take a lock and run one at a time. They are
-//! skipped on a real GPU (no counters there).
+//! The tests share the device's counters, so each holds `counters::exclusive` and they run one
+//! at a time. They are skipped on a real GPU (no counters there).
 
 use ferrocm::ops::norm;
 use ferrocm::ops::reduce::{self, ReduceOp, ReduceOptions};
 use ferrocm::ops::rope::{self, RopeLayout, RopeOptions};
 use ferrocm::ops::softmax;
 use ferrocm::{DType, Tensor};
-use ferrocm_tests::device;
+use ferrocm_tests::counters::{exclusive, measure};
 use ferrocm_tests::tensors::{random, tensor};
-use std::sync::Mutex;
-
-static LOCK: Mutex<()> = Mutex::new(());
-
-/// Runs `f` alone on the device and returns the counters of all its launches (None on HIP).
-fn measure(f: impl FnOnce()) -> Option<ferrocm::emu::exec::Counters> {
-    let _guard = LOCK.lock().unwrap_or_else(|p| p.into_inner());
-    let emu = device().as_emulator()?;
-    emu.reset_total_counters();
-    f();
-    Some(emu.total_counters())
-}
 
 /// Prints the counters and checks them against `min_bytes` (times `factor`), plus
 /// `per_workgroup` bytes of per-column tables for each workgroup run; `narrow` bytes may be
@@ -67,6 +55,7 @@ fn input(shape: &[usize], dtype: DType, seed: u64) -> Tensor {
 
 #[test]
 fn reductions() {
+    let _device = exclusive();
     for (shape, axis, dtype) in [
         (vec![1usize << 22], None, DType::F32),
         (vec![1024, 8192], Some(1), DType::F32),
@@ -78,7 +67,7 @@ fn reductions() {
         let n: usize = shape.iter().product();
         for op in [ReduceOp::Sum, ReduceOp::Max, ReduceOp::ArgMax] {
             let mut out = 0;
-            let Some(c) = measure(|| out = reduce::reduce(&x, op, axis, &ReduceOptions::default()).unwrap().numel()) else { return };
+            let Some(((), c)) = measure(|| out = reduce::reduce(&x, op, axis, &ReduceOptions::default()).unwrap().numel()) else { return };
             let plan = reduce::plan(&shape, dtype, axis, x.storage().addr(), 4).unwrap();
             let out_bytes = out * if op.is_arg() { 4 } else { dtype.size() };
             // Every workgroup writes its results (a few bytes). A split reduction also writes
@@ -94,6 +83,7 @@ fn reductions() {
 
 #[test]
 fn softmax_rows() {
+    let _device = exclusive();
     // (shape, dtype, two-pass): the two-pass path reads the row twice and writes one 16-byte
     // statistic per segment workgroup.
     for (shape, dtype, two_pass) in [
@@ -105,7 +95,7 @@ fn softmax_rows() {
         let x = input(&shape, dtype, 2);
         let n: usize = shape.iter().product();
         for log in [false, true] {
-            let Some(c) = measure(|| {
+            let Some(((), c)) = measure(|| {
                 if log { softmax::log_softmax(&x).unwrap() } else { softmax::softmax(&x).unwrap() };
             }) else {
                 return;
@@ -118,6 +108,7 @@ fn softmax_rows() {
 
 #[test]
 fn norms() {
+    let _device = exclusive();
     for (rows, len, dtype, residual) in [(2048usize, 4096usize, DType::Bf16, true), (1024, 8192, DType::F32, false), (4096, 2048, DType::F16, true)] {
         let x = input(&[rows, len], dtype, 3);
         let r = input(&[rows, len], dtype, 4);
@@ -125,7 +116,7 @@ fn norms() {
         let b = tensor(&vec![0.25; len], &[len], dtype).0;
         let e = dtype.size();
         for layer in [false, true] {
-            let Some(c) = measure(|| match (layer, residual) {
+            let Some(((), c)) = measure(|| match (layer, residual) {
                 (false, false) => drop(norm::rms_norm(&x, Some(&w), 1e-6).unwrap()),
                 (true, false) => drop(norm::layer_norm(&x, Some(&w), Some(&b), 1e-6).unwrap()),
                 (false, true) => drop(norm::add_rms_norm(&x, &r, Some(&w), 1e-6).unwrap()),
@@ -142,11 +133,12 @@ fn norms() {
 
 #[test]
 fn rope_heads() {
+    let _device = exclusive();
     for (dtype, layout) in [(DType::Bf16, RopeLayout::HalfSplit), (DType::F32, RopeLayout::Interleaved), (DType::F16, RopeLayout::Interleaved)] {
         let shape = [4usize, 512, 32, 128];
         let x = input(&shape, dtype, 5);
         let n: usize = shape.iter().product();
-        let Some(c) = measure(|| drop(rope::rope(&x, &RopeOptions { layout, ..Default::default() }).unwrap())) else { return };
+        let Some(((), c)) = measure(|| drop(rope::rope(&x, &RopeOptions { layout, ..Default::default() }).unwrap())) else { return };
         // The frequency table: rotary_dim / 2 (hi, lo) f32 pairs.
         check(&format!("rope {shape:?} {dtype} {layout:?}"), &c, 2 * n * dtype.size(), 1.05, shape[3] * 4, 0, 0);
     }

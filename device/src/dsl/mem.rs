@@ -46,8 +46,6 @@ unsafe extern "unadjusted" {
     fn raw_buffer_load_v4(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x4;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
     fn raw_buffer_load_b32(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i32;
-    #[link_name = "llvm.amdgcn.s.buffer.load.i32"]
-    fn s_buffer_load_b32(rsrc: I32x4, offset: i32, cachepolicy: i32) -> i32;
 }
 
 /// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
@@ -111,21 +109,6 @@ impl Buffer {
     pub unsafe fn load_b128(&self, voffset: u32, soffset: u32) -> U32x4 {
         // SAFETY: same size; the caller guarantees the access.
         unsafe { core::mem::transmute(raw_buffer_load_v4(self.rsrc, voffset as i32, soffset as i32, 0)) }
-    }
-
-    /// 4 bytes at the wave-uniform `offset`, through the scalar cache into an SGPR
-    /// (`s_buffer_load_dword`): no VGPR, and counted by `lgkmcnt`, so waiting for it does not
-    /// also wait for the vector loads in flight. Past the range it reads 0. The catch: scalar loads
-    /// return out of order, so while one is in flight any wait on `lgkmcnt` (LDS reads included)
-    /// must be `lgkmcnt(0)` and waits for it too; in a loop that waits on LDS, prefer
-    /// [`Buffer::load_b32`] with the uniform offset as `soffset`.
-    ///
-    /// # Safety
-    /// `offset` is wave-uniform; the 4 bytes are readable and not written during the kernel
-    /// (the scalar cache is not coherent with vector stores).
-    #[inline(always)]
-    pub unsafe fn load_uniform_b32(&self, offset: u32) -> u32 {
-        unsafe { s_buffer_load_b32(self.rsrc, offset as i32, 0) as u32 }
     }
 
     /// 4 bytes at `voffset + soffset`.

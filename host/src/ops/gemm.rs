@@ -204,30 +204,17 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
     GemmConfig { block_m, block_n, waves, mfma, splits: splits as u32 }
 }
 
-/// The kernel of a configuration's tile (`skinny`: the 16x64 one) for an input dtype.
-fn kernel_for(dtype: DType, precision: F32Precision, skinny: bool, mfma: Mfma) -> Result<Kernel<GemmArgs>> {
-    use F32Precision::{Exact, Xf32};
-    use Mfma::{Tile16, Tile32};
-    Ok(match (dtype, precision, skinny, mfma) {
-        (DType::Bf16, _, false, Tile16) => abi::GEMM_BF16_128X128,
-        (DType::F16, _, false, Tile16) => abi::GEMM_F16_128X128,
-        (DType::F32, Exact, false, Tile16) => abi::GEMM_F32_128X128,
-        (DType::F32, Xf32, false, Tile16) => abi::GEMM_XF32_128X128,
-        (DType::Fp8E4M3Fnuz, _, false, Tile16) => abi::GEMM_FP8_128X128,
-        (DType::Fp8E5M2Fnuz, _, false, Tile16) => abi::GEMM_BF8_128X128,
-        (DType::Bf16, _, false, Tile32) => abi::GEMM_BF16_128X128_M32,
-        (DType::F16, _, false, Tile32) => abi::GEMM_F16_128X128_M32,
-        (DType::F32, Exact, false, Tile32) => abi::GEMM_F32_128X128_M32,
-        (DType::F32, Xf32, false, Tile32) => abi::GEMM_XF32_128X128_M32,
-        (DType::Fp8E4M3Fnuz, _, false, Tile32) => abi::GEMM_FP8_128X128_M32,
-        (DType::Fp8E5M2Fnuz, _, false, Tile32) => abi::GEMM_BF8_128X128_M32,
-        (DType::Bf16, _, true, _) => abi::GEMM_BF16_16X64,
-        (DType::F16, _, true, _) => abi::GEMM_F16_16X64,
-        (DType::F32, Exact, true, _) => abi::GEMM_F32_16X64,
-        (DType::F32, Xf32, true, _) => abi::GEMM_XF32_16X64,
-        (DType::Fp8E4M3Fnuz, _, true, _) => abi::GEMM_FP8_16X64,
-        (DType::Fp8E5M2Fnuz, _, true, _) => abi::GEMM_BF8_16X64,
-        (d, _, _, _) => {
+/// The kernel that runs configuration `cfg` on inputs of `dtype`.
+fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result<Kernel<GemmArgs>> {
+    // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, and the 16x64 tall-skinny tile.
+    let [tile16, tile32, skinny] = match (dtype, precision) {
+        (DType::Bf16, _) => [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_16X64],
+        (DType::F16, _) => [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_16X64],
+        (DType::F32, F32Precision::Exact) => [abi::GEMM_F32_128X128, abi::GEMM_F32_128X128_M32, abi::GEMM_F32_16X64],
+        (DType::F32, F32Precision::Xf32) => [abi::GEMM_XF32_128X128, abi::GEMM_XF32_128X128_M32, abi::GEMM_XF32_16X64],
+        (DType::Fp8E4M3Fnuz, _) => [abi::GEMM_FP8_128X128, abi::GEMM_FP8_128X128_M32, abi::GEMM_FP8_16X64],
+        (DType::Fp8E5M2Fnuz, _) => [abi::GEMM_BF8_128X128, abi::GEMM_BF8_128X128_M32, abi::GEMM_BF8_16X64],
+        (d, _) => {
             return Err(Error::DTypeMismatch {
                 op: "gemm",
                 what: "A",
@@ -235,6 +222,11 @@ fn kernel_for(dtype: DType, precision: F32Precision, skinny: bool, mfma: Mfma) -
                 expected: "f32, f16, bf16, fp8e4m3fnuz or fp8e5m2fnuz".into(),
             });
         }
+    };
+    Ok(match (cfg.block_m, cfg.mfma) {
+        (16, _) => skinny,
+        (_, Mfma::Tile16) => tile16,
+        (_, Mfma::Tile32) => tile32,
     })
 }
 
@@ -441,7 +433,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         }
         None => choose_config(a.dtype(), batches, m, n, k),
     };
-    let kernel = kernel_for(a.dtype(), opts.f32_precision, cfg.block_m == 16, cfg.mfma)?;
+    let kernel = kernel_for(a.dtype(), opts.f32_precision, &cfg)?;
     // The kernel addresses one block's rows of an operand through a buffer resource, whose
     // range and offsets are 32-bit: up to 128 rows of `ld` elements and K more must fit.
     for (what, p, rows, block) in [("A", &pa, m, cfg.block_m), ("B", &pb, n, cfg.block_n)] {

@@ -222,8 +222,8 @@ pub trait Strips {
 /// a wave 64 columns.
 ///
 /// The bands and the strip-to-C steps are runtime loops, not unrolled: the per-element epilogue
-/// (beta, bias, five activations, residual, three output types) is large, and unrolled per band
-/// and step it made each 128x128 kernel 45k instructions, most of the device build's time. Only
+/// (beta, bias, five activations, residual, three output types) is large: unrolled per band and
+/// step it made each 128x128 kernel 45k instructions (10.6k now) and the code object 4.3 MB. Only
 /// the accumulator-to-strip writes need constant register indices; `write_band` keeps them
 /// constant behind a branch per band.
 #[inline(always)]

@@ -139,9 +139,9 @@ pub fn gemm<E: MmaIn, W: WaveTiles, const WY: usize, const WX: usize>(args: Gemm
             let stage: usize = $stage;
             // Phase 1: K-tile kt + 1, loaded a whole step ago, from the registers into the other
             // stage (every wave finished reading it before the last barrier). Its loads had the
-            // previous step's MFMAs to complete behind; waiting for them any later would not
-            // help, and the compiler is free to hoist these stores above this step's MFMAs
-            // anyway (it does: they do not alias the stage being read).
+            // previous step's MFMAs to complete behind. (Stored after this step's MFMAs instead,
+            // the compiler hoisted the stores, and their wait, above the MFMAs: the stores do
+            // not alias the stage being read.)
             if $has_next {
                 // SAFETY: the other stage is free (above) and not read before the barrier.
                 unsafe {

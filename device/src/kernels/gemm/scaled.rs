@@ -8,9 +8,9 @@
 //! A K-tile is 64 bytes = 64 fp8 values, so a scale block is two K-tiles.
 
 use super::epilogue;
-use super::mma::{Fp8In, MmaIn};
-use super::tile::{CHUNKS, Operand, lds_index, regs_to_lds};
-use super::wave::Tiles16;
+use super::mma::Fp8In;
+use super::tile::{CHUNKS, Operand, regs_to_lds};
+use super::wave::{Tiles16, WaveTiles};
 use crate::abi::gemm::{K_TILE_BYTES, out_type};
 use crate::abi::gemm_fp8::{Fp8ScaledArgs, SCALE_BLOCK, group_mode};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
@@ -109,10 +109,9 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     let mut ra = [U32x4::splat(0); MAX_CHUNKS];
     let mut rb = [U32x4::splat(0); MAX_CHUNKS];
     let mut acc = [[F32x4::splat(0.0); TN]; TM];
-    let mut tmp = [[F32x4::splat(0.0); TN]; TM];
-    let frag_q = lane / 16;
-    let a_row = wy * TM * 16 + lane % 16;
-    let b_row = wx * TN * 16 + lane % 16;
+    let mut tmp = Tiles16::<TM, TN>::zero();
+    // The wave's first rows of the A and B tiles.
+    let (a_row, b_row) = (wy * TM * 16, wx * TN * 16);
     // The lane's first accumulator row (of 4 consecutive) in tile row i: row0 + 16 i + lrow.
     let lrow = wy * TM * 16 + 4 * (lane / 16);
     // B's scales for this block (its 128 columns lie in one 128-row scale block of B).
@@ -204,29 +203,12 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
             if $first {
                 scales = load_scales(kt / TILES_PER_BLOCK as u32);
             }
-            let mut fa = [U32x4::splat(0); TM];
-            let mut fb = [U32x4::splat(0); TN];
-            crate::unroll!(i < TM => {
-                // SAFETY: inside the stage, written before the last barrier.
-                fa[i] = unsafe { lds_a.read(lds_index(stage, bm, a_row + 16 * i, frag_q)) };
-            });
-            crate::unroll!(j < TN => {
-                // SAFETY: as above.
-                fb[j] = unsafe { lds_b.read(lds_index(stage, bn, b_row + 16 * j, frag_q)) };
-            });
             if $first {
-                crate::unroll!(i < TM => {
-                    crate::unroll!(j < TN => {
-                        tmp[i][j] = Fp8In::mma(fa[i], fb[j], F32x4::splat(0.0));
-                    });
-                });
-            } else {
-                crate::unroll!(i < TM => {
-                    crate::unroll!(j < TN => {
-                        tmp[i][j] = Fp8In::mma(fa[i], fb[j], tmp[i][j]);
-                    });
-                });
+                // A constant zero: the block's first MFMAs take C = 0, no register is cleared.
+                tmp = Tiles16::zero();
             }
+            // SAFETY: stage `stage` was written before the last barrier.
+            unsafe { tmp.step::<Fp8In>(lds_a, lds_b, stage, bm, bn, a_row, b_row, lane) };
             // Promotion at the end of a scale block (or of K).
             if $promote {
                 let sb = f32::from_bits(scales.1);
@@ -234,7 +216,7 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
                     let v = scales.0[i].to_array();
                     let s = F32x4::from_array([f32::from_bits(v[0]) * sb, f32::from_bits(v[1]) * sb, f32::from_bits(v[2]) * sb, f32::from_bits(v[3]) * sb]);
                     crate::unroll!(j < TN => {
-                        acc[i][j] = promote(acc[i][j], tmp[i][j], s);
+                        acc[i][j] = promote(acc[i][j], tmp.0[i][j], s);
                     });
                 });
             }
