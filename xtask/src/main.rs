@@ -170,8 +170,8 @@ fn doc_check(out_dir: &Path) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("cargo doc found warnings ({status})")) }
 }
 
-/// Runs the `ferrocm-bench` tool (benches crate, release build: the emulator is ~30x slower
-/// unoptimised) against freshly built code objects.
+/// Runs the `ferrocm-bench` tool (benches crate, release build, for the emulator's speed)
+/// against freshly built code objects.
 fn bench_tool(args: &[&str]) -> Result<(), String> {
     let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
     let root = workspace_root();
