@@ -31,10 +31,7 @@ fn main() {
             .map(|arch| {
                 let path = dir.join(arch).join(CODE_OBJECT_FILE);
                 if !path.is_file() {
-                    fail(&format!(
-                        "FERROCM_PREBUILT_DIR has no {} (run `cargo xtask build --arch {arch}`)",
-                        path.display()
-                    ));
+                    fail(&format!("FERROCM_PREBUILT_DIR has no {} (run `cargo xtask build --arch {arch}`)", path.display()));
                 }
                 println!("cargo:rerun-if-changed={}", path.display());
                 (arch.clone(), path)

@@ -53,13 +53,22 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
                 x.valu_cycles
             );
         }
-        let waves = (l.trace.workgroups.iter().map(|w| w.waves.len()).sum::<usize>() as f64 / l.trace.workgroups.len().max(1) as f64) * m.workgroups_per_cu as f64;
+        let waves = (l.trace.workgroups.iter().map(|w| w.waves.len()).sum::<usize>() as f64 / l.trace.workgroups.len().max(1) as f64)
+            * m.workgroups_per_cu as f64;
         let _ = writeln!(s, "\n   hottest basic blocks (offsets in the code object image):");
         for b in hot_blocks(&l.trace, m).iter().take(top) {
-            let mfmas = b.pcs.iter().filter(|&&pc| module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).is_some_and(|i| i.op.name().starts_with("v_mfma"))).count();
+            let mfmas = b
+                .pcs
+                .iter()
+                .filter(|&&pc| {
+                    module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).is_some_and(|i| i.op.name().starts_with("v_mfma"))
+                })
+                .count();
             let per_wave = b.executions as f64 / waves.max(1.0);
             let kind = match loops.iter().find(|&&(head, back)| head <= b.start && b.start <= back) {
-                Some(&(head, back)) if head == b.start => format!("loop head (loop {head:#x}..={back:#x}), {per_wave:.0} iterations per wave"),
+                Some(&(head, back)) if head == b.start => {
+                    format!("loop head (loop {head:#x}..={back:#x}), {per_wave:.0} iterations per wave")
+                }
                 Some(&(head, back)) => format!("inside loop {head:#x}..={back:#x}, {per_wave:.0} executions per wave"),
                 None => format!("outside loops, {per_wave:.0} executions per wave"),
             };

@@ -149,9 +149,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
             Ok(gemm_fp8_blockscaled(m, n, k))
         }
-        other => Err(format!(
-            "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled)"
-        )),
+        other => Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled)")),
     }
 }
 

@@ -41,13 +41,27 @@ pub fn svg(cases: &[CaseReport]) -> String {
     let (x0, x1, y0, y1) = (LEFT, W - RIGHT, TOP, H - BOTTOM);
     for d in X_DECADES.0..=X_DECADES.1 {
         let x = x_of(10f64.powi(d));
-        let _ = write!(s, r##"<line x1="{x}" y1="{y0}" x2="{x}" y2="{y1}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">1e{d}</text>"##, y1 + 16.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{x}" y1="{y0}" x2="{x}" y2="{y1}" stroke="#ddd"/><text x="{x}" y="{}" text-anchor="middle">1e{d}</text>"##,
+            y1 + 16.0
+        );
     }
     for d in Y_DECADES.0..=Y_DECADES.1 {
         let y = y_of(10f64.powi(d));
-        let _ = write!(s, r##"<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{d}</text>"##, x0 - 6.0, y + 4.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{x0}" y1="{y}" x2="{x1}" y2="{y}" stroke="#ddd"/><text x="{}" y="{}" text-anchor="end">1e{d}</text>"##,
+            x0 - 6.0,
+            y + 4.0
+        );
     }
-    let _ = write!(s, r#"<text x="{}" y="{}" text-anchor="middle">arithmetic intensity (FLOP per compulsory HBM byte)</text>"#, (x0 + x1) / 2.0, H - 20.0);
+    let _ = write!(
+        s,
+        r#"<text x="{}" y="{}" text-anchor="middle">arithmetic intensity (FLOP per compulsory HBM byte)</text>"#,
+        (x0 + x1) / 2.0,
+        H - 20.0
+    );
     let _ = write!(s, r#"<text transform="translate(18,{}) rotate(-90)" text-anchor="middle">modeled FLOP/s</text>"#, (y0 + y1) / 2.0);
     // Roofs: min(peak, ai * HBM peak) for each compute roof present.
     let mut roofs: BTreeMap<&str, f64> = BTreeMap::new();
@@ -88,10 +102,32 @@ pub fn svg(cases: &[CaseReport]) -> String {
         let label = format!("{} {}", c.op, c.shape);
         if c.flops > 0.0 {
             let (x, y) = (x_of(c.intensity()), y_of(c.flops_per_s));
-            let _ = write!(s, r#"<circle cx="{x:.1}" cy="{y:.1}" r="5" fill="{color}"><title>{} : {:.1} TFLOP/s modeled, {:.1}% of roof</title></circle>"#, esc(&label), c.flops_per_s / 1e12, 100.0 * c.roof_fraction);
-            let _ = write!(s, r#"<circle cx="{}" cy="{ly}" r="5" fill="{color}"/><text x="{}" y="{}">{} ({:.0}%)</text>"#, W - RIGHT + 15.0, W - RIGHT + 25.0, ly + 4.0, esc(&label), 100.0 * c.roof_fraction);
+            let _ = write!(
+                s,
+                r#"<circle cx="{x:.1}" cy="{y:.1}" r="5" fill="{color}"><title>{} : {:.1} TFLOP/s modeled, {:.1}% of roof</title></circle>"#,
+                esc(&label),
+                c.flops_per_s / 1e12,
+                100.0 * c.roof_fraction
+            );
+            let _ = write!(
+                s,
+                r#"<circle cx="{}" cy="{ly}" r="5" fill="{color}"/><text x="{}" y="{}">{} ({:.0}%)</text>"#,
+                W - RIGHT + 15.0,
+                W - RIGHT + 25.0,
+                ly + 4.0,
+                esc(&label),
+                100.0 * c.roof_fraction
+            );
         } else {
-            let _ = write!(s, r#"<text x="{}" y="{}" fill="{color}">{}: {:.2} TB/s, no FLOPs ({:.0}%)</text>"#, W - RIGHT + 10.0, ly + 4.0, esc(&label), c.bytes_per_s / 1e12, 100.0 * c.roof_fraction);
+            let _ = write!(
+                s,
+                r#"<text x="{}" y="{}" fill="{color}">{}: {:.2} TB/s, no FLOPs ({:.0}%)</text>"#,
+                W - RIGHT + 10.0,
+                ly + 4.0,
+                esc(&label),
+                c.bytes_per_s / 1e12,
+                100.0 * c.roof_fraction
+            );
         }
         ly += 18.0;
     }

@@ -164,10 +164,14 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
     let main = (0..launches.len()).max_by(|&a, &b| weight(&launches[a]).total_cmp(&weight(&launches[b]))).unwrap_or(0);
     let mut reports = Vec::new();
     for (i, l) in launches.iter().enumerate() {
-        let k = dev.code_object().kernel(&l.kernel).ok_or_else(|| BenchError::Op(ferrocm::Error::KernelNotFound { kernel: l.kernel.clone(), arch: dev.arch().into() }))?;
+        let k = dev
+            .code_object()
+            .kernel(&l.kernel)
+            .ok_or_else(|| BenchError::Op(ferrocm::Error::KernelNotFound { kernel: l.kernel.clone(), arch: dev.arch().into() }))?;
         let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm::emu::model::ModelError::NoTrace))?;
         let load = Workload { grid_workgroups: l.stats.grid_workgroups, hbm_bytes: (i == main).then_some(case.min_bytes) };
-        let modeled = model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;
+        let modeled =
+            model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;
         let main_loop = main_loop_mix(&trace).map_err(|e| BenchError::Model(l.kernel.clone(), ModelError::Unknown(e.0)))?;
         reports.push(LaunchReport {
             kernel: l.kernel.clone(),

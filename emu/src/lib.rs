@@ -5,8 +5,8 @@
 #![warn(missing_docs)]
 
 pub mod codeobj;
-pub mod isa;
 pub mod exec;
+pub mod isa;
 pub mod model;
 
 pub use exec::{EmuConfig, EmuError, Emulator, LaunchParams, LaunchStats, Module};

@@ -11,9 +11,38 @@ use half::{bf16, f16};
 use harness::Gpu;
 
 const OPS: [&str; 32] = [
-    "swap", "cmpswap", "add", "sub", "smin", "umin", "smax", "umax", "and", "or", "xor", "inc", "dec", "add_f32",
-    "pk_add_f16", "pk_add_bf16", "swap_x2", "cmpswap_x2", "add_x2", "sub_x2", "smin_x2", "umin_x2", "smax_x2",
-    "umax_x2", "and_x2", "or_x2", "xor_x2", "inc_x2", "dec_x2", "add_f64", "min_f64", "max_f64",
+    "swap",
+    "cmpswap",
+    "add",
+    "sub",
+    "smin",
+    "umin",
+    "smax",
+    "umax",
+    "and",
+    "or",
+    "xor",
+    "inc",
+    "dec",
+    "add_f32",
+    "pk_add_f16",
+    "pk_add_bf16",
+    "swap_x2",
+    "cmpswap_x2",
+    "add_x2",
+    "sub_x2",
+    "smin_x2",
+    "umin_x2",
+    "smax_x2",
+    "umax_x2",
+    "and_x2",
+    "or_x2",
+    "xor_x2",
+    "inc_x2",
+    "dec_x2",
+    "add_f64",
+    "min_f64",
+    "max_f64",
 ];
 
 fn hash32(l: u64) -> u64 {
@@ -79,7 +108,13 @@ fn reference(name: &str, old: u64, src: u64, cmp: u64) -> u64 {
     let bfadd = |a: u64, b: u64| bf16::from_f32(bf16::from_bits(a as u16).to_f32() + bf16::from_bits(b as u16).to_f32()).to_bits();
     let r32: u32 = match name {
         "swap" => s32,
-        "cmpswap" => if o32 == cmp as u32 { s32 } else { o32 },
+        "cmpswap" => {
+            if o32 == cmp as u32 {
+                s32
+            } else {
+                o32
+            }
+        }
         "add" => o32.wrapping_add(s32),
         "sub" => o32.wrapping_sub(s32),
         "smin" => (o32 as i32).min(s32 as i32) as u32,
@@ -89,8 +124,20 @@ fn reference(name: &str, old: u64, src: u64, cmp: u64) -> u64 {
         "and" => o32 & s32,
         "or" => o32 | s32,
         "xor" => o32 ^ s32,
-        "inc" => if o32 >= s32 { 0 } else { o32 + 1 },
-        "dec" => if o32 == 0 || o32 > s32 { s32 } else { o32 - 1 },
+        "inc" => {
+            if o32 >= s32 {
+                0
+            } else {
+                o32 + 1
+            }
+        }
+        "dec" => {
+            if o32 == 0 || o32 > s32 {
+                s32
+            } else {
+                o32 - 1
+            }
+        }
         "add_f32" => (f32::from_bits(o32) + f32::from_bits(s32)).to_bits(),
         "pk_add_f16" => pk(f16add(old, src), f16add(old >> 16, src >> 16)) as u32,
         "pk_add_bf16" => pk(bfadd(old, src), bfadd(old >> 16, src >> 16)) as u32,
@@ -105,7 +152,13 @@ fn reference(name: &str, old: u64, src: u64, cmp: u64) -> u64 {
     let (fo, fs) = (f64::from_bits(old), f64::from_bits(src));
     match name {
         "swap_x2" => src,
-        "cmpswap_x2" => if old == cmp { src } else { old },
+        "cmpswap_x2" => {
+            if old == cmp {
+                src
+            } else {
+                old
+            }
+        }
         "add_x2" => old.wrapping_add(src),
         "sub_x2" => old.wrapping_sub(src),
         "smin_x2" => (old as i64).min(src as i64) as u64,
@@ -115,8 +168,20 @@ fn reference(name: &str, old: u64, src: u64, cmp: u64) -> u64 {
         "and_x2" => old & src,
         "or_x2" => old | src,
         "xor_x2" => old ^ src,
-        "inc_x2" => if old >= src { 0 } else { old + 1 },
-        "dec_x2" => if old == 0 || old > src { src } else { old - 1 },
+        "inc_x2" => {
+            if old >= src {
+                0
+            } else {
+                old + 1
+            }
+        }
+        "dec_x2" => {
+            if old == 0 || old > src {
+                src
+            } else {
+                old - 1
+            }
+        }
         "add_f64" => (fo + fs).to_bits(),
         "min_f64" => fo.min(fs).to_bits(),
         "max_f64" => fo.max(fs).to_bits(),
@@ -137,7 +202,8 @@ fn every_global_atomic_with_and_without_return() {
             let at = (k * 64 + l) * 4;
             let wide = OPS[k].ends_with("_x2") || OPS[k].ends_with("_f64");
             // 32-bit ops read v2 (and v3, the compare); 64-bit ops v[2:3] (and v[4:5]).
-            let words = if wide { [*src as u32, (*src >> 32) as u32, *cmp as u32, (*cmp >> 32) as u32] } else { [*src as u32, *cmp as u32, 0, 0] };
+            let words =
+                if wide { [*src as u32, (*src >> 32) as u32, *cmp as u32, (*cmp >> 32) as u32] } else { [*src as u32, *cmp as u32, 0, 0] };
             data[at..at + 4].copy_from_slice(&words);
         }
     }

@@ -87,7 +87,18 @@ fn ds_instructions_follow_the_isa() {
         ("swizzle FFT 0 (bit reversal)", row(|l| ((l & 32) | ((l & 31).reverse_bits() >> 27)) + 100)),
         ("ds_permute_b32", row(|l| (l + 59) % 64 + 100)),
         ("ds_bpermute_b32", row(|l| (l + 5) % 64 + 100)),
-        ("bpermute from inactive lanes", row(|l| if l >= 32 { 0xdead } else if (l + 5) % 64 < 32 { (l + 5) % 64 + 100 } else { 0 })),
+        (
+            "bpermute from inactive lanes",
+            row(|l| {
+                if l >= 32 {
+                    0xdead
+                } else if (l + 5) % 64 < 32 {
+                    (l + 5) % 64 + 100
+                } else {
+                    0
+                }
+            }),
+        ),
     ]);
     assert_eq!(expected.len(), got.len());
     for (i, ((what, want), have)) in expected.iter().zip(&got).enumerate() {

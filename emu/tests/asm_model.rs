@@ -36,7 +36,8 @@ fn mfma_loop_models_at_the_matrix_core_peak() {
     let iterations = 64u64;
     let (stats, m) = run(&gpu, "mfma_loop", grid, 2, &[iterations], None);
     let sampled = stats.counters.workgroups as f64;
-    let flops: f64 = stats.counters.mfma.iter().map(|(name, n)| mfma_flops(name).unwrap().0 * *n as f64).sum::<f64>() / sampled * grid as f64;
+    let flops: f64 =
+        stats.counters.mfma.iter().map(|(name, n)| mfma_flops(name).unwrap().0 * *n as f64).sum::<f64>() / sampled * grid as f64;
     let rate = flops / m.seconds;
     let peak = peak_flops(MathKind::F16);
     eprintln!("mfma_loop: {:.1} TFLOP/s modeled, peak {:.1} ({:?})", rate / 1e12, peak / 1e12, m.utilization);

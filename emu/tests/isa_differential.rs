@@ -28,11 +28,7 @@ impl Rng {
 
 /// A field value: often zero, often a typical value, sometimes anything.
 fn field(r: &mut Rng, bits: u32) -> u32 {
-    let mask = if bits == 32 {
-        u32::MAX
-    } else {
-        (1 << bits) - 1
-    };
+    let mask = if bits == 32 { u32::MAX } else { (1 << bits) - 1 };
     match r.below(10) {
         0..=3 => 0,
         4 => mask,
@@ -89,10 +85,7 @@ fn random_encoding(r: &mut Rng) -> Vec<u32> {
         2 => vec![0xB000_0000 | r.below(0x1D) << 23 | field(r, 7) << 16 | field(r, 16)],
         3 => vec![0xBF00_0000 | r.below(0x20) << 16 | src8(r) << 8 | src8(r)],
         4 => vec![0xBF80_0000 | r.below(0x20) << 16 | field(r, 16)],
-        5 => vec![
-            0xC000_0000 | r.below(0xB0) << 18 | field(r, 5) << 13 | field(r, 7) << 6 | field(r, 6),
-            field(r, 32),
-        ],
+        5 => vec![0xC000_0000 | r.below(0xB0) << 18 | field(r, 5) << 13 | field(r, 7) << 6 | field(r, 6), field(r, 32)],
         6 => vec![0x7E00_0000 | field(r, 8) << 17 | r.below(0x60) << 9 | src9(r)],
         7 => vec![r.below(0x3E) << 25 | field(r, 8) << 17 | field(r, 8) << 9 | src9(r)],
         8 => vec![0x7C00_0000 | r.below(256) << 17 | field(r, 8) << 9 | src9(r)],
@@ -116,39 +109,21 @@ fn random_encoding(r: &mut Rng) -> Vec<u32> {
                     | field(r, 5) << 27;
                 vec![first | 0xF9, sd]
             } else {
-                let ctrl = if r.below(2) == 0 {
-                    r.below(0x100)
-                } else {
-                    0x100 + r.below(0x60)
-                };
-                let dp = r.below(256)
-                    | ctrl << 8
-                    | field(r, 7) << 17
-                    | r.below(16) << 24
-                    | r.below(16) << 28;
+                let ctrl = if r.below(2) == 0 { r.below(0x100) } else { 0x100 + r.below(0x60) };
+                let dp = r.below(256) | ctrl << 8 | field(r, 7) << 17 | r.below(16) << 24 | r.below(16) << 28;
                 vec![first | 0xFA, dp]
             }
         }
         11..=13 => {
-            let op = if r.below(3) == 0 {
-                r.below(0x100)
-            } else {
-                0x100 + r.below(0x1B0)
-            };
+            let op = if r.below(3) == 0 { r.below(0x100) } else { 0x100 + r.below(0x1B0) };
             vec![
                 0xD000_0000 | op << 16 | field(r, 8) << 8 | r.below(256),
-                src9(r)
-                    | src9(r) << 9
-                    | (if r.below(2) == 0 { 0 } else { src9(r) }) << 18
-                    | field(r, 5) << 27,
+                src9(r) | src9(r) << 9 | (if r.below(2) == 0 { 0 } else { src9(r) }) << 18 | field(r, 5) << 27,
             ]
         }
         14 | 15 => vec![
             0xD380_0000 | r.below(0x80) << 16 | field(r, 8) << 8 | r.below(256),
-            src9(r)
-                | src9(r) << 9
-                | (if r.below(2) == 0 { 0 } else { src9(r) }) << 18
-                | field(r, 5) << 27,
+            src9(r) | src9(r) << 9 | (if r.below(2) == 0 { 0 } else { src9(r) }) << 18 | field(r, 5) << 27,
         ],
         16 | 17 => vec![
             0xD800_0000 | field(r, 1) << 25 | r.below(256) << 17 | field(r, 1) << 16 | field(r, 16),
@@ -158,17 +133,8 @@ fn random_encoding(r: &mut Rng) -> Vec<u32> {
             let (a, b) = (r.below(128), r.below(102));
             let saddr = r.pick(&[0x7F, 0, a, 0x7F, b]);
             vec![
-                0xDC00_0000
-                    | field(r, 1) << 25
-                    | r.below(0x70) << 18
-                    | field(r, 2) << 16
-                    | r.below(3) << 14
-                    | field(r, 14),
-                field(r, 8) << 24
-                    | field(r, 1) << 23
-                    | saddr << 16
-                    | field(r, 8) << 8
-                    | r.below(256),
+                0xDC00_0000 | field(r, 1) << 25 | r.below(0x70) << 18 | field(r, 2) << 16 | r.below(3) << 14 | field(r, 14),
+                field(r, 8) << 24 | field(r, 1) << 23 | saddr << 16 | field(r, 8) << 8 | r.below(256),
             ]
         }
         _ => vec![
@@ -197,14 +163,8 @@ fn special_immediates(step: u32) -> Vec<Vec<u32>> {
 #[test]
 fn random_encodings_match_llvm_objdump() {
     require_tools();
-    let n: usize = std::env::var("ISA_FUZZ_N")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(60_000);
-    let seed = std::env::var("ISA_FUZZ_SEED")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(0x9E37_79B9_7F4A_7C15);
+    let n: usize = std::env::var("ISA_FUZZ_N").ok().and_then(|s| s.parse().ok()).unwrap_or(60_000);
+    let seed = std::env::var("ISA_FUZZ_SEED").ok().and_then(|s| s.parse().ok()).unwrap_or(0x9E37_79B9_7F4A_7C15);
     let mut r = Rng(seed);
     let mut probes: Vec<Vec<u32>> = (0..n).map(|_| random_encoding(&mut r)).collect();
     probes.extend(special_immediates(if n > 100_000 { 1 } else { 7 }));
@@ -222,10 +182,7 @@ fn random_encodings_match_llvm_objdump() {
             if let Ok(inst) = ours
                 && inst.size == 8
             {
-                bad.push(format!(
-                    "{p:08x?}: decoded a reserved dst_unused value: {}",
-                    inst.text()
-                ));
+                bad.push(format!("{p:08x?}: decoded a reserved dst_unused value: {}", inst.text()));
             }
             undefined += 1;
             continue;
@@ -233,10 +190,7 @@ fn random_encodings_match_llvm_objdump() {
         if *v == Verdict::Crash {
             // LLVM 19 has no answer; an error is the only honest one for us.
             if let Ok(inst) = ours {
-                bad.push(format!(
-                    "{p:08x?}\n   llvm: <crashes>\n   ours: {}",
-                    inst.text()
-                ));
+                bad.push(format!("{p:08x?}\n   llvm: <crashes>\n   ours: {}", inst.text()));
             }
             crashes.push(format!("{p:08x?}"));
             continue;
@@ -248,22 +202,13 @@ fn random_encodings_match_llvm_objdump() {
         match (&t, ours) {
             (Some((text, n)), Ok(inst)) => {
                 if inst.size as usize != 4 * n || norm(&inst.text()) != norm(text) {
-                    bad.push(format!(
-                        "{p:08x?}\n   llvm: {text} ({n} dwords)\n   ours: {} ({} bytes)",
-                        inst.text(),
-                        inst.size
-                    ));
+                    bad.push(format!("{p:08x?}\n   llvm: {text} ({n} dwords)\n   ours: {} ({} bytes)", inst.text(), inst.size));
                 } else {
                     agreed_ok += 1;
                 }
             }
-            (Some((text, _)), Err(e)) => {
-                bad.push(format!("{p:08x?}\n   llvm: {text}\n   ours: {e}"))
-            }
-            (None, Ok(inst)) => bad.push(format!(
-                "{p:08x?}\n   llvm: <rejected>\n   ours: {}",
-                inst.text()
-            )),
+            (Some((text, _)), Err(e)) => bad.push(format!("{p:08x?}\n   llvm: {text}\n   ours: {e}")),
+            (None, Ok(inst)) => bad.push(format!("{p:08x?}\n   llvm: <rejected>\n   ours: {}", inst.text())),
             (None, Err(_)) => agreed_err += 1,
         }
     }
@@ -275,11 +220,5 @@ fn random_encodings_match_llvm_objdump() {
         crashes,
         bad.len()
     );
-    assert!(
-        bad.is_empty(),
-        "{} of {} encodings differ:\n{}",
-        bad.len(),
-        probes.len(),
-        bad[..bad.len().min(60)].join("\n")
-    );
+    assert!(bad.is_empty(), "{} of {} encodings differ:\n{}", bad.len(), probes.len(), bad[..bad.len().min(60)].join("\n"));
 }

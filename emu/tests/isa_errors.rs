@@ -16,13 +16,7 @@ fn unknown_opcodes_name_format_opcode_and_words() {
     let e = err(&[0xBE94_2F0C]);
     assert_eq!((e.format, e.opcode, e.pc), ("SOP1", 0x2F, 0x1000));
     let text = e.to_string();
-    assert!(
-        text.contains("SOP1")
-            && text.contains("0x2f")
-            && text.contains("be942f0c")
-            && text.contains("0x1000"),
-        "{text}"
-    );
+    assert!(text.contains("SOP1") && text.contains("0x2f") && text.contains("be942f0c") && text.contains("0x1000"), "{text}");
     // VOP3 opcode 0x3ff is in the VOP3P range only when bits 31:23 say so; 0x20f is unused.
     let e = err(&[0xD20F_0000, 0]);
     assert_eq!((e.format, e.opcode), ("VOP3", 0x20F));
@@ -59,12 +53,7 @@ fn unsupported_formats_and_reserved_values_are_errors() {
 #[test]
 fn missing_dwords_are_errors() {
     // A literal, a second dword of a 64-bit format, an SDWA word: each may be missing.
-    for words in [
-        &[0xBE80_00FF][..],
-        &[0xD101_0000],
-        &[0x0240_20F9],
-        &[0xC002_0140],
-    ] {
+    for words in [&[0xBE80_00FF][..], &[0xD101_0000], &[0x0240_20F9], &[0xC002_0140]] {
         let e = err(words);
         assert!(e.reason.contains("missing"), "{e}");
     }

@@ -17,10 +17,7 @@ fn fixture_code_object_disassembles_like_llvm_objdump() {
     let (text_off, text_addr, text_size) = text_section(&bytes);
     let code = &bytes[text_off..text_off + text_size];
     let ours = decode_range(code, text_addr).unwrap_or_else(|e| panic!("{e}"));
-    let theirs: Vec<_> = rows
-        .iter()
-        .filter(|(_, t, _)| !t.starts_with(".long"))
-        .collect();
+    let theirs: Vec<_> = rows.iter().filter(|(_, t, _)| !t.starts_with(".long")).collect();
     let mut i = 0;
     let mut checked = 0;
     for (addr, text, _) in &theirs {
@@ -52,11 +49,7 @@ fn text_section(b: &[u8]) -> (usize, u64, usize) {
         let n = &b[strtab + name..];
         let n = &n[..n.iter().position(|&c| c == 0).unwrap()];
         if n == b".text" {
-            return (
-                u64_at(sh + 0x18) as usize,
-                u64_at(sh + 0x10),
-                u64_at(sh + 0x20) as usize,
-            );
+            return (u64_at(sh + 0x18) as usize, u64_at(sh + 0x10), u64_at(sh + 0x20) as usize);
         }
     }
     panic!("no .text section");

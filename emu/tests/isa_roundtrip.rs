@@ -42,12 +42,7 @@ fn every_sample_round_trips_through_llvm_mc() {
                 forms.insert((inst.op, format!("{:?}", inst.enc), ext));
                 let _ = inst.widths();
                 if inst.size as usize != 4 * a.words.len() {
-                    failures.push(format!(
-                        "{}: decoded {} bytes, llvm-mc emitted {}",
-                        a.text,
-                        inst.size,
-                        4 * a.words.len()
-                    ));
+                    failures.push(format!("{}: decoded {} bytes, llvm-mc emitted {}", a.text, inst.size, 4 * a.words.len()));
                 } else if norm(&inst.text()) != norm(&a.text) {
                     spelled.push((a.words.clone(), a.text.clone(), inst.text()));
                 }
@@ -71,13 +66,7 @@ fn every_sample_round_trips_through_llvm_mc() {
             )),
         }
     }
-    assert!(
-        failures.is_empty(),
-        "{} of {} samples differ:\n{}",
-        failures.len(),
-        asm.len(),
-        failures[..failures.len().min(40)].join("\n")
-    );
+    assert!(failures.is_empty(), "{} of {} samples differ:\n{}", failures.len(), asm.len(), failures[..failures.len().min(40)].join("\n"));
     // The disassembler prints a few encodings the assembler refuses to read back (16-bit
     // operands with 32-bit literals); they are covered by the disassembly comparison test.
     assert!(
@@ -88,24 +77,13 @@ fn every_sample_round_trips_through_llvm_mc() {
         &rejected[..rejected.len().min(5)]
     );
     let missing: Vec<_> = Op::all().iter().filter(|o| !ops.contains(o)).collect();
-    assert!(
-        missing.is_empty(),
-        "ops without a round-tripped sample: {missing:?}"
-    );
+    assert!(missing.is_empty(), "ops without a round-tripped sample: {missing:?}");
     // Every encoding of every op: as many as the generated tables have forms, except the
     // VOP3 forms of v_nop and v_clrexcp, which print exactly like their VOP1 forms so that
     // text cannot select them (the differential test decodes them).
-    let tables =
-        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/isa/tables.rs")).unwrap();
-    let nforms = tables
-        .lines()
-        .filter(|l| l.trim_start().starts_with("Form {"))
-        .count();
-    assert_eq!(
-        forms.len() + 2,
-        nforms,
-        "some encodings of some ops have no round-tripped sample"
-    );
+    let tables = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/src/isa/tables.rs")).unwrap();
+    let nforms = tables.lines().filter(|l| l.trim_start().starts_with("Form {")).count();
+    assert_eq!(forms.len() + 2, nforms, "some encodings of some ops have no round-tripped sample");
     eprintln!(
         "{} samples round-tripped ({} matched llvm-objdump's spelling rather than llvm-mc's), \
                {} ops covered, {} lines rejected by llvm-mc",

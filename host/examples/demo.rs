@@ -49,7 +49,10 @@ fn main() -> Result<()> {
     let c = ops::basic::mfma_tile_32x32_f16(&dev.from_slice(&a)?, &dev.from_slice(&b)?, k)?.to_vec()?;
     let want = reference::basic::matmul(&a, &b, 32, 32, k);
     let err = rel_err(&c, &want);
-    println!("mfma_tile_32x32_f16 k={k}: max relative error {err:.2e} vs an f64 reference ({})", if err < 1e-6 { "ok" } else { "TOO LARGE" });
+    println!(
+        "mfma_tile_32x32_f16 k={k}: max relative error {err:.2e} vs an f64 reference ({})",
+        if err < 1e-6 { "ok" } else { "TOO LARGE" }
+    );
     report(&dev, "mfma tile");
     if !ok || err >= 1e-6 {
         std::process::exit(1);

@@ -14,7 +14,11 @@ fn main() -> ferrocm::Result<()> {
     let got = c.to_vec::<f32>()?;
     // reference with B as k x n row-major
     let mut bkn = vec![bf16::ZERO; k * n];
-    for j in 0..n { for p in 0..k { bkn[p * n + j] = b[j * k + p]; } }
+    for j in 0..n {
+        for p in 0..k {
+            bkn[p * n + j] = b[j * k + p];
+        }
+    }
     let want = reference::gemm::matmul(&a, &bkn, m, n, k);
     let err = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).abs()).fold(0.0, f64::max);
     println!("{m}x{n}x{k}: max abs err {err:e}, {:.3} s", dt.as_secs_f64());

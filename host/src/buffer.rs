@@ -39,7 +39,8 @@ impl RawBuffer {
         let addr = if bytes == 0 {
             0
         } else {
-            let rounded = bytes.checked_add(ALLOC_SLACK).and_then(|b| b.checked_next_multiple_of(16)).ok_or(Error::OutOfMemory { bytes })?;
+            let rounded =
+                bytes.checked_add(ALLOC_SLACK).and_then(|b| b.checked_next_multiple_of(16)).ok_or(Error::OutOfMemory { bytes })?;
             device.backend_impl().alloc(rounded)?
         };
         Ok(RawBuffer { device: device.clone(), addr, bytes })

@@ -1,7 +1,7 @@
 //! Element types of tensors.
 
-use half::{bf16, f16};
 pub use ferrocm_device::abi::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
+use half::{bf16, f16};
 
 /// A tensor's element type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

@@ -71,7 +71,9 @@ pub enum Error {
     #[error(transparent)]
     CodeObject(#[from] CodeObjectError),
     /// No code object was embedded for the device's architecture.
-    #[error("no ferrocm code object for {arch} (built for: {available}); rebuild with FERROCM_ARCHS={arch} or `cargo xtask build --arch {arch}`")]
+    #[error(
+        "no ferrocm code object for {arch} (built for: {available}); rebuild with FERROCM_ARCHS={arch} or `cargo xtask build --arch {arch}`"
+    )]
     NoCodeObjectForArch {
         /// The device's architecture.
         arch: String,

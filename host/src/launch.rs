@@ -42,9 +42,7 @@ impl LaunchConfig {
 
 pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>, cfg: &LaunchConfig) -> Result<&'c KernelInfo> {
     let name = kernel.name();
-    let info = co
-        .kernel(name)
-        .ok_or_else(|| Error::KernelNotFound { kernel: name.to_string(), arch: co.arch.to_string() })?;
+    let info = co.kernel(name).ok_or_else(|| Error::KernelNotFound { kernel: name.to_string(), arch: co.arch.to_string() })?;
     let meta = &info.meta;
 
     // Argument layout: size first, then field by field against the explicit arguments.

@@ -45,10 +45,10 @@ pub use tensor::{Tensor, contiguous_strides};
 pub use ferrocm_device::abi;
 /// Declares a kernel argument struct (see [`abi`]); re-exported for out-of-tree kernels and tests.
 pub use ferrocm_device::kernel_abi;
-/// Code object parsing (re-exported from the emulator crate, which owns it).
-pub use ferrocm_emu::codeobj;
 /// The emulator's types (launch statistics, counters, faults), for users of the emulator backend.
 pub use ferrocm_emu as emu;
+/// Code object parsing (re-exported from the emulator crate, which owns it).
+pub use ferrocm_emu::codeobj;
 pub use half::{bf16, f16};
 
 /// The HIP backend's public types: a GPU with ferrocm loaded, streams, events.

@@ -45,10 +45,10 @@ pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
 }
 
 fn numel_checked(shape: &[usize]) -> Result<usize> {
-    shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d)).ok_or_else(|| Error::Shape {
-        op: "tensor",
-        message: format!("shape {shape:?} has more elements than fit in usize"),
-    })
+    shape
+        .iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::Shape { op: "tensor", message: format!("shape {shape:?} has more elements than fit in usize") })
 }
 
 impl Tensor {
@@ -294,6 +294,12 @@ impl Tensor {
         if !self.is_contiguous() {
             return Err(Error::Layout { op: "reshape", message: "a strided view cannot be reshaped; make it contiguous first".into() });
         }
-        Ok(Tensor { storage: self.storage.clone(), dtype: self.dtype, shape: shape.to_vec(), strides: contiguous_strides(shape), offset: self.offset })
+        Ok(Tensor {
+            storage: self.storage.clone(),
+            dtype: self.dtype,
+            shape: shape.to_vec(),
+            strides: contiguous_strides(shape),
+            offset: self.offset,
+        })
     }
 }

@@ -175,7 +175,8 @@ proptest! {
 #[test]
 fn fp8_saturates_and_keeps_fnuz_nan_and_zero_rules() {
     let dev = device();
-    let x = Tensor::from_slice(dev, &[1e9f32, -1e9, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -1e-30, -0.0, 248.0, 1.0625], &[9]).unwrap();
+    let x =
+        Tensor::from_slice(dev, &[1e9f32, -1e9, f32::INFINITY, f32::NEG_INFINITY, f32::NAN, -1e-30, -0.0, 248.0, 1.0625], &[9]).unwrap();
     let e4 = ew::cast(&x, DType::Fp8E4M3Fnuz).unwrap().to_vec::<Fp8E4M3Fnuz>().unwrap();
     let v: Vec<u8> = e4.iter().map(|q| q.0).collect();
     assert_eq!(&v[..4], &[Fp8E4M3Fnuz::MAX.0, Fp8E4M3Fnuz::MIN.0, Fp8E4M3Fnuz::MAX.0, Fp8E4M3Fnuz::MIN.0]);

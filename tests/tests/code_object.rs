@@ -1,7 +1,7 @@
 //! The built code object: an AMDGPU ELF for gfx942 holding every kernel of device/, none of which
 //! spills, and the MFMA kernel really uses the matrix cores and LDS.
 
-use ferrocm::codeobj::{CodeObject, EM_AMDGPU, ELFOSABI_AMDGPU_HSA};
+use ferrocm::codeobj::{CodeObject, ELFOSABI_AMDGPU_HSA, EM_AMDGPU};
 use ferrocm_tests::gfx942_code_object;
 use std::collections::BTreeSet;
 

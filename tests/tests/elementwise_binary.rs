@@ -80,10 +80,21 @@ fn shape() -> impl Strategy<Value = Vec<usize>> {
 
 /// One operand: broadcast form (drop, ones) and layout.
 fn operand() -> impl Strategy<Value = (usize, u32, Layout)> {
-    (prop_oneof![3 => Just(0usize), 1 => 0usize..4], prop_oneof![3 => Just(0u32), 1 => 0u32..16], prop::sample::select(Layout::ALL.to_vec()))
+    (
+        prop_oneof![3 => Just(0usize), 1 => 0usize..4],
+        prop_oneof![3 => Just(0u32), 1 => 0u32..16],
+        prop::sample::select(Layout::ALL.to_vec()),
+    )
 }
 
-fn run_binary(op: BinaryOp, dtype: DType, out: &[usize], a: (usize, u32, Layout), b: (usize, u32, Layout), seed: u64) -> Result<(), TestCaseError> {
+fn run_binary(
+    op: BinaryOp,
+    dtype: DType,
+    out: &[usize],
+    a: (usize, u32, Layout),
+    b: (usize, u32, Layout),
+    seed: u64,
+) -> Result<(), TestCaseError> {
     let dev = device();
     let mut rng = Rng(seed);
     let (sa, sb) = (broadcast_form(out, a.0, a.1), broadcast_form(out, b.0, b.1));

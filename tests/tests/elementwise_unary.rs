@@ -64,7 +64,14 @@ fn values(op: UnaryOp, dtype: DType, n: usize, rng: &mut Rng) -> Vec<f64> {
     (0..n).map(|_| if rng.below(8) == 0 { sp[rng.below(sp.len())] } else { round_to(dtype, rng.range(lo, hi)) }).collect()
 }
 
-fn compare(op: &str, dtype: DType, inputs: &[f64], got: &[f64], want: impl Fn(f64) -> f64, tol: impl Fn(f64) -> (f64, f64, f64)) -> Result<(), TestCaseError> {
+fn compare(
+    op: &str,
+    dtype: DType,
+    inputs: &[f64],
+    got: &[f64],
+    want: impl Fn(f64) -> f64,
+    tol: impl Fn(f64) -> (f64, f64, f64),
+) -> Result<(), TestCaseError> {
     prop_assert_eq!(got.len(), inputs.len());
     for (i, (&x, &g)) in inputs.iter().zip(got).enumerate() {
         let w = want(x);

@@ -132,7 +132,14 @@ fn check(case: &Case) -> Result<(), TestCaseError> {
             prop_assert!(
                 (g - want).abs() <= tol,
                 "C[{i}][{j}] = {g}, want {want} (tol {tol:e}) for {}x{}x{} {} {:?}x{:?} -> {} with {:?}",
-                case.m, case.n, case.k, case.dtype, case.la, case.lb, out_dtype, case.config
+                case.m,
+                case.n,
+                case.k,
+                case.dtype,
+                case.la,
+                case.lb,
+                out_dtype,
+                case.config
             );
         }
     }
@@ -225,8 +232,19 @@ fn every_layout_and_dtype_at_a_ragged_size() {
     for dtype in [DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz, DType::Fp8E5M2Fnuz] {
         for la in [Layout::RowMajor, Layout::Transposed] {
             for lb in [Layout::RowMajor, Layout::Transposed] {
-                check(&Case { m: 37, n: 133, k: 71, dtype, la, lb, out: Some(DType::F32), precision: F32Precision::Exact, seed: 7, config: None })
-                    .unwrap();
+                check(&Case {
+                    m: 37,
+                    n: 133,
+                    k: 71,
+                    dtype,
+                    la,
+                    lb,
+                    out: Some(DType::F32),
+                    precision: F32Precision::Exact,
+                    seed: 7,
+                    config: None,
+                })
+                .unwrap();
             }
         }
     }

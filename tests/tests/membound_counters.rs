@@ -33,18 +33,45 @@ use ferrocm_tests::tensors::{random, tensor};
 /// Prints the counters and checks them against `min_bytes` (times `factor`), plus
 /// `per_workgroup` bytes of per-column tables for each workgroup run; `narrow` bytes may be
 /// moved in accesses under 16 bytes on top of the 1% allowance.
-fn check(what: &str, c: &ferrocm::emu::exec::Counters, min_bytes: usize, factor: f64, per_workgroup: usize, narrow: usize, partial_allowed: u64) {
+fn check(
+    what: &str,
+    c: &ferrocm::emu::exec::Counters,
+    min_bytes: usize,
+    factor: f64,
+    per_workgroup: usize,
+    narrow: usize,
+    partial_allowed: u64,
+) {
     let g = &c.global;
     let moved = g.bytes_read + g.bytes_written;
     let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
     let tables = c.workgroups as usize * per_workgroup;
     println!(
         "{what:<44} bytes {:>11} / min {:>11} = {:.3}x (tables allowed {:>8})  16B share {:.4}  lines {:>9} (bytes/64 {:>9})  partial-line instr {:>4} (allowed {:>4})  LDS conflict cycles {}",
-        moved, min_bytes, moved as f64 / min_bytes as f64, tables, wide as f64 / moved as f64, g.lines, moved / 64, g.partially_used_line_instructions, partial_allowed, c.lds.bank_conflict_cycles
+        moved,
+        min_bytes,
+        moved as f64 / min_bytes as f64,
+        tables,
+        wide as f64 / moved as f64,
+        g.lines,
+        moved / 64,
+        g.partially_used_line_instructions,
+        partial_allowed,
+        c.lds.bank_conflict_cycles
     );
-    assert!(moved as f64 <= factor * min_bytes as f64 + tables as f64, "{what}: {moved} bytes moved, minimum {min_bytes} (+ {tables} of tables)");
-    assert!((wide + narrow as u64) as f64 >= 0.99 * moved as f64, "{what}: only {wide} of {moved} bytes in 16-byte accesses ({narrow} allowed narrower)");
-    assert!(g.partially_used_line_instructions <= partial_allowed, "{what}: {} instructions left lines partly unused", g.partially_used_line_instructions);
+    assert!(
+        moved as f64 <= factor * min_bytes as f64 + tables as f64,
+        "{what}: {moved} bytes moved, minimum {min_bytes} (+ {tables} of tables)"
+    );
+    assert!(
+        (wide + narrow as u64) as f64 >= 0.99 * moved as f64,
+        "{what}: only {wide} of {moved} bytes in 16-byte accesses ({narrow} allowed narrower)"
+    );
+    assert!(
+        g.partially_used_line_instructions <= partial_allowed,
+        "{what}: {} instructions left lines partly unused",
+        g.partially_used_line_instructions
+    );
     assert_eq!(c.lds.bank_conflict_cycles, 0, "{what}: LDS bank conflicts");
 }
 
@@ -96,12 +123,24 @@ fn softmax_rows() {
         let n: usize = shape.iter().product();
         for log in [false, true] {
             let Some(((), c)) = measure(|| {
-                if log { softmax::log_softmax(&x).unwrap() } else { softmax::softmax(&x).unwrap() };
+                if log {
+                    softmax::log_softmax(&x).unwrap()
+                } else {
+                    softmax::softmax(&x).unwrap()
+                };
             }) else {
                 return;
             };
             let (factor, allowed) = if two_pass { (1.55, c.workgroups) } else { (1.05, 0) };
-            check(&format!("{} {shape:?} {dtype}", if log { "log_softmax" } else { "softmax" }), &c, 2 * n * dtype.size(), factor, 0, 0, allowed);
+            check(
+                &format!("{} {shape:?} {dtype}", if log { "log_softmax" } else { "softmax" }),
+                &c,
+                2 * n * dtype.size(),
+                factor,
+                0,
+                0,
+                allowed,
+            );
         }
     }
 }
@@ -109,7 +148,9 @@ fn softmax_rows() {
 #[test]
 fn norms() {
     let _device = exclusive();
-    for (rows, len, dtype, residual) in [(2048usize, 4096usize, DType::Bf16, true), (1024, 8192, DType::F32, false), (4096, 2048, DType::F16, true)] {
+    for (rows, len, dtype, residual) in
+        [(2048usize, 4096usize, DType::Bf16, true), (1024, 8192, DType::F32, false), (4096, 2048, DType::F16, true)]
+    {
         let x = input(&[rows, len], dtype, 3);
         let r = input(&[rows, len], dtype, 4);
         let w = tensor(&vec![1.5; len], &[len], dtype).0;
@@ -126,7 +167,15 @@ fn norms() {
             };
             let tensors = if residual { 4 } else { 2 };
             let affine = if layer { 2 } else { 1 } * len * e;
-            check(&format!("{} {rows}x{len} {dtype} residual {residual}", if layer { "layer_norm" } else { "rms_norm" }), &c, tensors * rows * len * e, 1.05, affine, 0, 0);
+            check(
+                &format!("{} {rows}x{len} {dtype} residual {residual}", if layer { "layer_norm" } else { "rms_norm" }),
+                &c,
+                tensors * rows * len * e,
+                1.05,
+                affine,
+                0,
+                0,
+            );
         }
     }
 }
@@ -134,7 +183,9 @@ fn norms() {
 #[test]
 fn rope_heads() {
     let _device = exclusive();
-    for (dtype, layout) in [(DType::Bf16, RopeLayout::HalfSplit), (DType::F32, RopeLayout::Interleaved), (DType::F16, RopeLayout::Interleaved)] {
+    for (dtype, layout) in
+        [(DType::Bf16, RopeLayout::HalfSplit), (DType::F32, RopeLayout::Interleaved), (DType::F16, RopeLayout::Interleaved)]
+    {
         let shape = [4usize, 512, 32, 128];
         let x = input(&shape, dtype, 5);
         let n: usize = shape.iter().product();

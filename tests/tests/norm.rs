@@ -64,10 +64,14 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
     let input = match &h {
         Some(h) => {
             let got = read(h);
-            let want: Vec<f64> = xv.iter().zip(&rv).map(|(a, b)| {
-                let s = a + b;
-                tensor(&[s], &[1], c.dtype).1[0]
-            }).collect();
+            let want: Vec<f64> = xv
+                .iter()
+                .zip(&rv)
+                .map(|(a, b)| {
+                    let s = a + b;
+                    tensor(&[s], &[1], c.dtype).1[0]
+                })
+                .collect();
             for k in 0..n {
                 prop_assert!(close(got[k], want[k], 2.0 * rounding(c.dtype, want[k])), "h[{}] = {}, want {} ({:?})", k, got[k], want[k], c);
             }
@@ -112,9 +116,28 @@ fn len() -> impl Strategy<Value = usize> {
 }
 
 fn case() -> impl Strategy<Value = Case> {
-    (len(), 1usize..=9, prop::sample::select(FLOAT_DTYPES.to_vec()), any::<[bool; 4]>(), prop::sample::select(vec![0.0, 0.0, 5.0]), prop::sample::select(vec![1e-5f32, 1e-6, 0.1]), any::<u64>())
+    (
+        len(),
+        1usize..=9,
+        prop::sample::select(FLOAT_DTYPES.to_vec()),
+        any::<[bool; 4]>(),
+        prop::sample::select(vec![0.0, 0.0, 5.0]),
+        prop::sample::select(vec![1e-5f32, 1e-6, 0.1]),
+        any::<u64>(),
+    )
         .prop_filter("at most 150k elements", |(l, r, ..)| l * r <= 150_000)
-        .prop_map(|(len, rows, dtype, [layer, residual, weight, bias], shift, eps, seed)| Case { rows, len, dtype, layer, residual, weight, bias, shift, eps, seed })
+        .prop_map(|(len, rows, dtype, [layer, residual, weight, bias], shift, eps, seed)| Case {
+            rows,
+            len,
+            dtype,
+            layer,
+            residual,
+            weight,
+            bias,
+            shift,
+            eps,
+            seed,
+        })
 }
 
 proptest! {
@@ -178,7 +201,11 @@ fn non_finite_rows_are_nan() {
         for layer in [false, true] {
             let y = read(&if layer { norm::layer_norm(&t, None, None, 1e-6) } else { norm::rms_norm(&t, None, 1e-6) }.unwrap());
             assert!(y[..12].iter().all(|v| v.is_nan()), "{dtype} layer {layer}: {y:?}");
-            let want = if layer { reference::norm::layer_norm(&tv[12..], 4, None, None, 1e-6) } else { reference::norm::rms_norm(&tv[12..], 4, None, 1e-6) };
+            let want = if layer {
+                reference::norm::layer_norm(&tv[12..], 4, None, None, 1e-6)
+            } else {
+                reference::norm::rms_norm(&tv[12..], 4, None, 1e-6)
+            };
             for (g, w) in y[12..].iter().zip(&want) {
                 assert!(close(*g, *w, K * U * w.abs() + rounding(dtype, *w)), "{dtype} layer {layer}: {g} vs {w}");
             }

@@ -44,7 +44,13 @@ fn values(n: usize, kind: Values, seed: &mut u64) -> Vec<f64> {
             for _ in 0..(n / 50).max(1) {
                 let i = ((uniform(seed) + 1.0) / 2.0 * n as f64) as usize % n;
                 let pick = uniform(seed);
-                v[i] = if pick < -0.3 { f64::NAN } else if pick < 0.3 { f64::INFINITY } else { f64::NEG_INFINITY };
+                v[i] = if pick < -0.3 {
+                    f64::NAN
+                } else if pick < 0.3 {
+                    f64::INFINITY
+                } else {
+                    f64::NEG_INFINITY
+                };
             }
         }
     }
@@ -83,7 +89,15 @@ fn check(shape: &[usize], axis: Option<usize>, op: ReduceOp, dtype: DType, vals:
             prop_assert!(
                 close(got[k], want[k], tol),
                 "{:?} of {:?} over {:?} ({}): output {} = {}, want {} (tol {:e}, plan {:?})",
-                op, shape, axis, dtype, k, got[k], want[k], tol, plan
+                op,
+                shape,
+                axis,
+                dtype,
+                k,
+                got[k],
+                want[k],
+                tol,
+                plan
             );
         }
     }
@@ -100,9 +114,8 @@ fn dim() -> impl Strategy<Value = usize> {
 }
 
 fn case() -> impl Strategy<Value = (Vec<usize>, Option<usize>, ReduceOp, DType, u8, u64)> {
-    prop::collection::vec(dim(), 1..=3)
-        .prop_filter("at most 100k elements", |s| s.iter().product::<usize>() <= 100_000)
-        .prop_flat_map(|shape| {
+    prop::collection::vec(dim(), 1..=3).prop_filter("at most 100k elements", |s| s.iter().product::<usize>() <= 100_000).prop_flat_map(
+        |shape| {
             let rank = shape.len();
             (
                 Just(shape),
@@ -112,7 +125,8 @@ fn case() -> impl Strategy<Value = (Vec<usize>, Option<usize>, ReduceOp, DType, 
                 0u8..3,
                 any::<u64>(),
             )
-        })
+        },
+    )
 }
 
 proptest! {

@@ -63,10 +63,12 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
     // A table covering every position used (f32 values, as a model would store them); only
     // built for the table source (10^6 positions would take a while).
     let positions = if matches!(c.source, Source::Cache) { c.max_offset as usize + c.seq + 1 } else { 1 };
-    let table: Vec<(f32, f32)> = (0..positions * half).map(|k| {
-        let (cs, sn) = angle((k / half) as i64, freqs[k % half]);
-        (cs as f32, sn as f32)
-    }).collect();
+    let table: Vec<(f32, f32)> = (0..positions * half)
+        .map(|k| {
+            let (cs, sn) = angle((k / half) as i64, freqs[k % half]);
+            (cs as f32, sn as f32)
+        })
+        .collect();
     let cos_t = Tensor::from_slice(dev, &table.iter().map(|t| t.0).collect::<Vec<_>>(), &[positions, half]).unwrap();
     let sin_t = Tensor::from_slice(dev, &table.iter().map(|t| t.1).collect::<Vec<_>>(), &[positions, half]).unwrap();
     let src = match c.source {
@@ -147,7 +149,19 @@ proptest! {
 fn many_heads_reuse_angles_across_rows() {
     for dtype in FLOAT_DTYPES {
         for layout in [RopeLayout::HalfSplit, RopeLayout::Interleaved] {
-            let c = Case { batch: 2, seq: 64, heads: 32, head_dim: 128, rot: 128, layout, source: Source::Theta(10_000.0), max_offset: 70_000, four_d: true, dtype, seed: 5 };
+            let c = Case {
+                batch: 2,
+                seq: 64,
+                heads: 32,
+                head_dim: 128,
+                rot: 128,
+                layout,
+                source: Source::Theta(10_000.0),
+                max_offset: 70_000,
+                four_d: true,
+                dtype,
+                seed: 5,
+            };
             run(&c).unwrap();
         }
     }

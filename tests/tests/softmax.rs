@@ -62,7 +62,15 @@ fn check(shape: &[usize], dtype: DType, vals: &[f64], log: bool) -> Result<(), T
             prop_assert!(
                 close(got[k], want[k], tol),
                 "{} of {:?} ({}): [{}][{}] = {}, want {} (tol {:e}, x = {})",
-                if log { "log_softmax" } else { "softmax" }, shape, dtype, r, j, got[k], want[k], tol, x
+                if log { "log_softmax" } else { "softmax" },
+                shape,
+                dtype,
+                r,
+                j,
+                got[k],
+                want[k],
+                tol,
+                x
             );
         }
     }

@@ -32,8 +32,21 @@ pub const REPORT_FILE: &str = "resources.json";
 
 /// Environment variables the nested build keeps; everything else is cleared.
 const KEPT_ENV: &[&str] = &[
-    "PATH", "HOME", "USER", "LANG", "TMPDIR", "RUSTUP_HOME", "CARGO_HOME", "http_proxy", "https_proxy",
-    "no_proxy", "HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY", "SSL_CERT_FILE", "SSL_CERT_DIR",
+    "PATH",
+    "HOME",
+    "USER",
+    "LANG",
+    "TMPDIR",
+    "RUSTUP_HOME",
+    "CARGO_HOME",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
 ];
 
 /// What to build.
@@ -163,11 +176,9 @@ impl fmt::Display for BuildError {
             }
             BuildError::MissingOutput(p) => write!(f, "the device build did not produce {}", p.display()),
             BuildError::CodeObject(e) => write!(f, "the built code object is invalid: {e}"),
-            BuildError::Spills { arch, kernels } => write!(
-                f,
-                "kernels spill registers on {arch}: {}. Fix the kernels, or pass --allow-spills to accept it",
-                kernels.join(", ")
-            ),
+            BuildError::Spills { arch, kernels } => {
+                write!(f, "kernels spill registers on {arch}: {}. Fix the kernels, or pass --allow-spills to accept it", kernels.join(", "))
+            }
             BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
         }
     }
@@ -267,9 +278,10 @@ pub fn set_launch_bounds(ir: &str, bounds: &std::collections::BTreeMap<&str, u32
             if line.contains("amdgpu-flat-work-group-size") {
                 return Err(BuildError::KernelMismatch(format!("kernel {name} already has a flat workgroup size")));
             }
-            let body = line.trim_end().strip_suffix('{').ok_or_else(|| {
-                BuildError::KernelMismatch(format!("kernel {name}: definition line does not end with `{{`"))
-            })?;
+            let body = line
+                .trim_end()
+                .strip_suffix('{')
+                .ok_or_else(|| BuildError::KernelMismatch(format!("kernel {name}: definition line does not end with `{{`")))?;
             out += &format!("{body}\"amdgpu-flat-work-group-size\"=\"1,{bound}\" {{\n");
             seen += 1;
         } else {

@@ -96,7 +96,10 @@ fn main() -> ExitCode {
         Some("report") => report_cmd(&args[1..]),
         Some("profile") => profile_cmd(&args[1..]),
         Some("gpu") => gpu_cmd(&args[1..]),
-        _ => Err("usage: ferrocm-bench report [--filter TEXT] [--out DIR] | profile OP [--shape SHAPE] [--top N] | gpu [--filter TEXT]".into()),
+        _ => {
+            Err("usage: ferrocm-bench report [--filter TEXT] [--out DIR] | profile OP [--shape SHAPE] [--top N] | gpu [--filter TEXT]"
+                .into())
+        }
     };
     match r {
         Ok(()) => ExitCode::SUCCESS,

@@ -278,13 +278,10 @@ mod tests {
         let mut x = -300.0f32;
         while x < 300.0 {
             let got = Fp8E4M3Fnuz::from_f32(x).to_f32() as f64;
-            let best = (0..=255u8)
-                .filter(|&b| b != 0x80)
-                .map(|b| Fp8E4M3Fnuz(b).to_f32() as f64)
-                .fold(f64::NAN, |acc, v| {
-                    let (dv, da) = ((v - x as f64).abs(), (acc - x as f64).abs());
-                    if acc.is_nan() || dv < da { v } else { acc }
-                });
+            let best = (0..=255u8).filter(|&b| b != 0x80).map(|b| Fp8E4M3Fnuz(b).to_f32() as f64).fold(f64::NAN, |acc, v| {
+                let (dv, da) = ((v - x as f64).abs(), (acc - x as f64).abs());
+                if acc.is_nan() || dv < da { v } else { acc }
+            });
             let (dg, db) = ((got - x as f64).abs(), (best - x as f64).abs());
             assert!(dg <= db || x.abs() > 240.0, "{x}: got {got}, nearest {best}");
             x += 0.0137;

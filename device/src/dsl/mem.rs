@@ -82,11 +82,7 @@ impl Buffer {
         // free and removes that.
         let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
         let (a, bytes) = (u(a as u32) as u64 | (u((a >> 32) as u32) as u64) << 32, u(bytes));
-        Buffer {
-            rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]),
-            base: a,
-            bytes,
-        }
+        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]), base: a, bytes }
     }
 
     /// The same memory starting `skip` bytes later (its range shrinks by as much; an empty

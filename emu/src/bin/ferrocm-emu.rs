@@ -69,7 +69,15 @@ fn info(co: &CodeObject) -> Result<(), String> {
         println!("\n{}  (entry {:#x}, {} bytes of code)", m.name, k.code_vaddr, k.code_size);
         println!(
             "  VGPR {} AGPR {} SGPR {}  LDS {} B  scratch {} B  spills {}/{}  max waves/SIMD {}  max workgroup {}",
-            r.vgprs, r.agprs, r.sgprs, r.lds_static, r.scratch, r.vgpr_spills, r.sgpr_spills, r.max_waves_per_simd, m.max_flat_workgroup_size
+            r.vgprs,
+            r.agprs,
+            r.sgprs,
+            r.lds_static,
+            r.scratch,
+            r.vgpr_spills,
+            r.sgpr_spills,
+            r.max_waves_per_simd,
+            m.max_flat_workgroup_size
         );
         println!("  kernarg segment {} bytes (align {})", m.kernarg_segment_size, m.kernarg_segment_align);
         for a in &m.args {
@@ -91,8 +99,7 @@ fn disasm(co: &CodeObject) -> Result<(), String> {
         println!("\n{:016x} <{}>:", k.code_vaddr, k.meta.name);
         let start = k.code_vaddr as usize;
         let end = (start + k.code_size as usize).min(image.len());
-        let words: Vec<u32> =
-            image[start..end].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
+        let words: Vec<u32> = image[start..end].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
         let mut i = 0;
         while i < words.len() {
             let pc = k.code_vaddr + 4 * i as u64;
@@ -114,7 +121,8 @@ fn disasm(co: &CodeObject) -> Result<(), String> {
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
-    let v: Vec<u32> = s.split(',').map(|x| x.trim().parse::<u32>().map_err(|_| format!("bad dimensions {s:?}"))).collect::<Result<_, _>>()?;
+    let v: Vec<u32> =
+        s.split(',').map(|x| x.trim().parse::<u32>().map_err(|_| format!("bad dimensions {s:?}"))).collect::<Result<_, _>>()?;
     match v.as_slice() {
         [x] => Ok([*x, 1, 1]),
         [x, y] => Ok([*x, *y, 1]),

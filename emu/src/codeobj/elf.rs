@@ -168,9 +168,7 @@ impl Elf {
                 PT_LOAD => {
                     r.slice(offset, filesz, "loadable segment")?;
                     if memsz < filesz {
-                        return Err(CodeObjectError::Malformed(format!(
-                            "segment at {vaddr:#x}: memory size {memsz} < file size {filesz}"
-                        )));
+                        return Err(CodeObjectError::Malformed(format!("segment at {vaddr:#x}: memory size {memsz} < file size {filesz}")));
                     }
                     segments.push(Segment { vaddr, file_offset: offset, file_size: filesz, mem_size: memsz });
                 }
@@ -279,10 +277,7 @@ fn read_str(r: &Reader<'_>, strtab: &Section, off: u64) -> Result<String, CodeOb
         return Err(CodeObjectError::Malformed(format!("string offset {off} outside its table")));
     }
     let data = r.slice(strtab.offset + off, strtab.size - off, "string table")?;
-    let end = data
-        .iter()
-        .position(|&b| b == 0)
-        .ok_or_else(|| CodeObjectError::Malformed("unterminated string".into()))?;
+    let end = data.iter().position(|&b| b == 0).ok_or_else(|| CodeObjectError::Malformed("unterminated string".into()))?;
     Ok(String::from_utf8_lossy(&data[..end]).into_owned())
 }
 

@@ -156,9 +156,7 @@ fn bad(what: impl Into<String>) -> CodeObjectError {
 
 fn req_u32(map: &Value, key: &str, kernel: &str) -> Result<u32, CodeObjectError> {
     let v = map.get(key).ok_or_else(|| bad(format!("kernel {kernel}: missing {key}")))?;
-    v.as_u64()
-        .and_then(|x| u32::try_from(x).ok())
-        .ok_or_else(|| bad(format!("kernel {kernel}: {key} is not a 32-bit unsigned integer")))
+    v.as_u64().and_then(|x| u32::try_from(x).ok()).ok_or_else(|| bad(format!("kernel {kernel}: {key} is not a 32-bit unsigned integer")))
 }
 
 fn opt_u32(map: &Value, key: &str, kernel: &str, default: u32) -> Result<u32, CodeObjectError> {
@@ -172,22 +170,17 @@ impl Metadata {
             return Err(bad("the metadata is not a map"));
         }
         let version = match v.get("amdhsa.version").and_then(Value::as_array) {
-            Some([a, b]) => (
-                a.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32,
-                b.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32,
-            ),
+            Some([a, b]) => {
+                (a.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32, b.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32)
+            }
             _ => return Err(bad("missing or malformed amdhsa.version")),
         };
         let target = v.get("amdhsa.target").and_then(Value::as_str).map(str::to_string);
-        let kernels_v = v
-            .get("amdhsa.kernels")
-            .and_then(Value::as_array)
-            .ok_or_else(|| bad("missing amdhsa.kernels"))?;
+        let kernels_v = v.get("amdhsa.kernels").and_then(Value::as_array).ok_or_else(|| bad("missing amdhsa.kernels"))?;
         let mut kernels = Vec::with_capacity(kernels_v.len());
         for k in kernels_v {
             let name = k.get(".name").and_then(Value::as_str).ok_or_else(|| bad("a kernel without .name"))?;
-            let symbol =
-                k.get(".symbol").and_then(Value::as_str).ok_or_else(|| bad(format!("kernel {name}: missing .symbol")))?;
+            let symbol = k.get(".symbol").and_then(Value::as_str).ok_or_else(|| bad(format!("kernel {name}: missing .symbol")))?;
             let mut args = Vec::new();
             if let Some(list) = k.get(".args") {
                 let list = list.as_array().ok_or_else(|| bad(format!("kernel {name}: .args is not an array")))?;

@@ -184,10 +184,9 @@ impl CodeObject {
         let image_size = elf.image_size();
         let mut kernels = Vec::with_capacity(metadata.kernels.len());
         for meta in &metadata.kernels {
-            let kd = elf.symbol(&meta.symbol).ok_or_else(|| CodeObjectError::MissingDescriptor {
-                kernel: meta.name.clone(),
-                symbol: meta.symbol.clone(),
-            })?;
+            let kd = elf
+                .symbol(&meta.symbol)
+                .ok_or_else(|| CodeObjectError::MissingDescriptor { kernel: meta.name.clone(), symbol: meta.symbol.clone() })?;
             let kd_bytes = image_slice(&elf, bytes, kd.value, KERNEL_DESCRIPTOR_SIZE as u64)?;
             let descriptor = KernelDescriptor::parse(kd_bytes)?;
             let code_vaddr = kd.value.wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);

@@ -33,9 +33,7 @@ impl Value {
     /// The value under the string key `key` of a map.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
-            Value::Map(entries) => {
-                entries.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == key)).map(|(_, v)| v)
-            }
+            Value::Map(entries) => entries.iter().find(|(k, _)| matches!(k, Value::Str(s) if s == key)).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -196,8 +194,8 @@ mod tests {
     fn decodes_every_format_family() {
         // {"a": [1, -1, 300, "x", true, nil, 1.5], "b": {}}
         let bytes = [
-            0x82, 0xa1, b'a', 0x97, 0x01, 0xff, 0xcd, 0x01, 0x2c, 0xa1, b'x', 0xc3, 0xc0, 0xcb, 0x3f, 0xf8, 0, 0, 0, 0,
-            0, 0, 0xa1, b'b', 0x80,
+            0x82, 0xa1, b'a', 0x97, 0x01, 0xff, 0xcd, 0x01, 0x2c, 0xa1, b'x', 0xc3, 0xc0, 0xcb, 0x3f, 0xf8, 0, 0, 0, 0, 0, 0, 0xa1, b'b',
+            0x80,
         ];
         let v = decode(&bytes).unwrap();
         let a = v.get("a").unwrap().as_array().unwrap();

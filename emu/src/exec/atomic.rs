@@ -158,15 +158,39 @@ impl AtomicOp {
             AtomicOp::Add => o.wrapping_add(d) & m,
             AtomicOp::Sub => o.wrapping_sub(d) & m,
             AtomicOp::Rsub => d.wrapping_sub(o) & m,
-            AtomicOp::SMin => if sx(d) < sx(o) { d } else { o },
-            AtomicOp::SMax => if sx(d) >= sx(o) { d } else { o },
+            AtomicOp::SMin => {
+                if sx(d) < sx(o) {
+                    d
+                } else {
+                    o
+                }
+            }
+            AtomicOp::SMax => {
+                if sx(d) >= sx(o) {
+                    d
+                } else {
+                    o
+                }
+            }
             AtomicOp::UMin => o.min(d),
             AtomicOp::UMax => o.max(d),
             AtomicOp::And => o & d,
             AtomicOp::Or => o | d,
             AtomicOp::Xor => o ^ d,
-            AtomicOp::Inc => if o >= d { 0 } else { o + 1 },
-            AtomicOp::Dec => if o == 0 || o > d { d } else { o - 1 },
+            AtomicOp::Inc => {
+                if o >= d {
+                    0
+                } else {
+                    o + 1
+                }
+            }
+            AtomicOp::Dec => {
+                if o == 0 || o > d {
+                    d
+                } else {
+                    o - 1
+                }
+            }
             AtomicOp::MskOr => (o & !d) | (data2 & m),
             AtomicOp::Wrap => {
                 if o >= d {
@@ -338,7 +362,10 @@ mod tests {
         // Packed halves round once: 1 + 2^-11 in f16 is a tie that rounds to even (1.0).
         let one = f16::from_f32(1.0).to_bits() as u64;
         let tiny = f16::from_f64(2f64.powi(-11)).to_bits() as u64;
-        assert_eq!(PkAddF16.apply(false, one | one << 16, tiny | one << 16, 0, Unit::L2), one | (f16::from_f32(2.0).to_bits() as u64) << 16);
+        assert_eq!(
+            PkAddF16.apply(false, one | one << 16, tiny | one << 16, 0, Unit::L2),
+            one | (f16::from_f32(2.0).to_bits() as u64) << 16
+        );
         let b = bf16::from_f32(1.5).to_bits() as u64;
         assert_eq!(PkAddBf16.apply(false, b, b, 0, Unit::L2), bf16::from_f32(3.0).to_bits() as u64);
     }

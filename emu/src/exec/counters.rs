@@ -35,8 +35,7 @@ pub enum Class {
 
 impl Class {
     /// All classes, in report order.
-    pub const ALL: [Class; 8] =
-        [Class::Salu, Class::Valu, Class::Mfma, Class::Smem, Class::Vmem, Class::Ds, Class::Branch, Class::Other];
+    pub const ALL: [Class; 8] = [Class::Salu, Class::Valu, Class::Mfma, Class::Smem, Class::Vmem, Class::Ds, Class::Branch, Class::Other];
 
     /// Lowercase name.
     pub fn name(self) -> &'static str {
@@ -452,8 +451,12 @@ mod tests {
 
     #[test]
     fn b128_read_phases_are_the_measured_lane_groups() {
-        let groups: [&[u32]; 4] = [&[0, 1, 2, 3, 20, 21, 22, 23], &[4, 5, 6, 7, 16, 17, 18, 19],
-            &[8, 9, 10, 11, 28, 29, 30, 31], &[12, 13, 14, 15, 24, 25, 26, 27]];
+        let groups: [&[u32]; 4] = [
+            &[0, 1, 2, 3, 20, 21, 22, 23],
+            &[4, 5, 6, 7, 16, 17, 18, 19],
+            &[8, 9, 10, 11, 28, 29, 30, 31],
+            &[12, 13, 14, 15, 24, 25, 26, 27],
+        ];
         for (g, members) in groups.iter().enumerate() {
             for &l in *members {
                 assert_eq!(lds_phase(LdsOp::read(16), l, 0), g as u32, "lane {l}");

@@ -66,7 +66,9 @@ impl fmt::Display for FaultKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             FaultKind::OutOfBounds { space, addr, size } => write!(f, "out-of-bounds {space} access of {size} bytes at {addr:#x}"),
-            FaultKind::Misaligned { space, addr, align } => write!(f, "misaligned {space} access at {addr:#x} (needs {align}-byte alignment)"),
+            FaultKind::Misaligned { space, addr, align } => {
+                write!(f, "misaligned {space} access at {addr:#x} (needs {align}-byte alignment)")
+            }
             FaultKind::Decode(s) => write!(f, "invalid instruction: {s}"),
             FaultKind::NotImplemented(s) => write!(f, "not implemented in the emulator: {s}"),
             FaultKind::Trap(code) => write!(f, "s_trap {code} (a device-side panic or abort)"),

@@ -203,7 +203,7 @@ impl Emulator {
         let packet_addr = mem.alloc(DISPATCH_PACKET_SIZE)?;
         let mut pkt = [0u8; DISPATCH_PACKET_SIZE as usize];
         let dims = hidden_value(k, &ValueKind::HiddenGridDims, params, 0)?.unwrap_or(1) as u16;
-        pkt[0..2].copy_from_slice(&(2u16 /* HSA_PACKET_TYPE_KERNEL_DISPATCH */).to_le_bytes());
+        pkt[0..2].copy_from_slice(&(2u16/* HSA_PACKET_TYPE_KERNEL_DISPATCH */).to_le_bytes());
         pkt[2..4].copy_from_slice(&dims.to_le_bytes());
         for d in 0..3 {
             pkt[4 + 2 * d..6 + 2 * d].copy_from_slice(&(params.block[d] as u16).to_le_bytes());
@@ -270,7 +270,11 @@ fn check_user_sgprs(info: &LaunchInfo<'_>) -> Result<(), EmuError> {
     let d = &info.kernel.descriptor;
     let u = d.user_sgprs();
     let laid_out = 4 * u.private_segment_buffer as u32
-        + 2 * (u.dispatch_ptr as u32 + u.queue_ptr as u32 + u.kernarg_segment_ptr as u32 + u.dispatch_id as u32 + u.flat_scratch_init as u32)
+        + 2 * (u.dispatch_ptr as u32
+            + u.queue_ptr as u32
+            + u.kernarg_segment_ptr as u32
+            + u.dispatch_id as u32
+            + u.flat_scratch_init as u32)
         + u.private_segment_size as u32
         + d.kernarg_preload().0;
     if laid_out != d.user_sgpr_count() {
@@ -396,7 +400,8 @@ fn run_all(
                 break;
             }
             let i = opts.sample.as_ref().map_or(j, |s| s[j] as usize);
-            let wg = [(i % g[0] as usize) as u32, ((i / g[0] as usize) % g[1] as usize) as u32, (i / (g[0] as usize * g[1] as usize)) as u32];
+            let wg =
+                [(i % g[0] as usize) as u32, ((i / g[0] as usize) % g[1] as usize) as u32, (i / (g[0] as usize * g[1] as usize)) as u32];
             let mut waves = Vec::new();
             let ran = run_workgroup(&mut run, info, wg, mem, &mut counters, opts.trace.then_some(&mut waves));
             if opts.trace && ran.is_ok() {

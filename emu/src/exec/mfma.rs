@@ -254,11 +254,8 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
     // C: registers, or an inline constant / literal broadcast to every element.
     let mut d = [[0u32; LANES]; 16];
     for r in 0..nregs {
-        d[r] = if inst.src[2].0 >= 256 {
-            *w.vreg_at(inst.src[2], r as u16)?
-        } else {
-            [w.sval32(inst.src[2], inst.literal, Ty::F32)?; LANES]
-        };
+        d[r] =
+            if inst.src[2].0 >= 256 { *w.vreg_at(inst.src[2], r as u16)? } else { [w.sval32(inst.src[2], inst.literal, Ty::F32)?; LANES] };
     }
     let group = sh.a.group();
     for i in 0..m {

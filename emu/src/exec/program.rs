@@ -76,9 +76,9 @@ impl Module {
     /// The raw dwords at `pc` (for messages about instructions that did not decode).
     pub fn raw(&self, pc: u64) -> String {
         let i = (pc.wrapping_sub(self.image_base) / 4) as usize;
-        self.words.get(i..(i + 2).min(self.words.len())).map_or("?".into(), |w| {
-            w.iter().map(|d| format!("{d:08x}")).collect::<Vec<_>>().join(" ")
-        })
+        self.words
+            .get(i..(i + 2).min(self.words.len()))
+            .map_or("?".into(), |w| w.iter().map(|d| format!("{d:08x}")).collect::<Vec<_>>().join(" "))
     }
 
     /// Whether any instruction in `[start, end)` performs a global/flat atomic (linear sweep;

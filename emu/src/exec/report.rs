@@ -10,8 +10,7 @@ pub type Json = Value;
 /// The counters as a JSON object.
 pub fn counters_json(c: &Counters) -> Value {
     let classes: serde_json::Map<String, Value> = Class::ALL.iter().map(|&k| (k.name().to_string(), json!(c.class(k)))).collect();
-    let widths: serde_json::Map<String, Value> =
-        c.global.lane_accesses_by_width.iter().map(|(w, n)| (format!("{w}"), json!(n))).collect();
+    let widths: serde_json::Map<String, Value> = c.global.lane_accesses_by_width.iter().map(|(w, n)| (format!("{w}"), json!(n))).collect();
     json!({
         "workgroups": c.workgroups,
         "waves": c.waves,

@@ -250,9 +250,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
         }
         SMulI32 => mov32(w, inst, (s32(w, inst, 0)? as i32).wrapping_mul(s32(w, inst, 1)? as i32) as u32),
         SMulHiU32 => mov32(w, inst, ((s32(w, inst, 0)? as u64 * s32(w, inst, 1)? as u64) >> 32) as u32),
-        SMulHiI32 => {
-            mov32(w, inst, ((s32(w, inst, 0)? as i32 as i64 * s32(w, inst, 1)? as i32 as i64) >> 32) as u32)
-        }
+        SMulHiI32 => mov32(w, inst, ((s32(w, inst, 0)? as i32 as i64 * s32(w, inst, 1)? as i32 as i64) >> 32) as u32),
         SBfeU32 => bit32(w, inst, bfe32(s32(w, inst, 0)?, s32(w, inst, 1)?, false)),
         SBfeI32 => bit32(w, inst, bfe32(s32(w, inst, 0)?, s32(w, inst, 1)?, true)),
         SBfeU64 => bit64(w, inst, bfe64(s64(w, inst, 0)?, s32(w, inst, 1)?, false)),

@@ -353,11 +353,7 @@ impl Wave {
     /// A 32-bit source for every lane: a vector register, or a scalar value broadcast.
     #[inline]
     pub fn src32(&self, op: Opnd, lit: u32, ty: Ty) -> Result<Src32<'_>, FaultKind> {
-        if op.0 >= 256 && op.0 != 0xFFFF {
-            Ok(Src32::Vec(self.vreg(op)?))
-        } else {
-            Ok(Src32::Uni(self.sval32(op, lit, ty)?))
-        }
+        if op.0 >= 256 && op.0 != 0xFFFF { Ok(Src32::Vec(self.vreg(op)?)) } else { Ok(Src32::Uni(self.sval32(op, lit, ty)?)) }
     }
 
     /// A 64-bit source for every lane: a register pair, or a scalar value broadcast.

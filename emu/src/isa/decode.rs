@@ -70,22 +70,9 @@ impl std::error::Error for DecodeError {}
 /// LLVM's disassembler rejects.
 pub fn decode(words: &[u32], pc: u64) -> Result<Inst, DecodeError> {
     let Some(&w0) = words.first() else {
-        return Err(DecodeError {
-            format: "unknown",
-            opcode: u32::MAX,
-            pc,
-            words: [0; 3],
-            nwords: 0,
-            reason: "no instruction words",
-        });
+        return Err(DecodeError { format: "unknown", opcode: u32::MAX, pc, words: [0; 3], nwords: 0, reason: "no instruction words" });
     };
-    let mut cx = Cx {
-        words,
-        pc,
-        format: "unknown",
-        opcode: u32::MAX,
-        lit: false,
-    };
+    let mut cx = Cx { words, pc, format: "unknown", opcode: u32::MAX, lit: false };
     let top = w0 >> 23;
     if top == 0x17D {
         cx.sop1(w0)
@@ -145,10 +132,7 @@ pub fn decode_range(code: &[u8], base_pc: u64) -> Result<Vec<(u64, Inst)>, Decod
             reason: "code length is not a multiple of 4 bytes",
         });
     }
-    let words: Vec<u32> = code
-        .chunks_exact(4)
-        .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-        .collect();
+    let words: Vec<u32> = code.chunks_exact(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
     let mut out = Vec::with_capacity(words.len());
     let mut i = 0;
     while i < words.len() {
@@ -207,21 +191,11 @@ impl Cx<'_> {
         let n = self.words.len().min(3);
         let mut words = [0; 3];
         words[..n].copy_from_slice(&self.words[..n]);
-        DecodeError {
-            format: self.format,
-            opcode: self.opcode,
-            pc: self.pc,
-            words,
-            nwords: n as u8,
-            reason,
-        }
+        DecodeError { format: self.format, opcode: self.opcode, pc: self.pc, words, nwords: n as u8, reason }
     }
 
     fn word(&self, i: usize) -> R<u32> {
-        self.words
-            .get(i)
-            .copied()
-            .ok_or_else(|| self.err("instruction is cut off: a dword is missing"))
+        self.words.get(i).copied().ok_or_else(|| self.err("instruction is cut off: a dword is missing"))
     }
 
     fn form(&mut self, format: &'static str, table: &[u16], op: u32) -> R<&'static Form> {
@@ -265,11 +239,7 @@ impl Cx<'_> {
                 if n as u32 + w as u32 > 256 {
                     return Err(self.err("vector register range runs past the last register"));
                 }
-                Ok(if f.cls & cls::A != 0 {
-                    Opnd::agpr(n)
-                } else {
-                    Opnd::vgpr(n)
-                })
+                Ok(if f.cls & cls::A != 0 { Opnd::agpr(n) } else { Opnd::vgpr(n) })
             }
             255 => {
                 if f.cls & cls::L == 0 {
@@ -318,11 +288,7 @@ impl Cx<'_> {
         if n as u32 + w as u32 > 256 {
             return Err(self.err("vector register range runs past the last register"));
         }
-        Ok(if agpr || f.cls & cls::A != 0 {
-            Opnd::agpr(n)
-        } else {
-            Opnd::vgpr(n)
-        })
+        Ok(if agpr || f.cls & cls::A != 0 { Opnd::agpr(n) } else { Opnd::vgpr(n) })
     }
 
     fn sreg(&self, n: u32, w: u8) -> R<Opnd> {
@@ -495,30 +461,9 @@ impl Cx<'_> {
 
     fn vop_e32(&mut self, w0: u32, kind: E32) -> R<Inst> {
         let (name, op, table, sdwa, dpp, enc) = match kind {
-            E32::Vop1 => (
-                "VOP1",
-                (w0 >> 9) & 0xFF,
-                &tables::T_VOP1[..],
-                &tables::T_SDWA1[..],
-                &tables::T_DPP1[..],
-                Enc::Vop1,
-            ),
-            E32::Vop2 => (
-                "VOP2",
-                (w0 >> 25) & 0x3F,
-                &tables::T_VOP2[..],
-                &tables::T_SDWA2[..],
-                &tables::T_DPP2[..],
-                Enc::Vop2,
-            ),
-            E32::Vopc => (
-                "VOPC",
-                (w0 >> 17) & 0xFF,
-                &tables::T_VOPC[..],
-                &tables::T_SDWAC[..],
-                &tables::T_DPPC[..],
-                Enc::Vopc,
-            ),
+            E32::Vop1 => ("VOP1", (w0 >> 9) & 0xFF, &tables::T_VOP1[..], &tables::T_SDWA1[..], &tables::T_DPP1[..], Enc::Vop1),
+            E32::Vop2 => ("VOP2", (w0 >> 25) & 0x3F, &tables::T_VOP2[..], &tables::T_SDWA2[..], &tables::T_DPP2[..], Enc::Vop2),
+            E32::Vopc => ("VOPC", (w0 >> 17) & 0xFF, &tables::T_VOPC[..], &tables::T_SDWAC[..], &tables::T_DPPC[..], Enc::Vopc),
         };
         let src0 = w0 & 0x1FF;
         // An opcode without src0 (v_nop, v_clrexcp) has no SDWA/DPP form: 0xF9/0xFA are then
@@ -627,21 +572,9 @@ impl Cx<'_> {
             check(cx, base + v, what)?;
             Ok(v as u8)
         };
-        let mut s = Sdwa {
-            dst_sel: 6,
-            dst_unused: 0,
-            src0_sel: 6,
-            src0_sext: false,
-            src1_sel: 6,
-            src1_sext: false,
-        };
+        let mut s = Sdwa { dst_sel: 6, dst_unused: 0, src0_sel: 6, src0_sext: false, src1_sel: 6, src1_sext: false };
         if kind != E32::Vopc {
-            s.dst_sel = sel(
-                self,
-                (sd >> 8) & 7,
-                m::SDWA_DST_SEL0,
-                "dst_sel not accepted",
-            )?;
+            s.dst_sel = sel(self, (sd >> 8) & 7, m::SDWA_DST_SEL0, "dst_sel not accepted")?;
             let du = (sd >> 11) & 3;
             if du == 3 {
                 return Err(self.err("reserved dst_unused value"));
@@ -662,12 +595,7 @@ impl Cx<'_> {
                 inst.sdst = self.sreg(sdst, 2)?;
             }
         }
-        s.src0_sel = sel(
-            self,
-            (sd >> 16) & 7,
-            m::SDWA_SRC0_SEL0,
-            "src0_sel not accepted",
-        )?;
+        s.src0_sel = sel(self, (sd >> 16) & 7, m::SDWA_SRC0_SEL0, "src0_sel not accepted")?;
         if bit(sd, 19) == 1 {
             s.src0_sext = check(self, m::SDWA_SRC0_SEXT, "src0 sext not accepted")?;
         }
@@ -690,21 +618,13 @@ impl Cx<'_> {
             } else {
                 check(self, m::SDWA_S0, "scalar src0 not accepted")?;
             }
-            let f = Fld {
-                cls: cls::S | cls::C,
-                ..*f0
-            };
+            let f = Fld { cls: cls::S | cls::C, ..*f0 };
             self.src(code0, &f, 2, inst)?
         } else {
             self.src(256 + code0, f0, 2, inst)?
         };
         if kind != E32::Vop1 {
-            s.src1_sel = sel(
-                self,
-                (sd >> 24) & 7,
-                m::SDWA_SRC1_SEL0,
-                "src1_sel not accepted",
-            )?;
+            s.src1_sel = sel(self, (sd >> 24) & 7, m::SDWA_SRC1_SEL0, "src1_sel not accepted")?;
             if bit(sd, 27) == 1 {
                 s.src1_sext = check(self, m::SDWA_SRC1_SEXT, "src1 sext not accepted")?;
             }
@@ -721,10 +641,7 @@ impl Cx<'_> {
                 } else {
                     check(self, m::SDWA_S1, "scalar src1 not accepted")?;
                 }
-                let f = Fld {
-                    cls: cls::S | cls::C,
-                    ..*f1
-                };
+                let f = Fld { cls: cls::S | cls::C, ..*f1 };
                 self.src(code1, &f, 2, inst)?
             } else {
                 self.src(256 + code1, f1, 2, inst)?
@@ -732,12 +649,7 @@ impl Cx<'_> {
         } else {
             let v = (sd >> 24) & 7;
             sel(self, v, m::SDWA_SRC1_SEL0, "src1_sel not accepted")?;
-            for (b, mb) in [
-                (27, m::SDWA_SRC1_SEXT),
-                (28, m::SDWA_SRC1_NEG),
-                (29, m::SDWA_SRC1_ABS),
-                (31, m::SDWA_S1),
-            ] {
+            for (b, mb) in [(27, m::SDWA_SRC1_SEXT), (28, m::SDWA_SRC1_NEG), (29, m::SDWA_SRC1_ABS), (31, m::SDWA_S1)] {
                 if bit(sd, b) == 1 {
                     check(self, mb, "src1 modifier on a one-source instruction")?;
                 }
@@ -760,8 +672,7 @@ impl Cx<'_> {
         if (dw >> 17) & 3 != 0 {
             self.modbit(form, m::DPP_RESERVED, "reserved DPP bits are set")?;
         }
-        let bound =
-            bit(dw, 19) == 1 && self.modbit(form, m::DPP_BOUND, "bound_ctrl not accepted")?;
+        let bound = bit(dw, 19) == 1 && self.modbit(form, m::DPP_BOUND, "bound_ctrl not accepted")?;
         for (b, mb, mask, neg) in [
             (20, m::DPP_SRC0_NEG, 1, true),
             (21, m::DPP_SRC0_ABS, 1, false),
@@ -780,12 +691,7 @@ impl Cx<'_> {
         if f1.used() {
             inst.src[1] = self.reg8((w0 >> 9) & 0xFF, f1, false)?;
         }
-        inst.ext = Ext::Dpp(Dpp {
-            ctrl: ctrl as u16,
-            row_mask: (dw >> 28) as u8,
-            bank_mask: ((dw >> 24) & 0xF) as u8,
-            bound_ctrl: bound,
-        });
+        inst.ext = Ext::Dpp(Dpp { ctrl: ctrl as u16, row_mask: (dw >> 28) as u8, bank_mask: ((dw >> 24) & 0xF) as u8, bound_ctrl: bound });
         Ok(())
     }
 
@@ -823,9 +729,7 @@ impl Cx<'_> {
                 }
             }
             for i in 0..4 {
-                if opsel >> i & 1 == 1
-                    && self.modbit(form, m::V3_OPSEL0 + i, "op_sel not accepted")?
-                {
+                if opsel >> i & 1 == 1 && self.modbit(form, m::V3_OPSEL0 + i, "op_sel not accepted")? {
                     inst.mods.op_sel |= 1 << i;
                 }
             }
@@ -841,14 +745,7 @@ impl Cx<'_> {
         } else {
             self.unused(fd, vdst, "vdst must be zero")?;
         }
-        for (i, (f, code)) in [
-            (f0, w1 & 0x1FF),
-            (f1, (w1 >> 9) & 0x1FF),
-            (f2, (w1 >> 18) & 0x1FF),
-        ]
-        .into_iter()
-        .enumerate()
-        {
+        for (i, (f, code)) in [(f0, w1 & 0x1FF), (f1, (w1 >> 9) & 0x1FF), (f2, (w1 >> 18) & 0x1FF)].into_iter().enumerate() {
             if f.used() {
                 inst.src[i] = self.src(code, f, 2, &mut inst)?;
             } else {
@@ -987,12 +884,7 @@ impl Cx<'_> {
         inst.imm = (off0 | off1 << 8) as i32;
         let [fd, fa, f0, f1, _] = &form.f;
         let acc_addr = acc && form.x & x::DS_ACC_ADDR != 0;
-        let regs = [
-            (w1 >> 24, fd, acc),
-            (w1 & 0xFF, fa, acc_addr),
-            ((w1 >> 8) & 0xFF, f0, acc),
-            ((w1 >> 16) & 0xFF, f1, acc),
-        ];
+        let regs = [(w1 >> 24, fd, acc), (w1 & 0xFF, fa, acc_addr), ((w1 >> 8) & 0xFF, f0, acc), ((w1 >> 16) & 0xFF, f1, acc)];
         let mut out = [Opnd::NONE; 4];
         for (i, (v, f, a)) in regs.into_iter().enumerate() {
             if f.used() {
@@ -1039,11 +931,7 @@ impl Cx<'_> {
             inst.flags |= flags::NT;
         }
         let offset = w0 & 0x1FFF;
-        inst.imm = if seg == 0 {
-            offset as i32
-        } else {
-            sext(offset, 13)
-        };
+        inst.imm = if seg == 0 { offset as i32 } else { sext(offset, 13) };
         let saddr = (w1 >> 16) & 0x7F;
         let sve = bit(w0, 13) == 1;
         let mut vaddr_w = fa.w;
@@ -1077,8 +965,7 @@ impl Cx<'_> {
             inst.src[0] = self.reg8(vaddr, &f, false)?;
         }
         let vdst = w1 >> 24;
-        let dst_used = form.x & x::FLAT_VDST_ALWAYS != 0
-            || (form.x & x::FLAT_VDST_SC0 != 0 && inst.flags & flags::SC0 != 0);
+        let dst_used = form.x & x::FLAT_VDST_ALWAYS != 0 || (form.x & x::FLAT_VDST_SC0 != 0 && inst.flags & flags::SC0 != 0);
         if dst_used {
             inst.dst = self.reg8(vdst, fd, acc)?;
         }
@@ -1141,10 +1028,7 @@ impl Cx<'_> {
         inst.imm = (w0 & 0xFFF) as i32;
         let [fdata, faddr, frsrc, fsoff, _] = &form.f;
         if offen || idxen {
-            let f = Fld {
-                w: offen as u8 + idxen as u8,
-                ..*faddr
-            };
+            let f = Fld { w: offen as u8 + idxen as u8, ..*faddr };
             inst.src[0] = self.reg8(w1 & 0xFF, &f, false)?;
         }
         inst.src[2] = self.sreg_f(((w1 >> 16) & 0x1F) * 4, frsrc)?;

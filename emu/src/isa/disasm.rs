@@ -13,12 +13,7 @@ impl Inst {
     /// The instruction in LLVM's gfx942 assembly syntax.
     pub fn text(&self) -> String {
         let mut s = String::with_capacity(64);
-        Printer {
-            inst: self,
-            form: self.form(),
-            out: &mut s,
-        }
-        .print();
+        Printer { inst: self, form: self.form(), out: &mut s }.print();
         s
     }
 
@@ -178,13 +173,7 @@ impl Printer<'_> {
                 Some(s) => out.push_str(s),
                 // The numeric form only when it re-encodes to the same bits (bit 7 unused).
                 None if v & !0x37F == 0 => {
-                    let _ = write!(
-                        out,
-                        "sendmsg({}, {}, {})",
-                        v & 0xF,
-                        (v >> 4) & 7,
-                        (v >> 8) & 3
-                    );
+                    let _ = write!(out, "sendmsg({}, {}, {})", v & 0xF, (v >> 4) & 7, (v >> 8) & 3);
                 }
                 None => {
                     let _ = write!(out, "{v}");
@@ -239,11 +228,7 @@ impl Printer<'_> {
         if f.x & x::SMEM_SDATA_IMM != 0 {
             ops.sep(self.out);
             let v = inst.mods.cbsz;
-            let _ = if v <= 64 {
-                write!(self.out, "{v}")
-            } else {
-                write!(self.out, "{v:#x}")
-            };
+            let _ = if v <= 64 { write!(self.out, "{v}") } else { write!(self.out, "{v:#x}") };
         } else if f.f[0].used() {
             ops.sep(self.out);
             sreg_name(self.out, inst.dst.0, f.f[0].w);
@@ -286,11 +271,8 @@ impl Printer<'_> {
             self.out.push_str("vcc");
         }
         let k = f.x & (x::K_MID | x::K_END) != 0;
-        let srcs: [(Opnd, &super::form::Fld); 2] = if f.x & x::K_MID != 0 {
-            [(inst.src[0], f0), (inst.src[2], f1)]
-        } else {
-            [(inst.src[0], f0), (inst.src[1], f1)]
-        };
+        let srcs: [(Opnd, &super::form::Fld); 2] =
+            if f.x & x::K_MID != 0 { [(inst.src[0], f0), (inst.src[2], f1)] } else { [(inst.src[0], f0), (inst.src[1], f1)] };
         for (i, (o, fl)) in srcs.into_iter().enumerate() {
             if o.is_none() || !fl.used() {
                 continue;
@@ -337,16 +319,10 @@ impl Printer<'_> {
     }
 
     fn sdwa(&mut self) {
-        let Ext::Sdwa(s) = self.inst.ext else {
-            unreachable!()
-        };
+        let Ext::Sdwa(s) = self.inst.ext else { unreachable!() };
         self.e32_operands(true);
         self.omod_clamp();
-        let sel = |v: u8| {
-            [
-                "BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD",
-            ][v as usize]
-        };
+        let sel = |v: u8| ["BYTE_0", "BYTE_1", "BYTE_2", "BYTE_3", "WORD_0", "WORD_1", "DWORD"][v as usize];
         let vopc = self.inst.enc == super::inst::Enc::Vopc;
         if !vopc && self.form.x & x::SDWA_NO_DST_SEL == 0 {
             let du = ["UNUSED_PAD", "UNUSED_SEXT", "UNUSED_PRESERVE"][s.dst_unused as usize];
@@ -359,17 +335,11 @@ impl Printer<'_> {
     }
 
     fn dpp(&mut self) {
-        let Ext::Dpp(d) = self.inst.ext else {
-            unreachable!()
-        };
+        let Ext::Dpp(d) = self.inst.ext else { unreachable!() };
         self.e32_operands(true);
         self.out.push(' ');
         dpp_ctrl(self.out, d.ctrl);
-        let _ = write!(
-            self.out,
-            " row_mask:{:#x} bank_mask:{:#x}",
-            d.row_mask, d.bank_mask
-        );
+        let _ = write!(self.out, " row_mask:{:#x} bank_mask:{:#x}", d.row_mask, d.bank_mask);
         if d.bound_ctrl {
             self.out.push_str(" bound_ctrl:1");
         }
@@ -414,11 +384,7 @@ impl Printer<'_> {
                     self.out.push(',');
                 }
                 let b = if dst && k == n - 1 { 3 } else { k };
-                self.out.push(if inst.mods.op_sel >> b & 1 == 1 {
-                    '1'
-                } else {
-                    '0'
-                });
+                self.out.push(if inst.mods.op_sel >> b & 1 == 1 { '1' } else { '0' });
             }
             self.out.push(']');
         }
@@ -469,13 +435,7 @@ impl Printer<'_> {
             if md.blgp != 0 {
                 if inst.op.name().starts_with("v_mfma_f64") {
                     let b = md.blgp;
-                    let _ = write!(
-                        self.out,
-                        " neg:[{},{},{}]",
-                        b & 1,
-                        (b >> 1) & 1,
-                        (b >> 2) & 1
-                    );
+                    let _ = write!(self.out, " neg:[{},{},{}]", b & 1, (b >> 1) & 1, (b >> 2) & 1);
                 } else {
                     let _ = write!(self.out, " blgp:{}", md.blgp);
                 }
@@ -549,11 +509,7 @@ impl Printer<'_> {
         if inst.src[0].is_none() {
             self.out.push_str("off");
         } else {
-            let w = if inst.enc == Enc::Global && !inst.src[2].is_none() {
-                1
-            } else {
-                fa.w
-            };
+            let w = if inst.enc == Enc::Global && !inst.src[2].is_none() { 1 } else { fa.w };
             self.opnd(inst.src[0], w, Ty::B32);
         }
         if fv.used() {
@@ -599,11 +555,7 @@ impl Printer<'_> {
         let lds = inst.flags & flags::LDS != 0;
         if !lds && fdata.used() {
             ops.sep(self.out);
-            let v = if inst.dst.is_none() {
-                inst.src[1]
-            } else {
-                inst.dst
-            };
+            let v = if inst.dst.is_none() { inst.src[1] } else { inst.dst };
             self.opnd(v, fdata.w, Ty::B32);
         }
         let offen = inst.flags & flags::OFFEN != 0;
@@ -706,14 +658,7 @@ fn gpr_idx(out: &mut String, v: u32) {
 
 fn dpp_ctrl(out: &mut String, c: u16) {
     let _ = match c {
-        0..=0xFF => write!(
-            out,
-            "quad_perm:[{},{},{},{}]",
-            c & 3,
-            (c >> 2) & 3,
-            (c >> 4) & 3,
-            (c >> 6) & 3
-        ),
+        0..=0xFF => write!(out, "quad_perm:[{},{},{},{}]", c & 3, (c >> 2) & 3, (c >> 4) & 3, (c >> 6) & 3),
         0x101..=0x10F => write!(out, "row_shl:{}", c & 0xF),
         0x111..=0x11F => write!(out, "row_shr:{}", c & 0xF),
         0x121..=0x12F => write!(out, "row_ror:{}", c & 0xF),
@@ -737,14 +682,7 @@ fn swizzle(out: &mut String, imm: u16) {
     }
     out.push_str(" offset:");
     if imm & 0xFF00 == 0x8000 {
-        let _ = write!(
-            out,
-            "swizzle(QUAD_PERM,{},{},{},{})",
-            imm & 3,
-            (imm >> 2) & 3,
-            (imm >> 4) & 3,
-            (imm >> 6) & 3
-        );
+        let _ = write!(out, "swizzle(QUAD_PERM,{},{},{},{})", imm & 3, (imm >> 2) & 3, (imm >> 4) & 3, (imm >> 6) & 3);
     } else if imm & 0x8000 == 0 {
         let and = imm & 0x1F;
         let or = (imm >> 5) & 0x1F;

@@ -81,13 +81,7 @@ impl Fld {
             5 => Ty::V2F16,
             _ => Ty::B32,
         };
-        Fld {
-            use_,
-            w,
-            cls,
-            ty,
-            sx,
-        }
+        Fld { use_, w, cls, ty, sx }
     }
 
     pub(crate) fn used(&self) -> bool {

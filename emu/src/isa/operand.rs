@@ -15,17 +15,9 @@ pub(crate) fn sreg_ok(code: u16, w: u8) -> bool {
     match w {
         0 | 1 => code <= 127,
         2 => {
-            code == 125
-                || (code.is_multiple_of(2)
-                    && (code <= 100
-                        || matches!(code, 102 | 104 | 106 | 126)
-                        || (108..=122).contains(&code)))
+            code == 125 || (code.is_multiple_of(2) && (code <= 100 || matches!(code, 102 | 104 | 106 | 126) || (108..=122).contains(&code)))
         }
-        _ => {
-            code == 125
-                || (code.is_multiple_of(4)
-                    && ((code + w - 1) <= 103 || (code >= 108 && code + w - 1 <= 123)))
-        }
+        _ => code == 125 || (code.is_multiple_of(4) && ((code + w - 1) <= 103 || (code >= 108 && code + w - 1 <= 123))),
     }
 }
 
@@ -41,17 +33,9 @@ pub(crate) fn sreg_name(out: &mut String, code: u16, w: u8) {
     };
     match code {
         0..=101 => range(out, "s", code),
-        102 => out.push_str(if w == 2 {
-            "flat_scratch"
-        } else {
-            "flat_scratch_lo"
-        }),
+        102 => out.push_str(if w == 2 { "flat_scratch" } else { "flat_scratch_lo" }),
         103 => out.push_str("flat_scratch_hi"),
-        104 => out.push_str(if w == 2 {
-            "xnack_mask"
-        } else {
-            "xnack_mask_lo"
-        }),
+        104 => out.push_str(if w == 2 { "xnack_mask" } else { "xnack_mask_lo" }),
         105 => out.push_str("xnack_mask_hi"),
         106 => out.push_str(if w == 2 { "vcc" } else { "vcc_lo" }),
         107 => out.push_str("vcc_hi"),
@@ -99,30 +83,10 @@ pub(crate) fn is_inline_float(code: u16) -> bool {
 }
 
 const FLOAT_TEXT: [&str; 8] = ["0.5", "-0.5", "1.0", "-1.0", "2.0", "-2.0", "4.0", "-4.0"];
-const F16_BITS: [u16; 9] = [
-    0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118,
-];
-const F32_BITS: [u32; 9] = [
-    0x3F00_0000,
-    0xBF00_0000,
-    0x3F80_0000,
-    0xBF80_0000,
-    0x4000_0000,
-    0xC000_0000,
-    0x4080_0000,
-    0xC080_0000,
-    0x3E22_F983,
-];
-const F64_HI_BITS: [u32; 8] = [
-    0x3FE0_0000,
-    0xBFE0_0000,
-    0x3FF0_0000,
-    0xBFF0_0000,
-    0x4000_0000,
-    0xC000_0000,
-    0x4010_0000,
-    0xC010_0000,
-];
+const F16_BITS: [u16; 9] = [0x3800, 0xB800, 0x3C00, 0xBC00, 0x4000, 0xC000, 0x4400, 0xC400, 0x3118];
+const F32_BITS: [u32; 9] =
+    [0x3F00_0000, 0xBF00_0000, 0x3F80_0000, 0xBF80_0000, 0x4000_0000, 0xC000_0000, 0x4080_0000, 0xC080_0000, 0x3E22_F983];
+const F64_HI_BITS: [u32; 8] = [0x3FE0_0000, 0xBFE0_0000, 0x3FF0_0000, 0xBFF0_0000, 0x4000_0000, 0xC000_0000, 0x4010_0000, 0xC010_0000];
 
 /// Appends an inline constant (128..=208 or 240..=248) as LLVM prints it for type `ty`.
 pub(crate) fn inline_text(out: &mut String, code: u16, ty: Ty) {
@@ -136,11 +100,7 @@ pub(crate) fn inline_text(out: &mut String, code: u16, ty: Ty) {
     }
     let i = (code - 240) as usize;
     match ty {
-        Ty::B64 | Ty::F64 => out.push_str(if i < 8 {
-            FLOAT_TEXT[i]
-        } else {
-            "0.15915494309189532"
-        }),
+        Ty::B64 | Ty::F64 => out.push_str(if i < 8 { FLOAT_TEXT[i] } else { "0.15915494309189532" }),
         // 16-bit integer operands see the f16 bit pattern of the float constant.
         Ty::I16 => {
             let _ = write!(out, "{:#x}", F16_BITS[i]);

@@ -89,8 +89,7 @@ impl Inst {
             Enc::Mubuf => {
                 let data = w(0);
                 r.dst = if self.dst.is_none() { 0 } else { data };
-                r.src[0] = u8::from(self.flags & super::flags::OFFEN != 0)
-                    + u8::from(self.flags & super::flags::IDXEN != 0);
+                r.src[0] = u8::from(self.flags & super::flags::OFFEN != 0) + u8::from(self.flags & super::flags::IDXEN != 0);
                 r.src[1] = if self.src[1].is_none() { 0 } else { data };
                 if !self.src[2].is_none() {
                     r.src[2] = 4;

@@ -5,9 +5,9 @@
 //! when an instruction issues, so when no wave can issue the clock jumps to the earliest time one
 //! can.
 
+use super::ModelError;
 use super::cost::{Cost, cost};
 use super::machine::*;
-use super::ModelError;
 use crate::exec::{Event, WorkgroupTrace};
 use std::collections::{BTreeMap, VecDeque};
 

@@ -188,8 +188,12 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         return Err(ModelError::DoesNotFit(format!("{} bytes of LDS per workgroup", kernel.lds_per_workgroup)));
     }
     let n = sample.len() as f64;
-    let line_bytes: u64 =
-        sample.iter().flat_map(|w| w.waves.iter().flatten()).filter(|e| e.class == Class::Vmem).map(|e| e.lines() as u64 * LINE_BYTES).sum();
+    let line_bytes: u64 = sample
+        .iter()
+        .flat_map(|w| w.waves.iter().flatten())
+        .filter(|e| e.class == Class::Vmem)
+        .map(|e| e.lines() as u64 * LINE_BYTES)
+        .sum();
     let requested = line_bytes as f64 / n * load.grid_workgroups as f64;
     let hbm_fraction = match load.hbm_bytes {
         Some(h) if requested > 0.0 => (h as f64 / requested).min(1.0),
@@ -240,7 +244,9 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
     let per_pc = full
         .per_pc
         .iter()
-        .map(|(&pc, &(ex, wc))| (pc, PcCost { executions: (ex as f64 * scale).round() as u64, wave_cycles: (wc as f64 * scale).round() as u64 }))
+        .map(|(&pc, &(ex, wc))| {
+            (pc, PcCost { executions: (ex as f64 * scale).round() as u64, wave_cycles: (wc as f64 * scale).round() as u64 })
+        })
         .collect();
     let by_class = full.by_class.iter().map(|(&k, &v)| (k, (v as f64 * scale).round() as u64)).collect();
     Ok(Modeled {

@@ -12,13 +12,8 @@ pub const OBJDUMP: &str = "llvm-objdump-19";
 /// Panics with a clear message when an LLVM tool is missing.
 pub fn require_tools() {
     for tool in [MC, OBJDUMP] {
-        let ok = Command::new(tool)
-            .arg("--version")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .map(|s| s.success())
-            .unwrap_or(false);
+        let ok =
+            Command::new(tool).arg("--version").stdout(Stdio::null()).stderr(Stdio::null()).status().map(|s| s.success()).unwrap_or(false);
         assert!(
             ok,
             "{tool} not found: these tests use LLVM 19 as the oracle \
@@ -28,10 +23,7 @@ pub fn require_tools() {
 }
 
 pub fn fixture(name: &str) -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        .join("tests")
-        .join("fixtures")
-        .join(name)
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests").join("fixtures").join(name)
 }
 
 fn tmpdir(tag: &str) -> PathBuf {
@@ -39,10 +31,7 @@ fn tmpdir(tag: &str) -> PathBuf {
         "ferrocm-isa-{}-{}-{}",
         tag,
         std::process::id(),
-        std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .unwrap()
-            .as_nanos()
+        std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos()
     ));
     std::fs::create_dir_all(&d).unwrap();
     d
@@ -59,11 +48,7 @@ pub struct Assembled {
 /// returned in the second vector.
 pub fn assemble(lines: &[String]) -> (Vec<Assembled>, Vec<String>) {
     let mut child = Command::new(MC)
-        .args([
-            "-triple=amdgcn-amd-amdhsa",
-            "-mcpu=gfx942",
-            "-show-encoding",
-        ])
+        .args(["-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-show-encoding"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -87,15 +72,9 @@ pub fn assemble(lines: &[String]) -> (Vec<Assembled>, Vec<String>) {
     }
     let mut encs = stdout.lines().filter_map(|l| {
         let (text, enc) = l.split_once("; encoding: [")?;
-        let bytes: Vec<u8> = enc
-            .trim_end_matches(']')
-            .split(',')
-            .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
-            .collect();
-        let words = bytes
-            .chunks(4)
-            .map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]]))
-            .collect();
+        let bytes: Vec<u8> =
+            enc.trim_end_matches(']').split(',').map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap()).collect();
+        let words = bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         Some((text.trim().to_string(), words))
     });
     let mut ok = Vec::new();
@@ -105,19 +84,10 @@ pub fn assemble(lines: &[String]) -> (Vec<Assembled>, Vec<String>) {
             rejected.push(line.clone());
             continue;
         }
-        let (text, words) = encs
-            .next()
-            .expect("llvm-mc output does not line up with its input");
-        ok.push(Assembled {
-            line: line.clone(),
-            text,
-            words,
-        });
+        let (text, words) = encs.next().expect("llvm-mc output does not line up with its input");
+        ok.push(Assembled { line: line.clone(), text, words });
     }
-    assert!(
-        encs.next().is_none(),
-        "llvm-mc printed more instructions than it was given"
-    );
+    assert!(encs.next().is_none(), "llvm-mc printed more instructions than it was given");
     (ok, rejected)
 }
 
@@ -140,11 +110,8 @@ pub fn parse_objdump(out: &str) -> Vec<(u64, String, Vec<u32>)> {
         let Ok(addr) = u64::from_str_radix(addr, 16) else {
             continue;
         };
-        let words: Vec<u32> = rest
-            .split_whitespace()
-            .take_while(|w| w.len() == 8)
-            .filter_map(|w| u32::from_str_radix(w, 16).ok())
-            .collect();
+        let words: Vec<u32> =
+            rest.split_whitespace().take_while(|w| w.len() == 8).filter_map(|w| u32::from_str_radix(w, 16).ok()).collect();
         rows.push((addr, text.trim().to_string(), words));
     }
     rows
@@ -155,11 +122,7 @@ pub fn objdump_file(path: &std::path::Path) -> String {
 }
 
 fn try_objdump_file(path: &std::path::Path) -> Result<String, String> {
-    let out = Command::new(OBJDUMP)
-        .args(["-d", "--mcpu=gfx942"])
-        .arg(path)
-        .output()
-        .expect("run llvm-objdump-19");
+    let out = Command::new(OBJDUMP).args(["-d", "--mcpu=gfx942"]).arg(path).output().expect("run llvm-objdump-19");
     if !out.status.success() {
         return Err(String::from_utf8_lossy(&out.stderr).into_owned());
     }
@@ -207,13 +170,7 @@ pub fn verdicts(probes: &[Vec<u32>]) -> Vec<Verdict> {
     let mut s = String::from(".text\n");
     for p in probes {
         s.push_str(".long ");
-        let words: Vec<String> = p
-            .iter()
-            .copied()
-            .chain(std::iter::repeat(S_NOP))
-            .take(slot)
-            .map(|w| format!("{w:#010x}"))
-            .collect();
+        let words: Vec<String> = p.iter().copied().chain(std::iter::repeat(S_NOP)).take(slot).map(|w| format!("{w:#010x}")).collect();
         s.push_str(&words.join(","));
         s.push('\n');
     }
@@ -253,11 +210,7 @@ pub fn verdicts(probes: &[Vec<u32>]) -> Vec<Verdict> {
         .collect();
     (0..probes.len())
         .map(|i| match by_addr.get(&((i * slot * 4) as u64)) {
-            Some((t, n))
-                if !t.starts_with(".long")
-                    && !t.contains("/*")
-                    && !warned.contains(&((i * slot * 4) as u64)) =>
-            {
+            Some((t, n)) if !t.starts_with(".long") && !t.contains("/*") && !warned.contains(&((i * slot * 4) as u64)) => {
                 Verdict::Text(t.clone(), *n)
             }
             _ => Verdict::Rejected,

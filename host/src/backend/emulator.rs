@@ -51,10 +51,11 @@ impl std::fmt::Debug for EmulatorDevice {
 
 fn env_num(name: &str) -> Result<Option<u64>> {
     match std::env::var(name) {
-        Ok(v) => v.trim().parse::<u64>().map(Some).map_err(|_| Error::InvalidArgument {
-            op: "emulator",
-            message: format!("{name}={v:?} is not a number"),
-        }),
+        Ok(v) => v
+            .trim()
+            .parse::<u64>()
+            .map(Some)
+            .map_err(|_| Error::InvalidArgument { op: "emulator", message: format!("{name}={v:?} is not a number") }),
         Err(_) => Ok(None),
     }
 }

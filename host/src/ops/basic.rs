@@ -4,8 +4,8 @@ use crate::buffer::Buffer;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use ferrocm_device::abi::basic::{
-    COPY_U32, COPY_WORDS_PER_ITEM, CopyArgs, FILL_U32, FillArgs, MFMA_TILE, MFMA_TILE_32X32_F16, MFMA_TILE_K_STEP,
-    MFMA_TILE_LDS_BYTES, MfmaTileArgs, SAXPY_F32, STREAM_BLOCK, SaxpyArgs,
+    COPY_U32, COPY_WORDS_PER_ITEM, CopyArgs, FILL_U32, FillArgs, MFMA_TILE, MFMA_TILE_32X32_F16, MFMA_TILE_K_STEP, MFMA_TILE_LDS_BYTES,
+    MfmaTileArgs, SAXPY_F32, STREAM_BLOCK, SaxpyArgs,
 };
 use half::f16;
 

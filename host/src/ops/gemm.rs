@@ -356,7 +356,10 @@ fn default_out(d: DType) -> DType {
 /// (broadcast batch, M, N, K) after checking ranks, inner dimensions and dtypes.
 fn shapes(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, usize, usize, usize)> {
     if a.rank() < 2 || b.rank() < 2 {
-        return Err(Error::Shape { op: "gemm", message: format!("operands must be at least 2-D, got {:?} and {:?}", a.shape(), b.shape()) });
+        return Err(Error::Shape {
+            op: "gemm",
+            message: format!("operands must be at least 2-D, got {:?} and {:?}", a.shape(), b.shape()),
+        });
     }
     if !a.device().same_device(b.device()) {
         return Err(Error::DeviceMismatch);
@@ -394,7 +397,10 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let bias_ptr = match opts.bias {
         Some(bias) => {
             if bias.shape() != [n] || bias.dtype() != DType::F32 {
-                return Err(Error::Shape { op: "gemm", message: format!("bias must be [{n}] f32, got {:?} {}", bias.shape(), bias.dtype()) });
+                return Err(Error::Shape {
+                    op: "gemm",
+                    message: format!("bias must be [{n}] f32, got {:?} {}", bias.shape(), bias.dtype()),
+                });
             }
             let bias = contiguous(bias)?;
             fl |= flags::BIAS;

@@ -176,7 +176,16 @@ impl Problem {
     /// Checks every operand against the problem and launches. `a`, `a_scale` have a leading
     /// group dimension in masked mode; `b` and `b_scale` always do.
     #[allow(clippy::too_many_arguments)]
-    fn launch(&self, mode: u32, a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, info: Option<&Tensor>, c: &Tensor) -> Result<()> {
+    fn launch(
+        &self,
+        mode: u32,
+        a: &Tensor,
+        a_scale: &Tensor,
+        b: &Tensor,
+        b_scale: &Tensor,
+        info: Option<&Tensor>,
+        c: &Tensor,
+    ) -> Result<()> {
         let (g, m, n, k) = (self.groups, self.m, self.n, self.k);
         let (kb, nb) = (scale_blocks(k), scale_blocks(n));
         for (what, t) in [("A", a), ("B", b)] {
@@ -223,7 +232,9 @@ impl Problem {
             contiguous(&a_scale.transpose(sa_r - 2, sa_r - 1)?)?.transpose(sa_r - 2, sa_r - 1)?
         };
         let group_stride = |t: &Tensor| if t.shape()[0] <= 1 { 0 } else { t.strides()[0] as u64 };
-        let stride_u32 = |what: &str, s: usize| u32::try_from(s).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} stride {s} (more than 2^32)") });
+        let stride_u32 = |what: &str, s: usize| {
+            u32::try_from(s).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} stride {s} (more than 2^32)") })
+        };
 
         let args = Fp8ScaledArgs {
             a: a.as_ptr()?,

@@ -32,8 +32,8 @@ use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::reduce::{
-    self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags,
-    op, out_type,
+    self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags, op,
+    out_type,
 };
 use ferrocm_device::abi::{DevPtr, Kernel};
 
@@ -326,7 +326,8 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
             _ => Err(Error::InvalidArgument { op: op.name(), message: "the reduced axis is empty (no element to pick)".into() }),
         };
     }
-    let (outer_u, len_u, inner_u) = (dim_u32(op.name(), "outer size", outer)?, dim_u32(op.name(), "reduced length", len)?, dim_u32(op.name(), "inner size", inner)?);
+    let (outer_u, len_u, inner_u) =
+        (dim_u32(op.name(), "outer size", outer)?, dim_u32(op.name(), "reduced length", len)?, dim_u32(op.name(), "inner size", inner)?);
     if op.is_arg() && len > i32::MAX as usize {
         return Err(Error::Unsupported { op: op.name(), what: format!("indices of a length-{len} axis (i32 outputs)") });
     }
@@ -386,7 +387,11 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
             flags: fl,
             mean_div,
         };
-        let cfg = LaunchConfig { grid: [dim_u32(name, "workgroups", outer * tiles)?, splits, 1], block: [REDUCE_BLOCK, 1, 1], dynamic_lds_bytes: REDUCE_COLS_LDS_BYTES };
+        let cfg = LaunchConfig {
+            grid: [dim_u32(name, "workgroups", outer * tiles)?, splits, 1],
+            block: [REDUCE_BLOCK, 1, 1],
+            dynamic_lds_bytes: REDUCE_COLS_LDS_BYTES,
+        };
         // SAFETY: x is contiguous `[outer][len][inner]`; out holds outer * inner results; the
         // partials hold splits * outer * inner entries.
         unsafe { dev.launch(cols_k, cfg, &args)? };

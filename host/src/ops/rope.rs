@@ -114,14 +114,24 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     let (batch, seq, heads, d) = match *x.shape() {
         [s, h, d] => (1, s, h, d),
         [b, s, h, d] => (b, s, h, d),
-        _ => return Err(Error::Shape { op: OP, message: format!("x is {:?}; expected [batch, seq, heads, head_dim] or [seq, heads, head_dim]", x.shape()) }),
+        _ => {
+            return Err(Error::Shape {
+                op: OP,
+                message: format!("x is {:?}; expected [batch, seq, heads, head_dim] or [seq, heads, head_dim]", x.shape()),
+            });
+        }
     };
     let rot = opts.rotary_dim.unwrap_or(d);
     if rot == 0 || rot % 2 != 0 || rot > d {
-        return Err(Error::InvalidArgument { op: OP, message: format!("rotary_dim = {rot} (must be even, positive and <= head_dim = {d})") });
+        return Err(Error::InvalidArgument {
+            op: OP,
+            message: format!("rotary_dim = {rot} (must be even, positive and <= head_dim = {d})"),
+        });
     }
     let dev = x.device();
-    let u32_of = |what: &str, v: usize| u32::try_from(v).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} = {v} (more than 2^32 - 1)") });
+    let u32_of = |what: &str, v: usize| {
+        u32::try_from(v).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} = {v} (more than 2^32 - 1)") })
+    };
     let half = rot / 2;
     let mut fl = if opts.layout == RopeLayout::HalfSplit { flags::HALF_SPLIT } else { 0 };
 
@@ -142,7 +152,10 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
                     return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: "f32".into() });
                 }
                 if t.rank() != 2 || t.shape()[1] != half || t.shape() != c.shape() {
-                    return Err(Error::Shape { op: OP, message: format!("{what} is {:?}; expected [positions, {half}] like the cos table", t.shape()) });
+                    return Err(Error::Shape {
+                        op: OP,
+                        message: format!("{what} is {:?}; expected [positions, {half}] like the cos table", t.shape()),
+                    });
                 }
                 if !t.device().same_device(dev) {
                     return Err(Error::DeviceMismatch);
@@ -178,17 +191,21 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     let x = x.contiguous()?;
     let freqs = match &freq_buf {
         Some(f) => {
-            let pairs: Vec<f32> = f.iter().flat_map(|&v| {
-                let hi = v as f32;
-                [hi, (v - hi as f64) as f32]
-            }).collect();
+            let pairs: Vec<f32> = f
+                .iter()
+                .flat_map(|&v| {
+                    let hi = v as f32;
+                    [hi, (v - hi as f64) as f32]
+                })
+                .collect();
             Some(dev.from_slice(&pairs)?)
         }
         None => None,
     };
 
     let v = 16 / x.dtype().size();
-    let vector = addr(&x) % 16 == 0 && addr(&out) % 16 == 0 && d % v == 0 && if fl & flags::HALF_SPLIT != 0 { half % v == 0 } else { rot % v == 0 };
+    let vector =
+        addr(&x) % 16 == 0 && addr(&out) % 16 == 0 && d % v == 0 && if fl & flags::HALF_SPLIT != 0 { half % v == 0 } else { rot % v == 0 };
     if vector {
         fl |= flags::VECTOR_OK;
     }

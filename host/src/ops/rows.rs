@@ -36,7 +36,15 @@ pub struct RowPlan {
 ///
 /// # Errors
 /// [`Error::Unsupported`] for sizes of 2^32 or more.
-pub fn plan_rows(op: &'static str, rows: usize, len: usize, esize: usize, vector: bool, max_lanes: u32, persistent: bool) -> Result<RowPlan> {
+pub fn plan_rows(
+    op: &'static str,
+    rows: usize,
+    len: usize,
+    esize: usize,
+    vector: bool,
+    max_lanes: u32,
+    persistent: bool,
+) -> Result<RowPlan> {
     let too_big = |what: &str, v: usize| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32 - 1)") };
     let rows_u = u32::try_from(rows).map_err(|_| too_big("rows", rows))?;
     let len_u = u32::try_from(len).map_err(|_| too_big("row length", len))?;

@@ -16,8 +16,8 @@
 
 use super::dtype::{Bf16, Dt, F16, F32, Fp8E4M3, Fp8E5M2, I32};
 use super::nary::{EltFn, Inputs, run};
-use core::marker::PhantomData;
 use crate::abi::elementwise::{EltArgs, type_code};
+use core::marker::PhantomData;
 
 /// The function of an `I -> O` cast.
 struct Cast<I, O>(PhantomData<(I, O)>);

@@ -4,9 +4,7 @@
 
 use crate::abi::Bf16 as Bf16Bits;
 use crate::abi::elementwise::type_code;
-use crate::dsl::convert::{
-    bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits, f32_to_fp8, fp8_to_f32, i32_to_bf16,
-};
+use crate::dsl::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits, f32_to_fp8, fp8_to_f32, i32_to_bf16};
 
 /// An element type: its width and conversions of its raw bits (held in a `u32`).
 pub trait Dt: Copy {

@@ -2,9 +2,9 @@
 
 use super::dtype::Dt;
 use super::nary::{EltFn, Inputs, run};
-use core::marker::PhantomData;
 use crate::abi::elementwise::{EltArgs, unary_op};
 use crate::dsl::math;
+use core::marker::PhantomData;
 
 /// The function of the unary kernel for dtype `D`.
 struct Unary<D> {

@@ -69,7 +69,11 @@ fn convert(ty: u32, v: f32) -> u32 {
 fn activate(kind: u32, x: f32) -> f32 {
     match kind {
         activation::RELU => {
-            if x > 0.0 || x.is_nan() { x } else { 0.0 }
+            if x > 0.0 || x.is_nan() {
+                x
+            } else {
+                0.0
+            }
         }
         activation::GELU_ERF => math::gelu_erf(x),
         activation::GELU_TANH => math::gelu_tanh(x),
@@ -193,10 +197,7 @@ pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: u
                 store_b64(p as *mut u32, U32x2::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16]));
             } else if vector {
                 let h = |k: usize| convert(ty, v[k]);
-                store_b128(
-                    p as *mut u32,
-                    U32x4::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16, h(4) | h(5) << 16, h(6) | h(7) << 16]),
-                );
+                store_b128(p as *mut u32, U32x4::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16, h(4) | h(5) << 16, h(6) | h(7) << 16]));
             } else {
                 crate::unroll!(e < 8 => {
                     if e < V && col + e < t.n {

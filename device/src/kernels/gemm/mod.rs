@@ -18,7 +18,7 @@ pub mod scaled;
 mod tile;
 pub mod wave;
 
-pub use mma::{Bf16In, Bf8In, F16In, F32In, Fp8In, MmaIn, Xf32In};
+pub use mma::{Bf8In, Bf16In, F16In, F32In, Fp8In, MmaIn, Xf32In};
 pub use wave::{Tiles16, Tiles32, WaveTiles};
 
 use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};

@@ -117,7 +117,8 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
     // B's scales for this block (its 128 columns lie in one 128-row scale block of B).
     // SAFETY: offsets inside the scale tensors the host sized.
     let sb_buf = Buffer::new(
-        unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) } as *const u8,
+        unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) }
+            as *const u8,
         u32::MAX,
     );
     // A's scales, each K block's rows contiguous: one 16-byte load gives a lane its 4 rows.
@@ -254,14 +255,7 @@ pub fn gemm_fp8_scaled(args: Fp8ScaledArgs) {
         ldr: 0,
         vector_ok: vector_ok && (c_block as usize) % 16 == 0 && (args.ldc as usize * 2) % 16 == 0,
     };
-    let params = epilogue::Params {
-        alpha: 1.0,
-        beta: 0.0,
-        bias: core::ptr::null(),
-        out_type: out_type::BF16,
-        activation: 0,
-        flags: 0,
-    };
+    let params = epilogue::Params { alpha: 1.0, beta: 0.0, bias: core::ptr::null(), out_type: out_type::BF16, activation: 0, flags: 0 };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
     epilogue::store(&params, &target, &Tiles16(acc), strip, wy * TM * 16, col0 + wx * TN * 16, lane);

@@ -43,7 +43,17 @@ pub trait WaveTiles: Copy + Strips {
     /// # Safety
     /// The stage was written before the last barrier and holds those rows.
     #[allow(clippy::too_many_arguments)]
-    unsafe fn step<E: MmaIn>(&mut self, lds_a: LdsSlice<U32x4>, lds_b: LdsSlice<U32x4>, stage: usize, bm: usize, bn: usize, a_row0: usize, b_row0: usize, lane: usize);
+    unsafe fn step<E: MmaIn>(
+        &mut self,
+        lds_a: LdsSlice<U32x4>,
+        lds_b: LdsSlice<U32x4>,
+        stage: usize,
+        bm: usize,
+        bn: usize,
+        a_row0: usize,
+        b_row0: usize,
+        lane: usize,
+    );
 }
 
 /// 16x16 MFMA tiles: `TM x TN` of them per wave.
@@ -64,7 +74,17 @@ impl<const TM: usize, const TN: usize> WaveTiles for Tiles16<TM, TN> {
         Tiles16([[F32x4::splat(0.0); TN]; TM])
     }
     #[inline(always)]
-    unsafe fn step<E: MmaIn>(&mut self, lds_a: LdsSlice<U32x4>, lds_b: LdsSlice<U32x4>, stage: usize, bm: usize, bn: usize, a_row0: usize, b_row0: usize, lane: usize) {
+    unsafe fn step<E: MmaIn>(
+        &mut self,
+        lds_a: LdsSlice<U32x4>,
+        lds_b: LdsSlice<U32x4>,
+        stage: usize,
+        bm: usize,
+        bn: usize,
+        a_row0: usize,
+        b_row0: usize,
+        lane: usize,
+    ) {
         let (r, q) = (lane % 16, lane / 16);
         let mut fa = [U32x4::splat(0); TM];
         let mut fb = [U32x4::splat(0); TN];
@@ -114,7 +134,17 @@ impl<const TM: usize, const TN: usize> WaveTiles for Tiles32<TM, TN> {
         Tiles32([[F32x16::splat(0.0); TN]; TM])
     }
     #[inline(always)]
-    unsafe fn step<E: MmaIn>(&mut self, lds_a: LdsSlice<U32x4>, lds_b: LdsSlice<U32x4>, stage: usize, bm: usize, bn: usize, a_row0: usize, b_row0: usize, lane: usize) {
+    unsafe fn step<E: MmaIn>(
+        &mut self,
+        lds_a: LdsSlice<U32x4>,
+        lds_b: LdsSlice<U32x4>,
+        stage: usize,
+        bm: usize,
+        bn: usize,
+        a_row0: usize,
+        b_row0: usize,
+        lane: usize,
+    ) {
         let (r, q) = (lane % 32, lane / 32);
         let mut fa = [[U32x4::splat(0); 2]; TM];
         let mut fb = [[U32x4::splat(0); 2]; TN];

@@ -16,10 +16,10 @@ use crate::dsl::chunk::Elem;
 use crate::dsl::chunk::{load_chunk, store_chunk};
 use crate::dsl::group::reduce_group;
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
-use crate::dsl::sync::barrier;
 use crate::dsl::math::sqrt;
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
+use crate::dsl::sync::barrier;
 use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 
 /// `(count, mean, M2)` of a set of values.
@@ -121,12 +121,7 @@ unsafe fn load_affine<E: Elem, const VEC: bool>(a: &NormArgs, cols: &Spread<VEC>
         barrier();
     }
     // SAFETY: the columns lie inside weight and bias (or their LDS copies).
-    unsafe {
-        (
-            if hw { cols.load::<E>(w_src, 0.0) } else { [1.0; SLOTS] },
-            if hb { cols.load::<E>(b_src, 0.0) } else { [0.0; SLOTS] },
-        )
-    }
+    unsafe { (if hw { cols.load::<E>(w_src, 0.0) } else { [1.0; SLOTS] }, if hb { cols.load::<E>(b_src, 0.0) } else { [0.0; SLOTS] }) }
 }
 
 #[inline(always)]

@@ -156,9 +156,7 @@ macro_rules! arg_reducer {
             fn push(s: (f32, u32), x: f32, i: u32) -> (f32, u32) {
                 // Indices arrive increasing: a later element wins only when strictly better, or
                 // when it is the first NaN, or the first element at all.
-                let take = s.1 == NO_INDEX
-                    || (x.is_nan() && !s.0.is_nan())
-                    || if $greater { x > s.0 } else { x < s.0 };
+                let take = s.1 == NO_INDEX || (x.is_nan() && !s.0.is_nan()) || if $greater { x > s.0 } else { x < s.0 };
                 if take { (x, i) } else { s }
             }
             #[inline(always)]

@@ -109,7 +109,13 @@ unsafe fn stage_freqs(a: &RopeArgs, units: usize, pairs: usize) {
 fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     // Elements per access, pairs per rotated unit.
     let v = if VEC { E::PER_CHUNK } else { 1 };
-    let pairs = if !VEC { 1 } else if HALF { v } else { v / 2 };
+    let pairs = if !VEC {
+        1
+    } else if HALF {
+        v
+    } else {
+        v / 2
+    };
     let (d, rot) = (a.head_dim as usize, a.rot_dim as usize);
     let half = rot / 2;
     let rot_units = if VEC { if HALF { half / v } else { rot / v } } else { half };
@@ -213,7 +219,15 @@ fn cos_sin(a: &RopeArgs, tok: u32, i0: usize, n: usize, f: &Freqs) -> Trig {
 /// # Safety
 /// The unit's elements lie inside both head vectors (16-byte aligned chunks with VEC).
 #[inline(always)]
-unsafe fn rotate<E: Elem, const VEC: bool, const HALF: bool>(src: *const u8, dst: *mut u8, u: usize, v: usize, pairs: usize, half: usize, t: &Trig) {
+unsafe fn rotate<E: Elem, const VEC: bool, const HALF: bool>(
+    src: *const u8,
+    dst: *mut u8,
+    u: usize,
+    v: usize,
+    pairs: usize,
+    half: usize,
+    t: &Trig,
+) {
     let rot2 = |x: f32, y: f32, c: f32, s: f32| (x * c - y * s, y * c + x * s);
     unsafe {
         if VEC && HALF {

@@ -8,15 +8,15 @@
 //! (weights) can stay in registers across rows.
 
 use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
+use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
 use crate::dsl::group::{Words, reduce_lanes};
 use crate::dsl::ids::wave_id_x;
+use crate::dsl::ids::{grid_size_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::mem::load_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::lane_id;
-use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
-use crate::dsl::ids::{grid_size_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 
 /// Elements a lane holds (the register arrays' size).
 pub const SLOTS: usize = ROW_SLOTS as usize;

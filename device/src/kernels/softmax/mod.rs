@@ -9,12 +9,12 @@ use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::abi::softmax::{SoftmaxArgs, flags};
 use crate::dsl::chunk::Elem;
 use crate::dsl::group::reduce_group;
+use crate::dsl::math::max_nan;
 use crate::dsl::math::{exp2_fast as exp2, log};
 use crate::dsl::mem::store_b64;
 use crate::dsl::simd::U32x2;
 use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 use core::f32::consts::LOG2_E;
-use crate::dsl::math::max_nan;
 
 /// `e^(m - big)`, with 0 for a lane that saw only -inf (or nothing).
 #[inline(always)]

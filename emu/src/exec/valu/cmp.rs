@@ -82,7 +82,13 @@ fn icmp<T: Ord>(c: Cond, a: T, b: T) -> bool {
 /// `v_cmp_class`: is the value in one of the classes the mask selects?
 pub(crate) fn class_bits(sign: bool, nan: Option<bool>, inf: bool, zero: bool, denorm: bool) -> u32 {
     match (nan, inf, zero, denorm, sign) {
-        (Some(quiet), ..) => if quiet { 1 << 1 } else { 1 << 0 },
+        (Some(quiet), ..) => {
+            if quiet {
+                1 << 1
+            } else {
+                1 << 0
+            }
+        }
         (None, true, _, _, true) => 1 << 2,
         (None, true, _, _, false) => 1 << 9,
         (None, _, true, _, true) => 1 << 5,
@@ -157,11 +163,7 @@ fn compare(w: &mut Wave, inst: &Inst, kind: Kind, cond: Cond, write_exec: bool) 
                 let (a, b) = (s.v[0][l], s.v[1][l]);
                 let r = match kind {
                     Kind::F32 => fcmp(cond, fmod32(inst, 0, a) as f64, fmod32(inst, 1, b) as f64),
-                    Kind::F16 => fcmp(
-                        cond,
-                        f16::from_bits(fmod16(inst, 0, a)).to_f64(),
-                        f16::from_bits(fmod16(inst, 1, b)).to_f64(),
-                    ),
+                    Kind::F16 => fcmp(cond, f16::from_bits(fmod16(inst, 0, a)).to_f64(), f16::from_bits(fmod16(inst, 1, b)).to_f64()),
                     Kind::I16 => icmp(cond, a as u16 as i16, b as u16 as i16),
                     Kind::U16 => icmp(cond, a as u16, b as u16),
                     Kind::I32 => icmp(cond, a as i32, b as i32),

@@ -108,9 +108,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VCvtF32Ubyte3 => from32(w, inst, Ty::B32, |w, a| out32(w, inst, (a >> 24) as f32)),
         // f32 -> f16 rounds to nearest even; the f16 result gets omod/clamp and the f16 output
         // denormal flushing of MODE.
-        VCvtF16F32 => to16(w, inst, Ty::F32, |w, a| {
-            super::out16_bits(w, inst, f16::from_f32(flush_in32(w, fmod32(inst, 0, a))).to_bits())
-        }),
+        VCvtF16F32 => to16(w, inst, Ty::F32, |w, a| super::out16_bits(w, inst, f16::from_f32(flush_in32(w, fmod32(inst, 0, a))).to_bits())),
         VCvtF32F16 => from32(w, inst, Ty::F16, |w, a| out32(w, inst, super::f16_flush_in(w, fmod16(inst, 0, half_of(inst, 0, a))) as f32)),
         VCvtPkrtzF16F32 => {
             let s = match fetch32(w, inst, 2, Ty::F32) {

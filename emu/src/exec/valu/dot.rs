@@ -81,12 +81,7 @@ fn run(w: &mut Wave, inst: &Inst, kind: Elem) -> Exec {
     } else {
         let ty = if matches!(kind, Elem::F16) { Ty::F16 } else { Ty::B32 };
         let c_ty = if matches!(kind, Elem::F16) { Ty::F32 } else { Ty::B32 };
-        (
-            w.src32_of(inst, 0, ty)?.lanes(),
-            w.src32_of(inst, 1, ty)?.lanes(),
-            w.src32_of(inst, 2, c_ty)?.lanes(),
-            w.exec(),
-        )
+        (w.src32_of(inst, 0, ty)?.lanes(), w.src32_of(inst, 1, ty)?.lanes(), w.src32_of(inst, 2, c_ty)?.lanes(), w.exec())
     };
     let mut out = [0u32; LANES];
     match kind {

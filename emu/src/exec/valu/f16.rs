@@ -189,9 +189,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         })
     };
     let fma = |w: &mut Wave| {
-        f16_op(w, i, 3, Ty::F16, Zero, |w, v| {
-            out16_bits(w, i, fma16(f16_in(w, i, 0, v[0]), f16_in(w, i, 1, v[1]), f16_in(w, i, 2, v[2])))
-        })
+        f16_op(w, i, 3, Ty::F16, Zero, |w, v| out16_bits(w, i, fma16(f16_in(w, i, 0, v[0]), f16_in(w, i, 1, v[1]), f16_in(w, i, 2, v[2]))))
     };
     Some(match inst.op {
         VAddF16 => binary(w, |a, b| a + b),

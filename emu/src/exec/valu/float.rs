@@ -166,13 +166,49 @@ fn cube(op: Op, x: f32, y: f32, z: f32) -> f32 {
         0
     };
     match (op, face) {
-        (Op::VCubeidF32, 2) => if z < 0.0 { 5.0 } else { 4.0 },
-        (Op::VCubeidF32, 1) => if y < 0.0 { 3.0 } else { 2.0 },
-        (Op::VCubeidF32, _) => if x < 0.0 { 1.0 } else { 0.0 },
-        (Op::VCubescF32, 2) => if z < 0.0 { -x } else { x },
+        (Op::VCubeidF32, 2) => {
+            if z < 0.0 {
+                5.0
+            } else {
+                4.0
+            }
+        }
+        (Op::VCubeidF32, 1) => {
+            if y < 0.0 {
+                3.0
+            } else {
+                2.0
+            }
+        }
+        (Op::VCubeidF32, _) => {
+            if x < 0.0 {
+                1.0
+            } else {
+                0.0
+            }
+        }
+        (Op::VCubescF32, 2) => {
+            if z < 0.0 {
+                -x
+            } else {
+                x
+            }
+        }
         (Op::VCubescF32, 1) => x,
-        (Op::VCubescF32, _) => if x < 0.0 { z } else { -z },
-        (Op::VCubetcF32, 1) => if y < 0.0 { -z } else { z },
+        (Op::VCubescF32, _) => {
+            if x < 0.0 {
+                z
+            } else {
+                -z
+            }
+        }
+        (Op::VCubetcF32, 1) => {
+            if y < 0.0 {
+                -z
+            } else {
+                z
+            }
+        }
         (Op::VCubetcF32, _) => -y,
         (_, 2) => z * 2.0,
         (_, 1) => y * 2.0,
@@ -287,12 +323,12 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VRcpF32 | VRcpIflagF32 => f32_n(w, inst, 1, |a, _, _| (1.0 / a as f64) as f32),
         VRsqF32 => f32_n(w, inst, 1, |a, _, _| (1.0 / (a as f64).sqrt()) as f32),
         VSqrtF32 => f32_n(w, inst, 1, |a, _, _| a.sqrt()),
-        VSinF32 => f32_n(w, inst, 1, |a, _, _| {
-            if a.is_finite() { ((a as f64).fract() * std::f64::consts::TAU).sin() as f32 } else { f32::NAN }
-        }),
-        VCosF32 => f32_n(w, inst, 1, |a, _, _| {
-            if a.is_finite() { ((a as f64).fract() * std::f64::consts::TAU).cos() as f32 } else { f32::NAN }
-        }),
+        VSinF32 => {
+            f32_n(w, inst, 1, |a, _, _| if a.is_finite() { ((a as f64).fract() * std::f64::consts::TAU).sin() as f32 } else { f32::NAN })
+        }
+        VCosF32 => {
+            f32_n(w, inst, 1, |a, _, _| if a.is_finite() { ((a as f64).fract() * std::f64::consts::TAU).cos() as f32 } else { f32::NAN })
+        }
         VFrexpMantF32 => f32_n(w, inst, 1, |a, _, _| frexp_mant32(a)),
         VFrexpExpI32F32 => f32_to_u32(w, inst, |a| frexp_exp32(a) as u32),
 

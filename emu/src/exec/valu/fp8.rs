@@ -68,11 +68,8 @@ impl Fmt {
         }
         let e = ((b & 0x7f) >> self.mbits) as i32;
         let m = (b & ((1 << self.mbits) - 1)) as f64;
-        let mag = if e == 0 {
-            m * 2f64.powi(self.emin() - self.mbits)
-        } else {
-            (1.0 + m * 2f64.powi(-self.mbits)) * 2f64.powi(e - self.bias)
-        };
+        let mag =
+            if e == 0 { m * 2f64.powi(self.emin() - self.mbits) } else { (1.0 + m * 2f64.powi(-self.mbits)) * 2f64.powi(e - self.bias) };
         (if b & 0x80 != 0 { -mag } else { mag }) as f32
     }
 
@@ -121,11 +118,7 @@ impl Fmt {
         let mag = x.to_bits() & 0x7fff_ffff;
         let biased = f32::from_bits(mag.saturating_add(seed >> (32 - drop)).min(0x7f80_0000)) as f64;
         // Truncate to the format's grid (the quantum of the value's binade, or the subnormal one).
-        let e = if biased >= 2f64.powi(self.emin()) {
-            ((biased.to_bits() >> 52) & 0x7ff) as i32 - 1023
-        } else {
-            self.emin()
-        };
+        let e = if biased >= 2f64.powi(self.emin()) { ((biased.to_bits() >> 52) & 0x7ff) as i32 - 1023 } else { self.emin() };
         let q = 2f64.powi(e - self.mbits);
         let r = (biased / q).floor() * q;
         if r > self.max() || biased.is_infinite() {

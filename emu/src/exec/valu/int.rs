@@ -2,7 +2,7 @@
 
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
-use super::{fetch32, sdst_of, write32, write_mask};
+use super::{fetch32, sdst_of, write_mask, write32};
 use crate::isa::{Ext, Inst, Op};
 
 fn map1(w: &mut Wave, inst: &Inst, f: impl Fn(u32) -> u32) -> Exec {
@@ -118,10 +118,34 @@ fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
 fn perm_byte(sel: u32, src: u64) -> u32 {
     match sel {
         0..=7 => (src >> (8 * sel)) as u32 & 0xff,
-        8 => if src >> 15 & 1 == 1 { 0xff } else { 0 },
-        9 => if src >> 31 & 1 == 1 { 0xff } else { 0 },
-        10 => if src >> 47 & 1 == 1 { 0xff } else { 0 },
-        11 => if src >> 63 & 1 == 1 { 0xff } else { 0 },
+        8 => {
+            if src >> 15 & 1 == 1 {
+                0xff
+            } else {
+                0
+            }
+        }
+        9 => {
+            if src >> 31 & 1 == 1 {
+                0xff
+            } else {
+                0
+            }
+        }
+        10 => {
+            if src >> 47 & 1 == 1 {
+                0xff
+            } else {
+                0
+            }
+        }
+        11 => {
+            if src >> 63 & 1 == 1 {
+                0xff
+            } else {
+                0
+            }
+        }
         12 => 0,
         _ => 0xff,
     }
@@ -150,12 +174,8 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VAddU32 => map2(w, inst, |a, b| sat_u32(inst, a as u64 + b as u64)),
         VSubU32 => map2(w, inst, |a, b| if clamp { a.saturating_sub(b) } else { a.wrapping_sub(b) }),
         VSubrevU32 => map2(w, inst, |a, b| if clamp { b.saturating_sub(a) } else { b.wrapping_sub(a) }),
-        VAddI32 => map2(w, inst, |a, b| {
-            if clamp { (a as i32).saturating_add(b as i32) as u32 } else { a.wrapping_add(b) }
-        }),
-        VSubI32 => map2(w, inst, |a, b| {
-            if clamp { (a as i32).saturating_sub(b as i32) as u32 } else { a.wrapping_sub(b) }
-        }),
+        VAddI32 => map2(w, inst, |a, b| if clamp { (a as i32).saturating_add(b as i32) as u32 } else { a.wrapping_add(b) }),
+        VSubI32 => map2(w, inst, |a, b| if clamp { (a as i32).saturating_sub(b as i32) as u32 } else { a.wrapping_sub(b) }),
         VAddCoU32 => carry_op(w, inst, false, |a, b, _| a.overflowing_add(b)),
         VSubCoU32 => carry_op(w, inst, false, |a, b, _| a.overflowing_sub(b)),
         VSubrevCoU32 => carry_op(w, inst, false, |a, b, _| b.overflowing_sub(a)),
@@ -177,13 +197,9 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VMulU32U24 => map2(w, inst, |a, b| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff)),
         VMulHiU32U24 => map2(w, inst, |a, b| (((a & 0xff_ffff) as u64 * (b & 0xff_ffff) as u64) >> 32) as u32),
         VMulI32I24 => map2(w, inst, |a, b| ((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32),
-        VMulHiI32I24 => {
-            map2(w, inst, |a, b| ((((a << 8) as i32 >> 8) as i64 * (((b << 8) as i32 >> 8) as i64)) >> 32) as u32)
-        }
+        VMulHiI32I24 => map2(w, inst, |a, b| ((((a << 8) as i32 >> 8) as i64 * (((b << 8) as i32 >> 8) as i64)) >> 32) as u32),
         VMadU32U24 => map3(w, inst, |a, b, c| (a & 0xff_ffff).wrapping_mul(b & 0xff_ffff).wrapping_add(c)),
-        VMadI32I24 => {
-            map3(w, inst, |a, b, c| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32).wrapping_add(c))
-        }
+        VMadI32I24 => map3(w, inst, |a, b, c| (((a << 8) as i32 >> 8).wrapping_mul((b << 8) as i32 >> 8) as u32).wrapping_add(c)),
         VLshlrevB32 => map2(w, inst, |a, b| b << (a & 31)),
         VLshrrevB32 => map2(w, inst, |a, b| b >> (a & 31)),
         VAshrrevI32 => map2(w, inst, |a, b| ((b as i32) >> (a & 31)) as u32),
@@ -277,12 +293,10 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         }
         VLshlAddU64 => map64(w, inst, [Ty::U64, Ty::B32, Ty::U64], 3, |a, b, c| (a << (b & 7)).wrapping_add(c)),
         VSadU32 => map3(w, inst, |a, b, c| a.abs_diff(b).wrapping_add(c)),
-        VSadU16 => map3(w, inst, |a, b, c| {
-            ((a & 0xffff).abs_diff(b & 0xffff) + (a >> 16).abs_diff(b >> 16)).wrapping_add(c)
-        }),
-        VSadU8 => map3(w, inst, |a, b, c| {
-            (0..4).map(|i| ((a >> (8 * i)) & 0xff).abs_diff((b >> (8 * i)) & 0xff)).sum::<u32>().wrapping_add(c)
-        }),
+        VSadU16 => map3(w, inst, |a, b, c| ((a & 0xffff).abs_diff(b & 0xffff) + (a >> 16).abs_diff(b >> 16)).wrapping_add(c)),
+        VSadU8 => {
+            map3(w, inst, |a, b, c| (0..4).map(|i| ((a >> (8 * i)) & 0xff).abs_diff((b >> (8 * i)) & 0xff)).sum::<u32>().wrapping_add(c))
+        }
         VSadHiU8 => map3(w, inst, |a, b, c| {
             ((0..4).map(|i| ((a >> (8 * i)) & 0xff).abs_diff((b >> (8 * i)) & 0xff)).sum::<u32>() << 16).wrapping_add(c)
         }),

@@ -14,9 +14,7 @@ fn lane_index(w: &Wave, inst: &Inst, i: usize) -> Result<usize, FaultKind> {
 pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
     use Op::*;
     match inst.op {
-        VReadlaneB32 | VReadfirstlaneB32 | VWritelaneB32 | VMbcntLoU32B32 | VMbcntHiU32B32 | VSwapB32 => {
-            Some(run(w, inst))
-        }
+        VReadlaneB32 | VReadfirstlaneB32 | VWritelaneB32 | VMbcntLoU32B32 | VMbcntHiU32B32 | VSwapB32 => Some(run(w, inst)),
         _ => None,
     }
 }

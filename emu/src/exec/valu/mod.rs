@@ -183,11 +183,7 @@ pub(crate) fn out32(w: &Wave, inst: &Inst, r: f32) -> u32 {
         _ => r,
     };
     if inst.mods.clamp {
-        r = if r.is_nan() {
-            if w.mode.dx10_clamp { 0.0 } else { r }
-        } else {
-            r.clamp(0.0, 1.0)
-        };
+        r = if r.is_nan() { if w.mode.dx10_clamp { 0.0 } else { r } } else { r.clamp(0.0, 1.0) };
     }
     flush_out32(w, r).to_bits()
 }
@@ -202,11 +198,7 @@ pub(crate) fn out64(w: &Wave, inst: &Inst, r: f64) -> u64 {
         _ => r,
     };
     if inst.mods.clamp {
-        r = if r.is_nan() {
-            if w.mode.dx10_clamp { 0.0 } else { r }
-        } else {
-            r.clamp(0.0, 1.0)
-        };
+        r = if r.is_nan() { if w.mode.dx10_clamp { 0.0 } else { r } } else { r.clamp(0.0, 1.0) };
     }
     if w.mode.denorm16_64 & 2 == 0 && r.is_subnormal() {
         r = 0.0f64.copysign(r);
@@ -308,11 +300,7 @@ pub(crate) fn f16_in(w: &Wave, inst: &Inst, i: usize, x: u32) -> f64 {
 /// An f16 bit pattern as f64 with input denormal flushing.
 #[inline(always)]
 pub(crate) fn f16_flush_in(w: &Wave, b: u16) -> f64 {
-    if w.mode.denorm16_64 & 1 == 0 && b & 0x7c00 == 0 {
-        if b & 0x8000 != 0 { -0.0 } else { 0.0 }
-    } else {
-        half::f16::from_bits(b).to_f64()
-    }
+    if w.mode.denorm16_64 & 1 == 0 && b & 0x7c00 == 0 { if b & 0x8000 != 0 { -0.0 } else { 0.0 } } else { half::f16::from_bits(b).to_f64() }
 }
 
 /// Rounds a result to f16 and applies omod, clamp (DX10 clamp maps NaN to 0) and output

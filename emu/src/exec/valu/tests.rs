@@ -28,11 +28,8 @@ fn asm(src: &str) -> Vec<Inst> {
     let mut insts = Vec::new();
     for line in text.lines() {
         let Some(enc) = line.split("encoding: [").nth(1) else { continue };
-        let bytes: Vec<u8> = enc
-            .trim_end_matches(']')
-            .split(',')
-            .map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap())
-            .collect();
+        let bytes: Vec<u8> =
+            enc.trim_end_matches(']').split(',').map(|b| u8::from_str_radix(b.trim().trim_start_matches("0x"), 16).unwrap()).collect();
         let words: Vec<u32> = bytes.chunks(4).map(|c| u32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect();
         let inst = decode(&words, 0).unwrap_or_else(|e| panic!("decode of `{}`: {e:?}", line.trim()));
         insts.push(inst);
@@ -254,7 +251,8 @@ fn f16_min_max_med3_clamp_and_transcendentals() {
 #[test]
 fn f16_division_sequence_is_correctly_rounded() {
     // LLVM 19's fdiv half for gfx942.
-    let seq = "v_cvt_f32_f16_e32 v2, v1\nv_rcp_f32_e32 v2, v2\nv_fma_mixlo_f16 v2, v0, v2, 0 op_sel_hi:[1,0,0]\nv_div_fixup_f16 v0, v2, v1, v0";
+    let seq =
+        "v_cvt_f32_f16_e32 v2, v1\nv_rcp_f32_e32 v2, v2\nv_fma_mixlo_f16 v2, v0, v2, 0 op_sel_hi:[1,0,0]\nv_div_fixup_f16 v0, v2, v1, v0";
     let insts = asm(seq);
     let mut rng = Rng(99);
     let mut bad = 0;
@@ -336,10 +334,7 @@ v_div_fixup_f32 v0, v2, v1, v0";
         for (l, &(a, b)) in chunk.iter().enumerate() {
             let want = a / b;
             let got = f32::from_bits(w.v[0][l]);
-            assert!(
-                got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()),
-                "{a:e} / {b:e}: got {got:e} want {want:e}"
-            );
+            assert!(got.to_bits() == want.to_bits() || (got.is_nan() && want.is_nan()), "{a:e} / {b:e}: got {got:e} want {want:e}");
         }
     }
 }
@@ -443,7 +438,12 @@ fn nearest8(x: f32, eb: u32, mb: u32, bias: i32) -> Option<u8> {
     let max = decode8(0x7f, eb, mb, bias);
     // Beyond max + half an ulp of the top binade (or on it, ties to the even 2^(emax+1)).
     let half_ulp = 2f64.powi((1 << eb) - 1 - bias - mb as i32 - 1);
-    if x.abs() > max + half_ulp || (x.abs() == max + half_ulp) { None } else { let _ = d; Some(b) }
+    if x.abs() > max + half_ulp || (x.abs() == max + half_ulp) {
+        None
+    } else {
+        let _ = d;
+        Some(b)
+    }
 }
 
 #[test]
@@ -471,8 +471,16 @@ fn f32_to_fp8_and_bf8_round_to_nearest_even_or_nan_on_overflow() {
         let _ = &mut w_init;
         let r = lanes2(&format!("v_cvt_pk_{op}_f32 v3, v1, v2"), &pairs);
         for (k, &x) in xs.iter().enumerate() {
-            let want = if x.is_nan() || x.is_infinite() { 0x80 } else { nearest8(x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b }) };
-            let want_neg = if x.is_nan() || x.is_infinite() { 0x80 } else { nearest8(-x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b }) };
+            let want = if x.is_nan() || x.is_infinite() {
+                0x80
+            } else {
+                nearest8(x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b })
+            };
+            let want_neg = if x.is_nan() || x.is_infinite() {
+                0x80
+            } else {
+                nearest8(-x, eb, mb, bias).map_or(0x80, |b| if b & 0x7f == 0 { 0 } else { b })
+            };
             assert_eq!(r[k] & 0xff, want as u32, "{op} of {x:e}");
             assert_eq!((r[k] >> 8) & 0xff, want_neg as u32, "{op} of {:e}", -x);
         }

@@ -16,12 +16,7 @@ use std::sync::{Arc, Mutex};
 use sys::HipApi;
 
 /// Library names tried in order when FERROCM_HIP_LIBRARY is not set.
-pub const HIP_LIBRARY_CANDIDATES: &[&str] = &[
-    "libamdhip64.so",
-    "libamdhip64.so.7",
-    "libamdhip64.so.6",
-    "/opt/rocm/lib/libamdhip64.so",
-];
+pub const HIP_LIBRARY_CANDIDATES: &[&str] = &["libamdhip64.so", "libamdhip64.so.7", "libamdhip64.so.6", "/opt/rocm/lib/libamdhip64.so"];
 
 /// Opens the first loadable library of `candidates` and resolves the API.
 ///
@@ -155,14 +150,7 @@ impl HipDevice {
             check(&api, "hipModuleLoadData", (api.hipModuleLoadData)(&mut module, code_object.as_ptr() as *const c_void))?;
             let mut stream = std::ptr::null_mut();
             check(&api, "hipStreamCreate", (api.hipStreamCreate)(&mut stream))?;
-            Ok(HipDevice {
-                api,
-                ordinal: ord,
-                info,
-                module: Handle(module),
-                functions: Mutex::new(HashMap::new()),
-                stream: Handle(stream),
-            })
+            Ok(HipDevice { api, ordinal: ord, info, module: Handle(module), functions: Mutex::new(HashMap::new()), stream: Handle(stream) })
         }
     }
 
@@ -255,7 +243,13 @@ impl Backend for HipDevice {
         self.bind()?;
         // SAFETY: dst is a live allocation of at least src.len() bytes (checked by Buffer).
         let code = unsafe {
-            (self.api.hipMemcpyAsync)(dst as *mut c_void, src.as_ptr() as *const c_void, src.len(), sys::HIP_MEMCPY_HOST_TO_DEVICE, self.stream.0)
+            (self.api.hipMemcpyAsync)(
+                dst as *mut c_void,
+                src.as_ptr() as *const c_void,
+                src.len(),
+                sys::HIP_MEMCPY_HOST_TO_DEVICE,
+                self.stream.0,
+            )
         };
         check(&self.api, "hipMemcpyAsync(HtoD)", code)?;
         // The host slice may be freed right after: wait for the copy.
@@ -267,7 +261,13 @@ impl Backend for HipDevice {
         self.bind()?;
         // SAFETY: src is a live allocation of at least dst.len() bytes (checked by Buffer).
         let code = unsafe {
-            (self.api.hipMemcpyAsync)(dst.as_mut_ptr() as *mut c_void, src as *const c_void, dst.len(), sys::HIP_MEMCPY_DEVICE_TO_HOST, self.stream.0)
+            (self.api.hipMemcpyAsync)(
+                dst.as_mut_ptr() as *mut c_void,
+                src as *const c_void,
+                dst.len(),
+                sys::HIP_MEMCPY_DEVICE_TO_HOST,
+                self.stream.0,
+            )
         };
         check(&self.api, "hipMemcpyAsync(DtoH)", code)?;
         // SAFETY: live stream.
@@ -278,7 +278,13 @@ impl Backend for HipDevice {
         self.bind()?;
         // SAFETY: both ranges are live allocations (checked by Buffer); stream-ordered.
         let code = unsafe {
-            (self.api.hipMemcpyAsync)(dst as *mut c_void, src as *const c_void, bytes as usize, sys::HIP_MEMCPY_DEVICE_TO_DEVICE, self.stream.0)
+            (self.api.hipMemcpyAsync)(
+                dst as *mut c_void,
+                src as *const c_void,
+                bytes as usize,
+                sys::HIP_MEMCPY_DEVICE_TO_DEVICE,
+                self.stream.0,
+            )
         };
         check(&self.api, "hipMemcpyAsync(DtoD)", code)
     }
@@ -300,8 +306,12 @@ impl Backend for HipDevice {
         let code = unsafe {
             (self.api.hipModuleLaunchKernel)(
                 f.0,
-                l.grid[0], l.grid[1], l.grid[2],
-                l.block[0], l.block[1], l.block[2],
+                l.grid[0],
+                l.grid[1],
+                l.grid[2],
+                l.block[0],
+                l.block[1],
+                l.block[2],
                 l.dynamic_lds,
                 self.stream.0,
                 std::ptr::null_mut(),
@@ -377,7 +387,6 @@ impl Drop for Event {
         unsafe { (self.api.hipEventDestroy)(self.handle.0) };
     }
 }
-
 
 #[cfg(test)]
 mod tests {

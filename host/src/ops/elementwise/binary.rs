@@ -43,7 +43,8 @@ pub enum BinaryOp {
 
 impl BinaryOp {
     /// Every op, for tests and tools.
-    pub const ALL: [BinaryOp; 7] = [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow];
+    pub const ALL: [BinaryOp; 7] =
+        [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow];
 
     /// The kernel's op code.
     pub const fn code(self) -> u32 {
@@ -78,7 +79,18 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         d => return Err(Error::DTypeMismatch { op: name, what: "a", got: d, expected: "f32, f16 or bf16".into() }),
     };
     let shape = broadcast_shapes(name, &[a.shape(), b.shape()])?;
-    run(&Nary { op: name, kernel, epl, inputs: &[a, b], out_shape: &shape, out_dtype: a.dtype(), code: op.code(), type_code: 0, alpha: 0.0, beta: 0.0 })
+    run(&Nary {
+        op: name,
+        kernel,
+        epl,
+        inputs: &[a, b],
+        out_shape: &shape,
+        out_dtype: a.dtype(),
+        code: op.code(),
+        type_code: 0,
+        alpha: 0.0,
+        beta: 0.0,
+    })
 }
 
 macro_rules! binary_fns {

@@ -55,10 +55,16 @@ pub fn fill(t: &Tensor, value: f64) -> Result<()> {
 pub fn fill_bytes(t: &Tensor, elem: &[u8]) -> Result<()> {
     let esize = t.dtype().size();
     if elem.len() != esize {
-        return Err(Error::InvalidArgument { op: "fill", message: format!("{} bytes given for a {}-byte {}", elem.len(), esize, t.dtype()) });
+        return Err(Error::InvalidArgument {
+            op: "fill",
+            message: format!("{} bytes given for a {}-byte {}", elem.len(), esize, t.dtype()),
+        });
     }
     if !t.is_contiguous() {
-        return Err(Error::Unsupported { op: "fill", what: "a non-contiguous view (fill a contiguous tensor, or copy the view first)".into() });
+        return Err(Error::Unsupported {
+            op: "fill",
+            what: "a non-contiguous view (fill a contiguous tensor, or copy the view first)".into(),
+        });
     }
     let bytes = (t.numel() * esize) as u64;
     if bytes == 0 {
@@ -75,7 +81,14 @@ pub fn fill_bytes(t: &Tensor, elem: &[u8]) -> Result<()> {
     let chunks = (start + bytes).div_ceil(16) - start / 16;
     let groups = u32::try_from(chunks.div_ceil(ELT_BLOCK as u64))
         .map_err(|_| Error::Unsupported { op: "fill", what: format!("{bytes} bytes (more than 2^32 workgroups)") })?;
-    let args = FillPatternArgs { dst: DevPtr::from_addr(start), bytes, pattern0: word(0), pattern1: word(1), pattern2: word(2), pattern3: word(3) };
+    let args = FillPatternArgs {
+        dst: DevPtr::from_addr(start),
+        bytes,
+        pattern0: word(0),
+        pattern1: word(1),
+        pattern2: word(2),
+        pattern3: word(3),
+    };
     // SAFETY: the kernel writes exactly [start, start + bytes), the view's elements.
     unsafe { t.device().launch(FILL_B128, LaunchConfig::linear(groups, ELT_BLOCK), &args) }
 }

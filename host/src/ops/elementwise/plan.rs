@@ -22,7 +22,10 @@ pub(crate) fn broadcast_shapes(op: &'static str, shapes: &[&[usize]]) -> Result<
             if *o == 1 {
                 *o = d;
             } else if d != 1 && d != *o {
-                return Err(Error::Shape { op, message: format!("shapes {shapes:?} do not broadcast (axis {} has sizes {} and {d})", lead + i, *o) });
+                return Err(Error::Shape {
+                    op,
+                    message: format!("shapes {shapes:?} do not broadcast (axis {} has sizes {} and {d})", lead + i, *o),
+                });
             }
         }
     }
@@ -119,7 +122,10 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
     for (t, s) in l.inputs.iter().zip(&strides) {
         let span: u128 = shape.iter().zip(s).map(|(&d, &st)| (d as u128 - 1) * st as u128).sum();
         if span > u32::MAX as u128 {
-            return Err(unsupported(l.op, format!("a view of {:?} with strides {:?} spanning more than 2^32 elements", t.shape(), t.strides())));
+            return Err(unsupported(
+                l.op,
+                format!("a view of {:?} with strides {:?} spanning more than 2^32 elements", t.shape(), t.strides()),
+            ));
         }
     }
 

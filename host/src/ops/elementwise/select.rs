@@ -41,9 +41,25 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         4 => abi::WHERE_B32,
         2 => abi::WHERE_B16,
         1 => abi::WHERE_B8,
-        n => return Err(Error::Unsupported { op, what: format!("{n}-byte values ({}); 1-, 2- and 4-byte dtypes are supported", a.dtype()) }),
+        n => {
+            return Err(Error::Unsupported {
+                op,
+                what: format!("{n}-byte values ({}); 1-, 2- and 4-byte dtypes are supported", a.dtype()),
+            });
+        }
     };
     let epl = 16 / cond_bytes.min(vbytes) as u32;
     let shape = broadcast_shapes(op, &[cond.shape(), a.shape(), b.shape()])?;
-    run(&Nary { op, kernel, epl, inputs: &[cond, a, b], out_shape: &shape, out_dtype: a.dtype(), code: 0, type_code: cond_code, alpha: 0.0, beta: 0.0 })
+    run(&Nary {
+        op,
+        kernel,
+        epl,
+        inputs: &[cond, a, b],
+        out_shape: &shape,
+        out_dtype: a.dtype(),
+        code: 0,
+        type_code: cond_code,
+        alpha: 0.0,
+        beta: 0.0,
+    })
 }

@@ -63,7 +63,8 @@ pub fn transpose_last2(x: &Tensor) -> Result<Tensor> {
         flags |= transpose_flags::DST_VEC;
     }
     let tile_cols = TRANSPOSE_TILE_ROW_BYTES as usize / esize;
-    let u32_of = |v: usize, what: &str| u32::try_from(v).map_err(|_| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32)") });
+    let u32_of =
+        |v: usize, what: &str| u32::try_from(v).map_err(|_| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32)") });
     let args = TransposeArgs {
         src: DevPtr::from_addr(addr),
         dst: DevPtr::from_addr(out.storage().addr()),
