@@ -23,22 +23,22 @@
 #![warn(missing_docs)]
 
 mod backend;
-mod buffer;
+
 pub mod code_objects;
-mod device;
+
 mod dtype;
 mod error;
-mod launch;
 pub mod ops;
 pub mod reference;
+mod runtime;
 mod tensor;
 
 pub use backend::{BackendKind, DeviceInfo};
-pub use buffer::{Buffer, RawBuffer};
-pub use device::{Device, EMULATED_ARCH};
 pub use dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use error::{CodeObjectError, Error, Result};
-pub use launch::{LDS_LIMIT_BYTES, LaunchConfig};
+pub use runtime::buffer::{Buffer, RawBuffer};
+pub use runtime::device::{Device, EMULATED_ARCH};
+pub use runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 pub use tensor::{Tensor, contiguous_strides};
 
 /// The kernel ABI shared with the device crate: argument structs, typed kernel handles, pointers.

@@ -76,14 +76,14 @@ impl EmulatorDevice {
         if let Some(m) = env_num("FERROCM_EMU_MEMORY")? {
             config.memory_limit = m;
         }
-        let co = Arc::new(CodeObject::parse_for(code_object, crate::device::EMULATED_ARCH)?);
+        let co = Arc::new(CodeObject::parse_for(code_object, crate::runtime::device::EMULATED_ARCH)?);
         let emu = Emulator::new(config);
         let module = emu.load(co)?;
         let info = DeviceInfo {
             backend: BackendKind::Emulator,
             name: "ferrocm gfx942 emulator (MI300X)".into(),
-            arch: crate::device::EMULATED_ARCH.into(),
-            target_id: format!("{}:sramecc+:xnack-", crate::device::EMULATED_ARCH),
+            arch: crate::runtime::device::EMULATED_ARCH.into(),
+            target_id: format!("{}:sramecc+:xnack-", crate::runtime::device::EMULATED_ARCH),
             compute_units: 304,
             clock_mhz: 2100,
             total_memory: emu.config().memory_limit,

@@ -22,8 +22,8 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
 use crate::ops::layout::{contiguous, simplify};
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::gemm::{self as abi, GemmArgs, GemmReduceArgs, K_TILE_BYTES, activation, flags, out_type};
 use ferrocm_device::abi::{DevPtr, Kernel};

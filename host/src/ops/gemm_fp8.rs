@@ -43,8 +43,8 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
 use crate::ops::layout::contiguous;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::gemm::gemm_lds_bytes;

@@ -1,7 +1,7 @@
 //! Layout ops: making a strided view contiguous on the device.
 
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::layout::{

@@ -32,10 +32,10 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
 use crate::ops::reduce::addr;
 use crate::ops::rows::ROW_WORKGROUPS;
 use crate::ops::rows::plan_rows;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags, norm_lds_bytes};
 use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};

@@ -29,7 +29,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::reduce::{
     self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags, op,

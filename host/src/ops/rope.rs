@@ -31,8 +31,8 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
 use crate::ops::reduce::{TARGET_WORKGROUPS, addr};
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::rope::{self as abi, ROPE_BLOCK, ROPE_FREQ_LDS_MAX, RopeArgs, flags, rope_freq_lds_bytes};
 use ferrocm_device::abi::{DevPtr, Kernel};

@@ -9,10 +9,10 @@
 //! # Ok::<(), ferrocm::Error>(())
 //! ```
 
-use crate::device::Device;
 use crate::dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::runtime::device::Device;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::elementwise::{ELT_BLOCK, FILL_B128, FillPatternArgs};

@@ -3,7 +3,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::elementwise::{ELT_BLOCK, ELT_MAX_ELEMENTS, ELT_MAX_RANK, EltArgs, FastDivisor, elt_flags};
 use ferrocm_device::abi::{DevPtr, Kernel};

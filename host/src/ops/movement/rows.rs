@@ -1,7 +1,7 @@
 //! Launching `copy_rows`, the kernel behind gather, index_select and concat.
 
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
+use crate::runtime::launch::LaunchConfig;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::elementwise::FastDivisor;
 use ferrocm_device::abi::movement::{COPY_ROWS, CopyRowsArgs, MOVE_BLOCK};

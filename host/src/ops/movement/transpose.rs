@@ -11,8 +11,8 @@
 //! ```
 
 use crate::error::{Error, Result};
-use crate::launch::LaunchConfig;
 use crate::ops::elementwise::copy;
+use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::movement::{

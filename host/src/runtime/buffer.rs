@@ -1,8 +1,8 @@
 //! Device memory: [`Buffer<T>`], typed; [`RawBuffer`], the untyped allocation under it and under
 //! [`Tensor`](crate::Tensor).
 
-use crate::device::Device;
 use crate::error::{Error, Result};
+use crate::runtime::device::Device;
 use ferrocm_device::abi::DevPtr;
 use std::marker::PhantomData;
 

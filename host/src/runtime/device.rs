@@ -3,10 +3,10 @@
 use crate::backend::emulator::EmulatorDevice;
 use crate::backend::hip::HipDevice;
 use crate::backend::{Backend, BackendKind, DeviceInfo, Launch};
-use crate::buffer::Buffer;
 use crate::code_objects;
 use crate::error::{Error, Result};
-use crate::launch::{LaunchConfig, validate};
+use crate::runtime::buffer::Buffer;
+use crate::runtime::launch::{LaunchConfig, validate};
 use ferrocm_device::abi::{Kernel, KernelArgs};
 use ferrocm_emu::codeobj::{CodeObject, KernelInfo};
 use std::sync::Arc;

@@ -1,9 +1,9 @@
 //! [`Tensor`]: a shaped, strided view of device memory with a dtype.
 
-use crate::buffer::RawBuffer;
-use crate::device::Device;
 use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
+use crate::runtime::buffer::RawBuffer;
+use crate::runtime::device::Device;
 use ferrocm_device::abi::DevPtr;
 use std::sync::Arc;
 

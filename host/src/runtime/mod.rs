@@ -1,0 +1,5 @@
+//! The runtime: devices, memory, launches.
+
+pub(crate) mod buffer;
+pub(crate) mod device;
+pub(crate) mod launch;
