@@ -7,7 +7,7 @@
 //! Run: `FERROCM_PREBUILT_DIR=target/ferrocm cargo bench -p ferrocm-benches [-- FILTER]`.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use ferrocm::hip::Profiling;
+use ferrocm::emulator::Profiling;
 use ferrocm::ops::gemm::{self, GemmConfig, GemmOptions};
 use ferrocm::{DType, Device, Tensor, bf16, reference};
 use ferrocm_benches::data::Normal;

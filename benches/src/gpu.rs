@@ -63,24 +63,27 @@ pub fn gpu_device() -> Result<Device, GpuError> {
 
 /// A case prepared on a GPU over enough input sets to cover [`ROTATION_BYTES`], each run on the
 /// next set.
-pub struct Rotation<'d> {
-    hip: &'d ferrocm::hip::HipDevice,
+pub struct Rotation {
+    stream: ferrocm::Stream,
     ops: Vec<Box<dyn FnMut() -> ferrocm::Result<()>>>,
     next: usize,
-    start: ferrocm::hip::Event,
-    end: ferrocm::hip::Event,
+    start: ferrocm::Event,
+    end: ferrocm::Event,
 }
 
-impl<'d> Rotation<'d> {
+impl Rotation {
     /// Prepares `case` on `dev` (a HIP device) and runs the [`WARMUPS`].
     ///
     /// # Errors
     /// [`GpuError::NotAvailable`] on a non-HIP device; [`GpuError::Failed`] when the op or HIP fails.
-    pub fn new(dev: &'d Device, case: &crate::registry::Case) -> Result<Rotation<'d>, GpuError> {
-        let hip = dev.as_hip().ok_or_else(|| GpuError::NotAvailable("the device is the emulator".into()))?;
+    pub fn new(dev: &Device, case: &crate::registry::Case) -> Result<Rotation, GpuError> {
+        if dev.as_hip().is_none() {
+            return Err(GpuError::NotAvailable("the device is the emulator".into()));
+        }
         let sets = (ROTATION_BYTES.div_ceil(case.min_bytes.max(1)) as usize).max(2);
         let ops = (0..sets).map(|i| (case.prepare)(dev, 1 + i as u64)).collect::<ferrocm::Result<Vec<_>>>()?;
-        let mut r = Rotation { hip, ops, next: 0, start: hip.create_event()?, end: hip.create_event()? };
+        let stream = dev.current_stream();
+        let mut r = Rotation { ops, next: 0, start: ferrocm::Event::new(dev)?, end: ferrocm::Event::new(dev)?, stream };
         for _ in 0..WARMUPS {
             r.run()?;
         }
@@ -104,11 +107,11 @@ impl<'d> Rotation<'d> {
     /// # Errors
     /// The op's or HIP's error.
     pub fn timed_run(&mut self) -> Result<f64, GpuError> {
-        self.hip.record(&self.start)?;
+        self.start.record(&self.stream)?;
         self.run()?;
-        self.hip.record(&self.end)?;
+        self.end.record(&self.stream)?;
         self.end.synchronize()?;
-        Ok(ferrocm::hip::Event::elapsed_ms(&self.start, &self.end)? as f64 / 1e3)
+        Ok(self.start.elapsed_ms(&self.end)? as f64 / 1e3)
     }
 }
 

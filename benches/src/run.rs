@@ -7,7 +7,7 @@ use ferrocm::emu::exec::Trace;
 use ferrocm::emu::model::machine::{HBM_PEAK_BYTES_PER_S, peak_flops};
 use ferrocm::emu::model::main_loop::{LoopMix, main_loop_mix};
 use ferrocm::emu::model::{Bottleneck, KernelShape, ModelError, Modeled, Workload, model};
-use ferrocm::hip::{ProfiledLaunch, Profiling};
+use ferrocm::emulator::{ProfiledLaunch, Profiling};
 use std::sync::Arc;
 use std::time::Instant;
 

@@ -178,9 +178,15 @@ pub enum Error {
         /// The length given.
         actual: usize,
     },
-    /// Buffers from different devices in one operation.
-    #[error("buffers belong to different devices")]
-    DeviceMismatch,
+    /// An operand lives on another device than the operation runs on (each device has its own
+    /// memory: an address of one means nothing, or something else, on another).
+    #[error("{op}: {operand} lives on another device than the operation's")]
+    DeviceMismatch {
+        /// The operation.
+        op: &'static str,
+        /// Which operand.
+        operand: &'static str,
+    },
     /// An allocation too large to address.
     #[error("allocation of {elements} elements of {elem_size} bytes overflows")]
     AllocationOverflow {
@@ -189,11 +195,26 @@ pub enum Error {
         /// Bytes per element.
         elem_size: usize,
     },
-    /// The device ran out of memory.
-    #[error("out of device memory allocating {bytes} bytes")]
+    /// The device ran out of memory (after the memory pool returned its cached blocks and the
+    /// device finished its queued work).
+    #[error("out of device memory: {requested} bytes requested, {free} bytes free")]
     OutOfMemory {
-        /// The request.
+        /// The request in bytes.
+        requested: u64,
+        /// Free device memory in bytes when the request failed.
+        free: u64,
+    },
+    /// Host memory for a pinned (or pageable fallback) buffer could not be allocated.
+    #[error("out of host memory allocating {bytes} bytes")]
+    HostOutOfMemory {
+        /// The request in bytes.
         bytes: u64,
+    },
+    /// A stream, event or buffer of one device used with another.
+    #[error("{what} belongs to another device")]
+    ForeignHandle {
+        /// What was passed.
+        what: &'static str,
     },
     /// An operand's dtype is not one the operation takes.
     #[error("{op}: {what} has dtype {got}, expected {expected}")]

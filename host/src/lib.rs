@@ -17,9 +17,12 @@
 //! # Ok::<(), ferrocm::Error>(())
 //! ```
 //!
-//! Layers: [`Device`] (backend selection, launches), [`Buffer`] (typed device memory),
-//! [`Tensor`] (shape, strides, dtype), [`ops`] (validated tensor operations), [`reference`](mod@reference)
-//! (CPU definitions of every op), [`hip`] (streams and events on a real GPU).
+//! Layers: the runtime — [`Device`] (backend selection, kernel launches), [`Stream`] and
+//! [`Event`] (queues and their ordering), [`MemoryPool`] (caching allocator), [`Buffer`] and
+//! [`PinnedBuffer`] (device and page-locked host memory); [`Tensor`] (shape, strides, dtype) and
+//! [`Operands`] (tensors lowered to kernel pointers, kept alive while launches use them);
+//! [`ops`] (validated tensor operations); [`reference`](mod@reference) (CPU definitions of every
+//! op); [`hip`] and [`emulator`] (what only one backend has).
 #![warn(missing_docs)]
 
 mod backend;
@@ -36,10 +39,14 @@ mod tensor;
 pub use backend::{BackendKind, DeviceInfo};
 pub use dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use error::{CodeObjectError, Error, Result};
-pub use runtime::buffer::{Buffer, RawBuffer};
+pub use runtime::buffer::{ALLOC_SLACK, Buffer, RawBuffer};
 pub use runtime::device::{Device, EMULATED_ARCH};
+pub use runtime::event::Event;
 pub use runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
-pub use tensor::{Tensor, contiguous_strides};
+pub use runtime::pinned::PinnedBuffer;
+pub use runtime::pool::{MemoryPool, PoolStats};
+pub use runtime::stream::{Stream, StreamGuard};
+pub use tensor::{Operands, Tensor, contiguous_strides, u32_of};
 
 /// The kernel ABI shared with the device crate: argument structs, typed kernel handles, pointers.
 pub use ferrocm_device::abi;
@@ -51,8 +58,13 @@ pub use ferrocm_emu as emu;
 pub use ferrocm_emu::codeobj;
 pub use half::{bf16, f16};
 
-/// The HIP backend's public types: a GPU with ferrocm loaded, streams, events.
+/// What only the HIP backend has: its device type, how the runtime library is found.
 pub mod hip {
+    pub use crate::backend::hip::{HIP_LIBRARY_CANDIDATES, HipDevice, device_count, open_runtime};
+}
+
+/// What only the emulator backend has: its device type (counters of the last launch), profiling
+/// for the cycle model.
+pub mod emulator {
     pub use crate::backend::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
-    pub use crate::backend::hip::{Event, HIP_LIBRARY_CANDIDATES, HipDevice, Stream, device_count, open_runtime};
 }

@@ -396,3 +396,70 @@ fn bad_input_is_refused_before_launch() {
     let a3 = Tensor::zeros(dev, &[3, 4, 8], DType::Bf16).unwrap();
     assert!(matches!(gemm::matmul(&a3, &b3), Err(ferrocm::Error::Shape { .. })));
 }
+
+/// A bias or residual given as a view (broadcast, strided, transposed) is read correctly: the
+/// contiguous copy the op makes of it stays alive until the kernel has read it, for every input
+/// dtype and on the split-K path too.
+#[test]
+fn strided_and_broadcast_bias_and_residual_for_every_dtype() {
+    let dev = device();
+    let (m, n, k) = (37, 45, 40);
+    let mut seed = 2024;
+    let inputs = [
+        (DType::F32, F32Precision::Exact, DType::F32),
+        (DType::F32, F32Precision::Xf32, DType::F32),
+        (DType::F16, F32Precision::Exact, DType::F16),
+        (DType::Bf16, F32Precision::Exact, DType::Bf16),
+        (DType::Fp8E4M3Fnuz, F32Precision::Exact, DType::Bf16),
+        (DType::Fp8E5M2Fnuz, F32Precision::Exact, DType::Bf16),
+    ];
+    for (dtype, precision, out) in inputs {
+        for splits in [1, 2] {
+            let (a, av) = operand(m, k, dtype, Layout::RowMajor, &mut seed);
+            let (b, bv) = operand(k, n, dtype, Layout::Transposed, &mut seed);
+            // Bias 1: one value broadcast to [n] (stride 0). Bias 2: every other element of a
+            // [n, 2] tensor (stride 2).
+            let one = Tensor::from_slice(dev, &[0.5f32], &[1]).unwrap();
+            let pairs: Vec<f32> = (0..2 * n).map(|i| (i as f32 - 40.0) / 32.0).collect();
+            let wide = Tensor::from_slice(dev, &pairs, &[n, 2]).unwrap();
+            let biases = [
+                (one.broadcast_to(&[n]).unwrap(), vec![0.5; n]),
+                (wide.narrow(1, 1, 1).unwrap().squeeze(1).unwrap(), (0..n).map(|j| pairs[2 * j + 1] as f64).collect()),
+            ];
+            // Residual 1: stored [n, m], used transposed. Residual 2: one row broadcast to [m, n].
+            let (rt, rt_h) = random(n, m, out, 0.5, &mut seed);
+            let (row, row_h) = random(1, n, out, 0.5, &mut seed);
+            let residuals = [
+                (rt.transpose(0, 1).unwrap(), (0..m * n).map(|x| rt_h.vals[(x % n) * m + x / n]).collect::<Vec<_>>()),
+                (row.broadcast_to(&[m, n]).unwrap(), (0..m * n).map(|x| row_h.vals[x % n]).collect()),
+            ];
+            let config = GemmConfig { splits, ..gemm::choose_config(dtype, 1, m, n, k) };
+            for ((bias, bias_v), (res, res_v)) in biases.iter().zip(&residuals) {
+                let opts = GemmOptions {
+                    bias: Some(bias),
+                    residual: Some(res),
+                    out_dtype: Some(out),
+                    f32_precision: precision,
+                    config: Some(config),
+                    ..Default::default()
+                };
+                let c = gemm::gemm(&a, &b, &opts).unwrap_or_else(|e| panic!("{dtype} {precision:?} splits {splits}: {e}"));
+                let got = read_f64(&c);
+                let acc_rel = if precision == F32Precision::Xf32 { 2f64.powi(-9) } else { 2f64.powi(-21) };
+                for i in 0..m {
+                    for j in 0..n {
+                        let (mut acc, mut s) = (0.0, 0.0);
+                        for p in 0..k {
+                            acc += av[i * k + p] * bv[p * n + j];
+                            s += (av[i * k + p] * bv[p * n + j]).abs();
+                        }
+                        let want = acc + bias_v[j] + res_v[i * n + j];
+                        let tol = acc_rel * s + out_ulp(out, want) + 1e-30;
+                        let g = got[i * n + j];
+                        assert!((g - want).abs() <= tol, "{dtype} {precision:?} splits {splits}: C[{i}][{j}] = {g}, want {want}");
+                    }
+                }
+            }
+        }
+    }
+}

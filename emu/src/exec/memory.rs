@@ -170,18 +170,20 @@ impl Memory {
     }
 
     /// Allocates `size` zeroed bytes (at least 1) and returns the address.
+    ///
+    /// The limit check and the insertion happen under one lock, so threads allocating at once
+    /// cannot both pass the check and overshoot the limit together.
     pub fn alloc(&self, size: u64) -> Result<u64, EmuError> {
         let size = size.max(1);
-        let in_use = self.in_use();
+        let mut regions = self.regions.write().expect("memory lock");
+        let in_use: u64 = regions.iter().map(|r| r.size).sum();
         if in_use.saturating_add(size) > self.limit {
             return Err(EmuError::OutOfMemory { requested: size, in_use, limit: self.limit });
         }
         let mut next = self.next.lock().expect("memory lock");
         let base = next.div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
         *next = base + size + GUARD_GAP;
-        let region = Arc::new(Region::new(base, size));
-        let mut regions = self.regions.write().expect("memory lock");
-        regions.push(region); // bases increase monotonically: the list stays sorted
+        regions.push(Arc::new(Region::new(base, size))); // bases increase: the list stays sorted
         Ok(base)
     }
 
@@ -215,6 +217,21 @@ impl Memory {
         let v = self.view();
         let (r, off) = v.find(addr, out.len() as u64).ok_or(EmuError::HostAccess { addr, size: out.len() as u64 })?;
         r.read_bytes(off, out);
+        Ok(())
+    }
+
+    /// Host fill of `bytes` bytes at `addr` with `value`.
+    pub fn fill(&self, addr: u64, value: u8, bytes: u64) -> Result<(), EmuError> {
+        let v = self.view();
+        let (r, off) = v.find(addr, bytes).ok_or(EmuError::HostAccess { addr, size: bytes })?;
+        const CHUNK: u64 = 1 << 16;
+        let pattern = vec![value; CHUNK.min(bytes) as usize];
+        let mut done = 0;
+        while done < bytes {
+            let n = CHUNK.min(bytes - done);
+            r.write_bytes(off + done, &pattern[..n as usize]);
+            done += n;
+        }
         Ok(())
     }
 
@@ -282,5 +299,32 @@ mod tests {
         r.write_u32(2, 0x55667788); // unaligned, straddles two words
         assert_eq!(r.read_u32(2), 0x55667788);
         assert_eq!(r.read_u32(0), 0x778811DD);
+    }
+
+    #[test]
+    fn concurrent_allocations_never_exceed_the_limit() {
+        // 8 threads each try 4 allocations of 1/16 of the limit: at most 16 can succeed, and the
+        // sum in use never passes the limit (the check and the insertion are one step).
+        for _ in 0..20 {
+            let m = Memory::new(16 << 12);
+            let ok: usize = std::thread::scope(|s| {
+                let hs: Vec<_> = (0..8).map(|_| s.spawn(|| (0..4).filter(|_| m.alloc(1 << 12).is_ok()).count())).collect();
+                hs.into_iter().map(|h| h.join().unwrap()).sum()
+            });
+            assert_eq!(ok, 16);
+            assert_eq!(m.in_use(), 16 << 12);
+        }
+    }
+
+    #[test]
+    fn fill_sets_exactly_the_range() {
+        let m = Memory::new(1 << 20);
+        let a = m.alloc(200_000).unwrap();
+        m.fill(a + 3, 0xAB, 150_000).unwrap();
+        let mut out = vec![0u8; 200_000];
+        m.read(a, &mut out).unwrap();
+        assert!(out[..3].iter().all(|&b| b == 0) && out[3..150_003].iter().all(|&b| b == 0xAB));
+        assert!(out[150_003..].iter().all(|&b| b == 0));
+        assert!(m.fill(a + 199_999, 1, 2).is_err());
     }
 }

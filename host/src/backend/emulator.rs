@@ -1,17 +1,24 @@
 //! The emulator backend: kernels run on the CPU in ferrocm's gfx942 emulator (`ferrocm-emu`),
 //! executing the same code object a GPU would.
 //!
-//! Launches are synchronous. Settings come from the environment: FERROCM_EMU_THREADS (CPU threads
+//! Every operation completes before its call returns, in the calling thread: streams are
+//! ordering domains that are trivially honoured (work queued on one stream has finished before
+//! anything queued later on any stream starts), an event completes when it is recorded, and
+//! timing events measure host wall time. Settings come from the environment: FERROCM_EMU_THREADS (CPU threads
 //! for workgroups, default: all cores), FERROCM_EMU_BUDGET (instructions per wave before a kernel
 //! is declared runaway), FERROCM_EMU_MEMORY (bytes of emulated device memory).
 
-use super::{Backend, BackendKind, DeviceInfo, Launch};
+use super::{Backend, BackendKind, DeviceInfo, Launch, RawEvent, RawFunction, RawStream};
 use crate::error::{Error, Result};
 use ferrocm_emu::codeobj::CodeObject;
 use ferrocm_emu::exec::Counters;
 use ferrocm_emu::exec::LaunchOptions;
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
+use std::collections::HashMap;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Instant;
 
 /// How launches are profiled for the cycle model (see [`EmulatorDevice::set_profiling`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,6 +48,12 @@ pub struct EmulatorDevice {
     total: Mutex<Counters>,
     profiling: Mutex<Option<Profiling>>,
     profiled: Mutex<Vec<ProfiledLaunch>>,
+    /// Stream and event numbers (0 is the default stream).
+    next_handle: AtomicUsize,
+    /// When each event was last recorded (`None`: never).
+    events: Mutex<HashMap<usize, Option<Instant>>>,
+    /// Kernel names by function handle.
+    functions: Mutex<Vec<String>>,
 }
 
 impl std::fmt::Debug for EmulatorDevice {
@@ -97,36 +110,39 @@ impl EmulatorDevice {
             total: Mutex::new(Counters::default()),
             profiling: Mutex::new(None),
             profiled: Mutex::new(Vec::new()),
+            next_handle: AtomicUsize::new(1),
+            events: Mutex::new(HashMap::new()),
+            functions: Mutex::new(Vec::new()),
         })
     }
 
     /// Counters and timing of the most recent launch on this device.
     pub fn last_launch(&self) -> Option<LaunchStats> {
-        self.last.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.last).clone()
     }
 
     /// Counters summed over every launch since the device was opened or the last
     /// [`EmulatorDevice::reset_total_counters`]: what an op that launches several kernels (a main
     /// pass and a combining pass, say) costs in all.
     pub fn total_counters(&self) -> Counters {
-        self.total.lock().unwrap_or_else(|p| p.into_inner()).clone()
+        lock(&self.total).clone()
     }
 
     /// Zeroes [`EmulatorDevice::total_counters`].
     pub fn reset_total_counters(&self) {
-        *self.total.lock().unwrap_or_else(|p| p.into_inner()) = Counters::default();
+        *lock(&self.total) = Counters::default();
     }
 
     /// Turns profiling on (`Some`) or off for the following launches: each runs only a sample of
     /// its workgroups, traced, and is recorded for [`EmulatorDevice::take_profiled`]. Results of
     /// profiled launches are incomplete; this is for the cycle model and benchmarks.
     pub fn set_profiling(&self, p: Option<Profiling>) {
-        *self.profiling.lock().unwrap_or_else(|p| p.into_inner()) = p;
+        *lock(&self.profiling) = p;
     }
 
     /// The launches recorded since the last call (oldest first).
     pub fn take_profiled(&self) -> Vec<ProfiledLaunch> {
-        std::mem::take(&mut *self.profiled.lock().unwrap_or_else(|p| p.into_inner()))
+        std::mem::take(&mut *lock(&self.profiled))
     }
 
     /// The emulator itself (memory, configuration).
@@ -144,48 +160,131 @@ impl Backend for EmulatorDevice {
     fn info(&self) -> &DeviceInfo {
         &self.info
     }
+    fn completes_inline(&self) -> bool {
+        true
+    }
     fn alloc(&self, bytes: u64) -> Result<u64> {
         self.emu.alloc(bytes).map_err(|e| match e {
-            ferrocm_emu::EmuError::OutOfMemory { requested, .. } => Error::OutOfMemory { bytes: requested },
+            ferrocm_emu::EmuError::OutOfMemory { requested, in_use, limit } => {
+                Error::OutOfMemory { requested, free: limit.saturating_sub(in_use) }
+            }
             e => e.into(),
         })
     }
-    fn free(&self, addr: u64) {
-        // Only Buffer's Drop frees, once per allocation; a failure here would be a ferrocm bug,
-        // and panicking in a destructor would be worse than leaking.
+    unsafe fn free(&self, addr: u64) {
+        // Only the memory pool frees, once per allocation; a failure here would be a ferrocm
+        // bug, and panicking in a destructor would be worse than leaking.
         let _ = self.emu.free(addr);
     }
-    fn write(&self, dst: u64, src: &[u8]) -> Result<()> {
-        Ok(self.emu.memory().write(dst, src)?)
+    fn memory_info(&self) -> Result<(u64, u64)> {
+        let limit = self.emu.config().memory_limit;
+        Ok((limit.saturating_sub(self.emu.memory().in_use()), limit))
     }
-    fn read(&self, src: u64, dst: &mut [u8]) -> Result<()> {
-        Ok(self.emu.memory().read(src, dst)?)
+    fn host_alloc(&self, _bytes: usize) -> Result<Option<NonNull<u8>>> {
+        // Host memory is all the same to the emulator: pinned buffers fall back to pageable.
+        Ok(None)
     }
-    fn copy(&self, dst: u64, src: u64, bytes: u64) -> Result<()> {
-        Ok(self.emu.memory().copy(dst, src, bytes)?)
+    unsafe fn host_free(&self, _ptr: NonNull<u8>) {}
+
+    fn default_stream(&self) -> RawStream {
+        RawStream(0)
     }
-    fn launch(&self, l: &Launch<'_>) -> Result<()> {
-        let params = LaunchParams { grid: l.grid, block: l.block, dynamic_lds: l.dynamic_lds, kernargs: l.kernargs.to_vec() };
-        let profiling = *self.profiling.lock().unwrap_or_else(|p| p.into_inner());
-        let stats = match profiling {
-            None => self.emu.launch(&self.module, &l.kernel.meta.name, &params)?,
-            Some(p) => {
-                let total = l.grid.iter().map(|&g| g as u64).product();
-                let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(total, p.sample_workgroups)), trace: true };
-                let stats = self.emu.launch_with(&self.module, &l.kernel.meta.name, &params, &opts)?;
-                let rec = ProfiledLaunch { kernel: l.kernel.meta.name.clone(), params, stats: stats.clone() };
-                self.profiled.lock().unwrap_or_else(|p| p.into_inner()).push(rec);
-                stats
-            }
-        };
-        self.total.lock().unwrap_or_else(|p| p.into_inner()).merge(&stats.counters);
-        *self.last.lock().unwrap_or_else(|p| p.into_inner()) = Some(stats);
+    fn create_stream(&self) -> Result<RawStream> {
+        Ok(RawStream(self.next_handle.fetch_add(1, Ordering::Relaxed)))
+    }
+    unsafe fn destroy_stream(&self, _s: RawStream) {}
+    fn synchronize_stream(&self, _s: RawStream) -> Result<()> {
         Ok(())
     }
     fn synchronize(&self) -> Result<()> {
         Ok(())
     }
+    fn create_event(&self, _timing: bool) -> Result<RawEvent> {
+        let e = self.next_handle.fetch_add(1, Ordering::Relaxed);
+        lock(&self.events).insert(e, None);
+        Ok(RawEvent(e))
+    }
+    unsafe fn destroy_event(&self, e: RawEvent) {
+        lock(&self.events).remove(&e.0);
+    }
+    fn record_event(&self, e: RawEvent, _s: RawStream) -> Result<()> {
+        // Everything queued before has completed: the event completes now.
+        lock(&self.events).insert(e.0, Some(Instant::now()));
+        Ok(())
+    }
+    fn event_complete(&self, _e: RawEvent) -> Result<bool> {
+        Ok(true)
+    }
+    fn synchronize_event(&self, _e: RawEvent) -> Result<()> {
+        Ok(())
+    }
+    fn stream_wait_event(&self, _s: RawStream, _e: RawEvent) -> Result<()> {
+        Ok(())
+    }
+    fn elapsed_ms(&self, start: RawEvent, end: RawEvent) -> Result<f32> {
+        let events = lock(&self.events);
+        match (events.get(&start.0).copied().flatten(), events.get(&end.0).copied().flatten()) {
+            (Some(a), Some(b)) => Ok(b.saturating_duration_since(a).as_secs_f32() * 1e3),
+            _ => Err(Error::InvalidArgument { op: "Event::elapsed_ms", message: "both events must have been recorded".into() }),
+        }
+    }
+
+    fn write(&self, _s: RawStream, dst: u64, src: &[u8]) -> Result<()> {
+        Ok(self.emu.memory().write(dst, src)?)
+    }
+    fn read(&self, _s: RawStream, src: u64, dst: &mut [u8]) -> Result<()> {
+        Ok(self.emu.memory().read(src, dst)?)
+    }
+    unsafe fn write_async(&self, s: RawStream, dst: u64, src: *const u8, len: usize) -> Result<()> {
+        // SAFETY: the caller guarantees `len` readable bytes at `src`.
+        self.write(s, dst, unsafe { std::slice::from_raw_parts(src, len) })
+    }
+    unsafe fn read_async(&self, s: RawStream, src: u64, dst: *mut u8, len: usize) -> Result<()> {
+        // SAFETY: the caller guarantees `len` writable bytes at `dst`, untouched meanwhile.
+        self.read(s, src, unsafe { std::slice::from_raw_parts_mut(dst, len) })
+    }
+    fn copy(&self, _s: RawStream, dst: u64, src: u64, bytes: u64) -> Result<()> {
+        Ok(self.emu.memory().copy(dst, src, bytes)?)
+    }
+    fn memset(&self, _s: RawStream, dst: u64, value: u8, bytes: u64) -> Result<()> {
+        Ok(self.emu.memory().fill(dst, value, bytes)?)
+    }
+
+    fn function(&self, name: &str) -> Result<RawFunction> {
+        let mut names = lock(&self.functions);
+        if let Some(i) = names.iter().position(|n| n == name) {
+            return Ok(RawFunction(i));
+        }
+        if self.module.co.kernel(name).is_none() {
+            return Err(Error::KernelNotFound { kernel: name.to_string(), arch: self.info.arch.clone() });
+        }
+        names.push(name.to_string());
+        Ok(RawFunction(names.len() - 1))
+    }
+    unsafe fn launch(&self, _s: RawStream, l: &Launch<'_>) -> Result<()> {
+        let params = LaunchParams { grid: l.grid, block: l.block, dynamic_lds: l.dynamic_lds, kernargs: l.kernargs.to_vec() };
+        let profiling = *lock(&self.profiling);
+        let stats = match profiling {
+            None => self.emu.launch(&self.module, l.name, &params)?,
+            Some(p) => {
+                let total = l.grid.iter().map(|&g| g as u64).product();
+                let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(total, p.sample_workgroups)), trace: true };
+                let stats = self.emu.launch_with(&self.module, l.name, &params, &opts)?;
+                let rec = ProfiledLaunch { kernel: l.name.to_string(), params, stats: stats.clone() };
+                lock(&self.profiled).push(rec);
+                stats
+            }
+        };
+        lock(&self.total).merge(&stats.counters);
+        *lock(&self.last) = Some(stats);
+        Ok(())
+    }
     fn as_emulator(&self) -> Option<&EmulatorDevice> {
         Some(self)
     }
+}
+
+/// Locks `m`, recovering the data of a panicked holder (the emulator's bookkeeping stays usable).
+fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
 }

@@ -1,13 +1,15 @@
 //! Where kernels run: a real GPU through HIP, or the gfx942 emulator.
 //!
-//! [`Device`](crate::Device) holds one backend behind this trait; buffers and launches go through
-//! it as raw device addresses and byte slices, already validated by the safe layer above.
+//! [`Device`](crate::Device) holds one backend behind [`Backend`]; memory, streams, events, copies
+//! and launches go through it as raw handles, device addresses and byte slices, already validated
+//! by the runtime above (`crate::runtime`), which also owns every lifetime question: a backend
+//! never decides when memory may be reused.
 
 pub mod emulator;
 pub mod hip;
 
 use crate::error::Result;
-use ferrocm_emu::codeobj::KernelInfo;
+use std::ptr::NonNull;
 
 /// Which backend a [`Device`](crate::Device) uses.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -27,7 +29,7 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
-/// What a device is.
+/// What a device is. Get it with [`Device::info`](crate::Device::info).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {
     /// The backend.
@@ -48,9 +50,24 @@ pub struct DeviceInfo {
     pub max_threads_per_block: u32,
 }
 
+/// A backend stream handle (a `hipStream_t`, or the emulator's stream number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RawStream(pub usize);
+
+/// A backend event handle (a `hipEvent_t`, or the emulator's event number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RawEvent(pub usize);
+
+/// A backend kernel handle (a `hipFunction_t`, or the emulator's kernel number).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub(crate) struct RawFunction(pub usize);
+
 /// One validated kernel launch.
 pub(crate) struct Launch<'a> {
-    pub kernel: &'a KernelInfo,
+    /// The kernel, as [`Backend::function`] resolved it.
+    pub function: RawFunction,
+    /// Its symbol (for errors and the emulator's statistics).
+    pub name: &'a str,
     pub grid: [u32; 3],
     pub block: [u32; 3],
     pub dynamic_lds: u32,
@@ -58,16 +75,82 @@ pub(crate) struct Launch<'a> {
     pub kernargs: &'a [u8],
 }
 
-/// The operations every backend provides. Addresses are device addresses from `alloc`.
+/// The operations every backend provides. Addresses are device addresses from `alloc`; stream
+/// and event handles come from the same backend. Work on one stream runs in the order it was
+/// queued; the `*_async` copies and `launch` may return before the work is done.
 pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     fn info(&self) -> &DeviceInfo;
+    /// True when every operation has completed when its call returns (the emulator): the runtime
+    /// then needs no events to know when the device has passed a launch.
+    fn completes_inline(&self) -> bool;
+
+    // ---- memory ---------------------------------------------------------------------------
     fn alloc(&self, bytes: u64) -> Result<u64>;
-    fn free(&self, addr: u64);
-    fn write(&self, dst: u64, src: &[u8]) -> Result<()>;
-    fn read(&self, src: u64, dst: &mut [u8]) -> Result<()>;
-    fn copy(&self, dst: u64, src: u64, bytes: u64) -> Result<()>;
-    fn launch(&self, launch: &Launch<'_>) -> Result<()>;
+    /// # Safety
+    /// `addr` came from `alloc` and no queued work uses it any more.
+    unsafe fn free(&self, addr: u64);
+    /// (free, total) device memory in bytes.
+    fn memory_info(&self) -> Result<(u64, u64)>;
+    /// Page-locked host memory the device can copy from and to asynchronously, or `None` when
+    /// the backend has none (the emulator: its copies are plain memory copies anyway).
+    fn host_alloc(&self, bytes: usize) -> Result<Option<NonNull<u8>>>;
+    /// # Safety
+    /// `ptr` came from `host_alloc` and no queued copy uses it any more.
+    unsafe fn host_free(&self, ptr: NonNull<u8>);
+
+    // ---- streams and events ---------------------------------------------------------------
+    /// The stream the device was opened with (never destroyed by the runtime).
+    fn default_stream(&self) -> RawStream;
+    fn create_stream(&self) -> Result<RawStream>;
+    /// # Safety
+    /// `s` came from `create_stream`; nothing will be queued on it again.
+    unsafe fn destroy_stream(&self, s: RawStream);
+    fn synchronize_stream(&self, s: RawStream) -> Result<()>;
+    /// Waits for all work on every stream of the device.
     fn synchronize(&self) -> Result<()>;
+    /// A new event; `timing` events can measure elapsed time (costlier on HIP).
+    fn create_event(&self, timing: bool) -> Result<RawEvent>;
+    /// # Safety
+    /// `e` came from `create_event` and is not used again.
+    unsafe fn destroy_event(&self, e: RawEvent);
+    fn record_event(&self, e: RawEvent, s: RawStream) -> Result<()>;
+    /// True once the work before the event's last record has completed (or it was never recorded).
+    fn event_complete(&self, e: RawEvent) -> Result<bool>;
+    fn synchronize_event(&self, e: RawEvent) -> Result<()>;
+    /// Work queued on `s` after this call waits for the event's last record.
+    fn stream_wait_event(&self, s: RawStream, e: RawEvent) -> Result<()>;
+    fn elapsed_ms(&self, start: RawEvent, end: RawEvent) -> Result<f32>;
+
+    // ---- copies ---------------------------------------------------------------------------
+    /// Host to device, ordered on `s`; returns once the copy is done (`src` may be reused).
+    fn write(&self, s: RawStream, dst: u64, src: &[u8]) -> Result<()>;
+    /// Device to host, ordered on `s`; returns once `dst` holds the data.
+    fn read(&self, s: RawStream, src: u64, dst: &mut [u8]) -> Result<()>;
+    /// Host to device, queued on `s`.
+    ///
+    /// # Safety
+    /// `src` is `len` readable bytes from `host_alloc` that stay unchanged until `s` passes the copy.
+    unsafe fn write_async(&self, s: RawStream, dst: u64, src: *const u8, len: usize) -> Result<()>;
+    /// Device to host, queued on `s`.
+    ///
+    /// # Safety
+    /// `dst` is `len` writable bytes from `host_alloc`, untouched by the host until `s` passes the copy.
+    unsafe fn read_async(&self, s: RawStream, src: u64, dst: *mut u8, len: usize) -> Result<()>;
+    /// Device to device, queued on `s`.
+    fn copy(&self, s: RawStream, dst: u64, src: u64, bytes: u64) -> Result<()>;
+    /// Sets `bytes` bytes at `dst` to `value`, queued on `s`.
+    fn memset(&self, s: RawStream, dst: u64, value: u8, bytes: u64) -> Result<()>;
+
+    // ---- kernels --------------------------------------------------------------------------
+    /// The handle of kernel `name` in the loaded code object.
+    fn function(&self, name: &str) -> Result<RawFunction>;
+    /// Queues a launch on `s`.
+    ///
+    /// # Safety
+    /// The launch was validated against the code object and every address in its arguments
+    /// stays valid until `s` passes it.
+    unsafe fn launch(&self, s: RawStream, launch: &Launch<'_>) -> Result<()>;
+
     fn as_hip(&self) -> Option<&hip::HipDevice> {
         None
     }

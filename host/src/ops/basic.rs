@@ -3,28 +3,26 @@
 use crate::error::{Error, Result};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::LaunchConfig;
+use crate::tensor::Operands;
 use ferrocm_device::abi::basic::{
     COPY_U32, COPY_WORDS_PER_ITEM, CopyArgs, FILL_U32, FillArgs, MFMA_TILE, MFMA_TILE_32X32_F16, MFMA_TILE_K_STEP, MFMA_TILE_LDS_BYTES,
     MfmaTileArgs, SAXPY_F32, STREAM_BLOCK, SaxpyArgs,
 };
 use half::f16;
 
-fn len_u32(op: &'static str, n: usize) -> Result<u32> {
-    u32::try_from(n).map_err(|_| Error::Unsupported { op, what: format!("{n} elements (the kernel indexes with 32 bits)") })
-}
-
 /// Sets every element of `dst` to `value`.
 ///
 /// # Errors
 /// Buffers over 2^32 elements; launch errors.
 pub fn fill_u32(dst: &mut Buffer<u32>, value: u32) -> Result<()> {
-    let n = len_u32("fill_u32", dst.len())?;
+    let mut ops = Operands::new("fill_u32", dst.device());
+    let n = ops.u32("elements", dst.len())?;
     if n == 0 {
         return Ok(());
     }
-    let args = FillArgs { dst: dst.as_ptr(), value, n };
+    let args = FillArgs { dst: ops.buffer("dst", dst)?, value, n };
     // SAFETY: the kernel writes dst[0..n], n = dst.len().
-    unsafe { dst.device().launch(FILL_U32, LaunchConfig::for_items(n, STREAM_BLOCK), &args) }
+    unsafe { ops.launch(FILL_U32, LaunchConfig::for_items(n, STREAM_BLOCK), &args) }
 }
 
 /// Copies `src` into `dst` on the device (128-bit accesses).
@@ -35,17 +33,14 @@ pub fn copy_u32(src: &Buffer<u32>, dst: &mut Buffer<u32>) -> Result<()> {
     if src.len() != dst.len() {
         return Err(Error::LengthMismatch { expected: dst.len(), actual: src.len() });
     }
-    if !src.device().same_device(dst.device()) {
-        return Err(Error::DeviceMismatch);
-    }
-    let n = len_u32("copy_u32", src.len())?;
-    if n == 0 {
+    let mut ops = Operands::new("copy_u32", dst.device());
+    let args = CopyArgs { src: ops.buffer("src", src)?, dst: ops.buffer("dst", dst)?, n: ops.u32("elements", src.len())? };
+    if args.n == 0 {
         return Ok(());
     }
-    let args = CopyArgs { src: src.as_ptr(), dst: dst.as_ptr(), n };
-    let items = n.div_ceil(COPY_WORDS_PER_ITEM);
+    let items = args.n.div_ceil(COPY_WORDS_PER_ITEM);
     // SAFETY: reads src[0..n], writes dst[0..n]; allocations are 256-byte aligned (16 needed).
-    unsafe { dst.device().launch(COPY_U32, LaunchConfig::for_items(items, STREAM_BLOCK), &args) }
+    unsafe { ops.launch(COPY_U32, LaunchConfig::for_items(items, STREAM_BLOCK), &args) }
 }
 
 /// `y = a * x + y` elementwise (the product rounded before the add).
@@ -56,16 +51,13 @@ pub fn saxpy(a: f32, x: &Buffer<f32>, y: &mut Buffer<f32>) -> Result<()> {
     if x.len() != y.len() {
         return Err(Error::LengthMismatch { expected: y.len(), actual: x.len() });
     }
-    if !x.device().same_device(y.device()) {
-        return Err(Error::DeviceMismatch);
-    }
-    let n = len_u32("saxpy", x.len())?;
-    if n == 0 {
+    let mut ops = Operands::new("saxpy", y.device());
+    let args = SaxpyArgs { x: ops.buffer("x", x)?, y: ops.buffer("y", y)?, a, n: ops.u32("elements", x.len())? };
+    if args.n == 0 {
         return Ok(());
     }
-    let args = SaxpyArgs { x: x.as_ptr(), y: y.as_ptr(), a, n };
     // SAFETY: reads x[0..n], updates y[0..n].
-    unsafe { y.device().launch(SAXPY_F32, LaunchConfig::for_items(n, STREAM_BLOCK), &args) }
+    unsafe { ops.launch(SAXPY_F32, LaunchConfig::for_items(args.n, STREAM_BLOCK), &args) }
 }
 
 /// One 32x32 tile `C = A * B` on the matrix cores: A is 32 x k, B is k x 32, both row-major f16;
@@ -85,14 +77,11 @@ pub fn mfma_tile_32x32_f16(a: &Buffer<f16>, b: &Buffer<f16>, k: usize) -> Result
             message: format!("A has {} and B {} elements, both must be 32 x {k} = {}", a.len(), b.len(), m * k),
         });
     }
-    if !a.device().same_device(b.device()) {
-        return Err(Error::DeviceMismatch);
-    }
-    let k32 = len_u32("mfma_tile_32x32_f16", k)?;
+    let mut ops = Operands::new("mfma_tile_32x32_f16", a.device());
     let c = a.device().alloc::<f32>(m * m)?;
-    let args = MfmaTileArgs { a: a.as_ptr(), b: b.as_ptr(), c: c.as_ptr(), k: k32 };
+    let args = MfmaTileArgs { a: ops.buffer("A", a)?, b: ops.buffer("B", b)?, c: ops.buffer("C", &c)?, k: ops.u32("k", k)? };
     let cfg = LaunchConfig::linear(1, 64).with_lds(MFMA_TILE_LDS_BYTES);
     // SAFETY: reads A (32 x k) and B (k x 32), writes C (32 x 32), all sized above.
-    unsafe { a.device().launch(MFMA_TILE_32X32_F16, cfg, &args)? };
+    unsafe { ops.launch(MFMA_TILE_32X32_F16, cfg, &args)? };
     Ok(c)
 }

@@ -24,7 +24,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::{contiguous, simplify};
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::gemm::{self as abi, GemmArgs, GemmReduceArgs, K_TILE_BYTES, activation, flags, out_type};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
@@ -239,10 +239,6 @@ fn out_code(d: DType) -> Result<u32> {
     }
 }
 
-fn u32_dim(what: &str, v: usize) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Unsupported { op: "gemm", what: format!("{what} = {v} (more than 2^32)") })
-}
-
 /// numpy broadcast of two batch shapes.
 fn broadcast_batch(a: &[usize], b: &[usize]) -> Result<Vec<usize>> {
     let n = a.len().max(b.len());
@@ -362,7 +358,7 @@ fn shapes(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, usize, usize, usize)> {
         });
     }
     if !a.device().same_device(b.device()) {
-        return Err(Error::DeviceMismatch);
+        return Err(Error::DeviceMismatch { op: "gemm", operand: "B" });
     }
     if a.dtype() != b.dtype() {
         return Err(Error::DTypeMismatch { op: "gemm", what: "B", got: b.dtype(), expected: a.dtype().to_string() });
@@ -380,12 +376,21 @@ fn shapes(a: &Tensor, b: &Tensor) -> Result<(Vec<usize>, usize, usize, usize)> {
 fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()> {
     let (batch, m, n, k) = shapes(a, b)?;
     let oc = out_code(c.dtype())?;
+    let dev = a.device();
+    // Every operand on A's device before anything runs (packing launches copies).
+    let mut ops = Operands::new("gemm", dev);
+    ops.check_device("C", c)?;
+    if let Some(bias) = opts.bias {
+        ops.check_device("bias", bias)?;
+    }
+    if let Some(r) = opts.residual {
+        ops.check_device("residual", r)?;
+    }
     let batches: usize = batch.iter().product();
     if m == 0 || n == 0 || batches == 0 {
         return Ok(());
     }
     let eb = a.dtype().size();
-    let dev = a.device();
 
     let pa = pack(a, &batch)?;
     // B is [.., K, N]; the kernel reads B^T = [.., N, K] K-contiguous.
@@ -393,7 +398,8 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let pb = pack(&bt, &batch)?;
 
     let mut fl = 0u32;
-    let zero = DevPtr::<f32>::NULL;
+    // The packed copies made here are temporaries: `ops` holds them until the stream has
+    // passed the launches that read them.
     let bias_ptr = match opts.bias {
         Some(bias) => {
             if bias.shape() != [n] || bias.dtype() != DType::F32 {
@@ -402,31 +408,28 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
                     message: format!("bias must be [{n}] f32, got {:?} {}", bias.shape(), bias.dtype()),
                 });
             }
-            let bias = contiguous(bias)?;
             fl |= flags::BIAS;
-            bias.as_ptr::<f32>()?
+            ops.input::<f32>("bias", &contiguous(bias)?)?
         }
-        None => zero,
+        None => DevPtr::NULL,
     };
-    let (res_addr, ldr, rstride) = match opts.residual {
+    let (res_ptr, ldr, rstride) = match opts.residual {
         Some(r) => {
             let mut want = batch.clone();
             want.extend([m, n]);
             if r.dtype() != c.dtype() {
                 return Err(Error::DTypeMismatch { op: "gemm", what: "residual", got: r.dtype(), expected: c.dtype().to_string() });
             }
-            let r = r.broadcast_to(&want)?;
-            let p = pack(&r, &batch)?;
+            let p = pack(&r.broadcast_to(&want)?, &batch)?;
             fl |= flags::RESIDUAL;
-            (p.t.storage().addr() + (p.t.offset() * c.dtype().size()) as u64, p.ld, p.batch_stride)
+            (ops.input_bytes("residual", &p.t)?, p.ld, p.batch_stride)
         }
-        None => (0, 0, 0),
+        None => (DevPtr::NULL, 0, 0),
     };
     if opts.beta != 0.0 {
         fl |= flags::BETA;
     }
-    let addr = |p: &Packed| p.t.storage().addr() + (p.t.offset() * eb) as u64;
-    let aligned = |p: &Packed| addr(p) % 16 == 0 && (p.ld * eb) % 16 == 0 && (p.batch_stride * eb) % 16 == 0;
+    let aligned = |p: &Packed| p.t.addr() % 16 == 0 && (p.ld * eb) % 16 == 0 && (p.batch_stride * eb) % 16 == 0;
     if aligned(&pa) && aligned(&pb) {
         fl |= flags::VECTOR_OK;
     }
@@ -455,72 +458,71 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     // Every split gets the same number of K-tiles; none is left empty.
     let per_split = k_tiles.div_ceil(cfg.splits as usize);
     let splits = k_tiles.div_ceil(per_split);
-    let c_addr = c.storage().addr() + (c.offset() * c.dtype().size()) as u64;
+    let c_ptr = ops.output_bytes("C", c)?;
     let mut args = GemmArgs {
-        a: DevPtr::from_addr(addr(&pa)),
-        b: DevPtr::from_addr(addr(&pb)),
-        c: DevPtr::from_addr(c_addr),
+        a: ops.input_bytes("A", &pa.t)?,
+        b: ops.input_bytes("B", &pb.t)?,
+        c: c_ptr,
         bias: bias_ptr,
-        residual: DevPtr::from_addr(res_addr),
+        residual: res_ptr,
         batch_stride_a: pa.batch_stride as u64,
         batch_stride_b: pb.batch_stride as u64,
         batch_stride_c: (m * n) as u64,
         batch_stride_r: rstride as u64,
         split_stride_c: 0,
-        m: u32_dim("M", m)?,
-        n: u32_dim("N", n)?,
-        k: u32_dim("K", k)?,
-        lda: u32_dim("lda", pa.ld)?,
-        ldb: u32_dim("ldb", pb.ld)?,
-        ldc: u32_dim("N", n)?,
-        ldr: u32_dim("ldr", ldr)?,
+        m: ops.u32("M", m)?,
+        n: ops.u32("N", n)?,
+        k: ops.u32("K", k)?,
+        lda: ops.u32("lda", pa.ld)?,
+        ldb: ops.u32("ldb", pb.ld)?,
+        ldc: ops.u32("N", n)?,
+        ldr: ops.u32("ldr", ldr)?,
         alpha: opts.alpha,
         beta: opts.beta,
         out_type: oc,
         activation: opts.activation.code(),
         flags: fl,
-        k_tiles_per_split: u32_dim("K tiles", per_split)?,
-        splits: u32_dim("splits", splits)?,
+        k_tiles_per_split: ops.u32("K tiles", per_split)?,
+        splits: ops.u32("splits", splits)?,
     };
     let grid = [
-        u32_dim("N blocks", n.div_ceil(cfg.block_n as usize))?,
-        u32_dim("M blocks", m.div_ceil(cfg.block_m as usize))?,
-        u32_dim("batch x splits", batches * splits)?,
+        ops.u32("N blocks", n.div_ceil(cfg.block_n as usize))?,
+        ops.u32("M blocks", m.div_ceil(cfg.block_m as usize))?,
+        ops.u32("batch x splits", batches * splits)?,
     ];
     let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemm_lds_bytes(cfg.block_m, cfg.block_n) };
     if splits == 1 {
         // SAFETY: A and B are K-contiguous views of `[batch][rows][ld]` inside their storage (the
         // kernel clamps rows and reads at most K elements per row); C, residual and bias were
         // shaped and typed above.
-        return unsafe { dev.launch(kernel, launch, &args) };
+        return unsafe { ops.launch(kernel, launch, &args) };
     }
 
     // Split-K: f32 partials `[split][batch][M][N]`, then the reduction runs the epilogue.
     let elems = batches * m * n;
-    // Dropped when this returns, possibly before the launches finish on a GPU: fine, because
-    // freeing device memory (hipFree) waits for the device's outstanding work first.
     let partial = dev.alloc::<f32>(splits * elems)?;
-    args.c = DevPtr::from_addr(partial.as_ptr().addr());
+    let partial_ptr = ops.buffer("split-K partials", &partial)?;
+    args.c = partial_ptr.cast();
     args.split_stride_c = elems as u64;
     args.flags = (fl & flags::VECTOR_OK) | flags::PARTIAL;
     // SAFETY: as above; the partials buffer holds every split's `[batch][M][N]` f32 results.
-    unsafe { dev.launch(kernel, launch, &args)? };
+    unsafe { ops.launch(kernel, launch, &args)? };
 
     let per_row = n.div_ceil(abi::REDUCE_COLS as usize);
     let items = batches * m * per_row;
     // 4 columns per work-item: 16-byte partial loads and 16- (f32) or 8-byte (half) C stores.
-    let c_vec = c_addr % 16 == 0 && n % 4 == 0;
+    let c_vec = c_ptr.addr() % 16 == 0 && n % 4 == 0;
     let red = GemmReduceArgs {
-        partial: partial.as_ptr(),
-        c: DevPtr::from_addr(c_addr),
+        partial: partial_ptr,
+        c: c_ptr,
         bias: bias_ptr,
-        residual: DevPtr::from_addr(res_addr),
+        residual: res_ptr,
         split_stride: elems as u64,
         batch_stride_r: rstride as u64,
-        rows: u32_dim("batch x M", batches * m)?,
-        m: u32_dim("M", m)?,
-        n: u32_dim("N", n)?,
-        ldr: u32_dim("ldr", ldr)?,
+        rows: ops.u32("batch x M", batches * m)?,
+        m: ops.u32("M", m)?,
+        n: ops.u32("N", n)?,
+        ldr: ops.u32("ldr", ldr)?,
         splits: splits as u32,
         alpha: opts.alpha,
         beta: opts.beta,
@@ -528,13 +530,13 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         activation: opts.activation.code(),
         flags: (fl & (flags::BIAS | flags::RESIDUAL | flags::BETA)) | if c_vec { flags::VECTOR_OK } else { 0 },
     };
-    u32_dim("reduction work-items", items)?;
+    ops.u32("reduction work-items", items)?;
     let launch = LaunchConfig {
-        grid: [u32_dim("reduction workgroups", items.div_ceil(abi::REDUCE_THREADS as usize))?, 1, 1],
+        grid: [ops.u32("reduction workgroups", items.div_ceil(abi::REDUCE_THREADS as usize))?, 1, 1],
         block: [abi::REDUCE_THREADS, 1, 1],
         dynamic_lds_bytes: 0,
     };
-    // SAFETY: the partials were written by the launch above (launches on a device run in
-    // order); C, bias and residual as for the one-pass kernel.
-    unsafe { dev.launch(abi::GEMM_SPLITK_REDUCE, launch, &red) }
+    // SAFETY: the partials were written by the launch above (work on a stream runs in order);
+    // C, bias and residual as for the one-pass kernel.
+    unsafe { ops.launch(abi::GEMM_SPLITK_REDUCE, launch, &red) }
 }

@@ -45,8 +45,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::contiguous;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
-use ferrocm_device::abi::DevPtr;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::gemm::gemm_lds_bytes;
 use ferrocm_device::abi::gemm_fp8::{self as abi, Fp8ScaledArgs, SCALE_BLOCK, group_mode};
 
@@ -198,10 +197,12 @@ impl Problem {
                 return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: "f32".into() });
             }
         }
-        for t in [a, a_scale, b, b_scale] {
-            if !t.device().same_device(c.device()) {
-                return Err(Error::DeviceMismatch);
-            }
+        let mut ops = Operands::new(OP, c.device());
+        for (what, t) in [("A", a), ("a_scale", a_scale), ("B", b), ("b_scale", b_scale)] {
+            ops.check_device(what, t)?;
+        }
+        if let Some(t) = info {
+            ops.check_device(if mode == group_mode::MASKED { "valid_rows" } else { "expert_ids" }, t)?;
         }
         let masked = mode == group_mode::MASKED;
         let want = |lead: bool, rows: usize, cols: usize| if lead { vec![g, rows, cols] } else { vec![rows, cols] };
@@ -237,15 +238,12 @@ impl Problem {
         };
 
         let args = Fp8ScaledArgs {
-            a: a.as_ptr()?,
-            b: b.as_ptr()?,
-            c: c.as_ptr()?,
-            a_scale: a_scale.as_ptr()?,
-            b_scale: b_scale.as_ptr()?,
-            group_info: match info {
-                Some(t) => t.as_ptr()?,
-                None => DevPtr::NULL,
-            },
+            a: ops.input("A", &a)?,
+            b: ops.input("B", &b)?,
+            c: ops.output("C", c)?,
+            a_scale: ops.input("a_scale", &a_scale)?,
+            b_scale: ops.input("b_scale", b_scale)?,
+            group_info: ops.optional_input("group info", info)?,
             a_group_stride: if masked { group_stride(&a) } else { 0 },
             b_group_stride: group_stride(&b),
             c_group_stride: if masked { (m * n) as u64 } else { 0 },
@@ -269,7 +267,7 @@ impl Problem {
         // K-contiguous with their row strides passed; the group indices were checked on the
         // host (ids in -1..G, each 128-row block one expert; counts in 0..=M); C is a fresh
         // contiguous bf16 tensor of the output shape.
-        unsafe { c.device().launch(abi::GEMM_FP8_BLOCKSCALED_128X128, launch, &args) }
+        unsafe { ops.launch(abi::GEMM_FP8_BLOCKSCALED_128X128, launch, &args) }
     }
 }
 

@@ -2,8 +2,7 @@
 
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
-use ferrocm_device::abi::DevPtr;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::layout::{
     COPY_STRIDED_B8, COPY_STRIDED_B16, COPY_STRIDED_B32, COPY_STRIDED_B64, CopyStridedArgs, LAYOUT_BLOCK, MAX_RANK,
 };
@@ -52,17 +51,18 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
     if n == 0 {
         return Ok(out);
     }
+    let mut ops = Operands::new("contiguous", t.device());
     let mut sh = [1u32; MAX_RANK];
     let mut st = [0u64; MAX_RANK];
     let lead = MAX_RANK - shape.len();
     for (i, (&d, &s)) in shape.iter().zip(&strides).enumerate() {
-        sh[lead + i] = u32::try_from(d).map_err(|_| Error::Unsupported { op: "contiguous", what: format!("a dimension of {d}") })?;
+        sh[lead + i] = ops.u32("a dimension", d)?;
         st[lead + i] = s as u64;
     }
     let esize = t.dtype().size() as u64;
     let args = CopyStridedArgs {
-        src: DevPtr::from_addr(t.storage().addr() + t.offset() as u64 * esize),
-        dst: DevPtr::from_addr(out.storage().addr()),
+        src: ops.input_bytes("x", t)?,
+        dst: ops.output_bytes("out", &out)?,
         shape0: sh[0],
         shape1: sh[1],
         shape2: sh[2],
@@ -79,15 +79,14 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
     };
     let blocks = n.div_ceil(LAYOUT_BLOCK as u64).min(MAX_GRID as u64) as u32;
     let cfg = LaunchConfig::linear(blocks, LAYOUT_BLOCK);
-    let dev = t.device();
     // SAFETY: every index of the view lies inside its storage (a Tensor invariant); dst holds n
     // elements of the same size.
     unsafe {
         match esize {
-            1 => dev.launch(COPY_STRIDED_B8, cfg, &args)?,
-            2 => dev.launch(COPY_STRIDED_B16, cfg, &args)?,
-            4 => dev.launch(COPY_STRIDED_B32, cfg, &args)?,
-            _ => dev.launch(COPY_STRIDED_B64, cfg, &args)?,
+            1 => ops.launch(COPY_STRIDED_B8, cfg, &args)?,
+            2 => ops.launch(COPY_STRIDED_B16, cfg, &args)?,
+            4 => ops.launch(COPY_STRIDED_B32, cfg, &args)?,
+            _ => ops.launch(COPY_STRIDED_B64, cfg, &args)?,
         }
     }
     Ok(out)

@@ -32,11 +32,10 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::reduce::addr;
 use crate::ops::rows::ROW_WORKGROUPS;
 use crate::ops::rows::plan_rows;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags, norm_lds_bytes};
 use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::{DevPtr, Kernel};
@@ -103,6 +102,7 @@ fn run(
     }
     let len = x.shape()[x.rank() - 1];
     let dev = x.device();
+    let mut ops = Operands::new(op, dev);
     let check = |what: &'static str, t: &Tensor, shape: &[usize]| -> Result<()> {
         if t.dtype() != x.dtype() {
             return Err(Error::DTypeMismatch { op, what, got: t.dtype(), expected: x.dtype().to_string() });
@@ -110,10 +110,7 @@ fn run(
         if t.shape() != shape {
             return Err(Error::Shape { op, message: format!("{what} is {:?}, expected {shape:?}", t.shape()) });
         }
-        if !t.device().same_device(dev) {
-            return Err(Error::DeviceMismatch);
-        }
-        Ok(())
+        ops.check_device(what, t)
     };
     if let Some(r) = residual {
         check("residual", r, x.shape())?;
@@ -135,7 +132,7 @@ fn run(
     let bias = bias.map(Tensor::contiguous).transpose()?;
     let esize = x.dtype().size();
     let ptrs = [Some(&x), residual.as_ref(), weight.as_ref(), bias.as_ref(), Some(&out), h.as_ref()];
-    let vector = (len * esize) % 16 == 0 && ptrs.iter().flatten().all(|t| addr(t) % 16 == 0);
+    let vector = (len * esize) % 16 == 0 && ptrs.iter().flatten().all(|t| t.addr() % 16 == 0);
     let rows = x.numel() / len;
     // Without 16-byte accesses the kernel takes one row per group (no loop): no persistence.
     let mut p = plan_rows(op, rows, len, esize, vector, NORM_MAX_LANES, vector)?;
@@ -148,19 +145,23 @@ fn run(
         p.workgroups = p.workgroups.min(budget as u32).max(1);
     }
     let shared = p.segs == 1 && p.block / p.lanes > 1;
-    let ptr = |t: Option<&Tensor>| t.map_or(DevPtr::NULL, |t| DevPtr::from_addr(addr(t)));
+    let mut input = |what, t: Option<&Tensor>| t.map_or(Ok(DevPtr::NULL), |t| ops.input_bytes(what, t));
+    let (x_ptr, res_ptr, w_ptr, b_ptr) =
+        (input("x", Some(&x))?, input("residual", residual.as_ref())?, input("weight", weight.as_ref())?, input("bias", bias.as_ref())?);
+    let out_ptr = ops.output_bytes("out", &out)?;
+    let h_ptr = h.as_ref().map_or(Ok(DevPtr::NULL), |h| ops.output_bytes("h", h))?;
     let fl = if layer { flags::LAYER } else { 0 }
         | if weight.is_some() { flags::WEIGHT } else { 0 }
         | if bias.is_some() { flags::BIAS } else { 0 }
         | if residual.is_some() { flags::RESIDUAL } else { 0 }
         | if p.vector { flags::VECTOR_OK } else { 0 };
     let mut args = NormArgs {
-        x: ptr(Some(&x)),
-        residual: ptr(residual.as_ref()),
-        weight: ptr(weight.as_ref()),
-        bias: ptr(bias.as_ref()),
-        out: ptr(Some(&out)),
-        h_out: ptr(h.as_ref()),
+        x: x_ptr,
+        residual: res_ptr,
+        weight: w_ptr,
+        bias: b_ptr,
+        out: out_ptr,
+        h_out: h_ptr,
         stats: DevPtr::NULL,
         rows: rows as u32,
         len: len as u32,
@@ -176,21 +177,21 @@ fn run(
     if p.segs == 1 {
         // SAFETY: every operand was checked to be contiguous rows * len (weight, bias: len) of
         // the kernel's dtype.
-        unsafe { dev.launch(k, cfg, &args)? };
+        unsafe { ops.launch(k, cfg, &args)? };
         return Ok((out, h));
     }
     let stats = dev.alloc::<f32>(p.workgroups as usize * ROW_STAT_FLOATS as usize)?;
-    args.stats = stats.as_ptr();
+    args.stats = ops.buffer("statistics", &stats)?;
     args.mode = mode::STATS;
     // SAFETY: as above; stats holds one slot per (row, segment). This pass writes h.
-    unsafe { dev.launch(k, cfg, &args)? };
+    unsafe { ops.launch(k, cfg, &args)? };
     // The apply pass reads the stored h instead of re-adding x and the residual.
-    if let Some(h) = &h {
-        args.x = ptr(Some(h));
+    if h.is_some() {
+        args.x = h_ptr;
         args.flags &= !flags::RESIDUAL;
     }
     args.mode = mode::APPLY;
     // SAFETY: as above; every statistic slot was written.
-    unsafe { dev.launch(k, cfg, &args)? };
+    unsafe { ops.launch(k, cfg, &args)? };
     Ok((out, h))
 }

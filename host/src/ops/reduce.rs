@@ -30,7 +30,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor, u32_of};
 use ferrocm_device::abi::reduce::{
     self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags, op,
     out_type,
@@ -134,15 +134,6 @@ impl ReducePlan {
         };
         per_lane + 2 * (REDUCE_BLOCK as usize).ilog2() as usize + self.splits
     }
-}
-
-fn dim_u32(op: &'static str, what: &str, v: usize) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32 - 1)") })
-}
-
-/// The device address of a tensor's first element.
-pub(crate) fn addr(t: &Tensor) -> u64 {
-    t.storage().addr() + (t.offset() * t.dtype().size()) as u64
 }
 
 /// `[outer][len][inner]` of `shape` reduced over `axis` (everything for `None`).
@@ -327,13 +318,14 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
         };
     }
     let (outer_u, len_u, inner_u) =
-        (dim_u32(op.name(), "outer size", outer)?, dim_u32(op.name(), "reduced length", len)?, dim_u32(op.name(), "inner size", inner)?);
+        (u32_of(op.name(), "outer size", outer)?, u32_of(op.name(), "reduced length", len)?, u32_of(op.name(), "inner size", inner)?);
     if op.is_arg() && len > i32::MAX as usize {
         return Err(Error::Unsupported { op: op.name(), what: format!("indices of a length-{len} axis (i32 outputs)") });
     }
     let x = x.contiguous()?;
     let out = Tensor::empty(dev, &shape, out_dtype)?;
-    let p = plan(x.shape(), x.dtype(), axis, addr(&x), out_dtype.size())?;
+    let p = plan(x.shape(), x.dtype(), axis, x.addr(), out_dtype.size())?;
+    let mut ops = Operands::new(op.name(), dev);
     let mean_div = len as f32;
     let partial = p.splits > 1;
     let fl = if p.vector { flags::VECTOR_OK } else { 0 } | if partial { flags::PARTIAL } else { 0 };
@@ -343,44 +335,45 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
     } else {
         (None, None)
     };
-    let pv = part_val.as_ref().map_or(DevPtr::NULL, |b| b.as_ptr());
-    let pi = part_idx.as_ref().map_or(DevPtr::NULL, |b| b.as_ptr());
+    let pv = part_val.as_ref().map_or(Ok(DevPtr::NULL), |b| ops.buffer("partial values", b))?;
+    let pi = part_idx.as_ref().map_or(Ok(DevPtr::NULL), |b| ops.buffer("partial indices", b))?;
+    let (x_ptr, out_ptr) = (ops.input_bytes("x", &x)?, ops.output_bytes("out", &out)?);
     let name = op.name();
-    let splits = dim_u32(name, "splits", p.splits)?;
+    let splits = u32_of(name, "splits", p.splits)?;
     if inner == 1 {
         let groups = outer.div_ceil(REDUCE_BLOCK as usize / p.lanes);
         let args = ReduceRowsArgs {
-            x: DevPtr::from_addr(addr(&x)),
-            out: DevPtr::from_addr(addr(&out)),
+            x: x_ptr,
+            out: out_ptr,
             part_val: pv,
             part_idx: pi,
             rows: outer_u,
             len: len_u,
             lanes: p.lanes as u32,
-            seg_len: dim_u32(name, "segment", p.seg_len)?,
+            seg_len: u32_of(name, "segment", p.seg_len)?,
             splits,
             op: op.code(),
             out_type: oc,
             flags: fl,
             mean_div,
         };
-        let cfg = LaunchConfig::linear(dim_u32(name, "workgroups", groups * p.splits)?, REDUCE_BLOCK).with_lds(REDUCE_ROWS_LDS_BYTES);
+        let cfg = LaunchConfig::linear(u32_of(name, "workgroups", groups * p.splits)?, REDUCE_BLOCK).with_lds(REDUCE_ROWS_LDS_BYTES);
         // SAFETY: x is contiguous `rows * len`; out holds `rows` results; the partials hold
         // rows * splits entries.
-        unsafe { dev.launch(rows_k, cfg, &args)? };
+        unsafe { ops.launch(rows_k, cfg, &args)? };
     } else {
         let units = if p.vector { inner / (16 / x.dtype().size()) } else { inner };
         let tiles = units.div_ceil(p.lanes);
         let args = ReduceColsArgs {
-            x: DevPtr::from_addr(addr(&x)),
-            out: DevPtr::from_addr(addr(&out)),
+            x: x_ptr,
+            out: out_ptr,
             part_val: pv,
             part_idx: pi,
             outer: outer_u,
             len: len_u,
             inner: inner_u,
             tile_cols: p.lanes as u32,
-            seg_len: dim_u32(name, "segment", p.seg_len)?,
+            seg_len: u32_of(name, "segment", p.seg_len)?,
             splits,
             op: op.code(),
             out_type: oc,
@@ -388,21 +381,21 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
             mean_div,
         };
         let cfg = LaunchConfig {
-            grid: [dim_u32(name, "workgroups", outer * tiles)?, splits, 1],
+            grid: [u32_of(name, "workgroups", outer * tiles)?, splits, 1],
             block: [REDUCE_BLOCK, 1, 1],
             dynamic_lds_bytes: REDUCE_COLS_LDS_BYTES,
         };
         // SAFETY: x is contiguous `[outer][len][inner]`; out holds outer * inner results; the
         // partials hold splits * outer * inner entries.
-        unsafe { dev.launch(cols_k, cfg, &args)? };
+        unsafe { ops.launch(cols_k, cfg, &args)? };
     }
     if partial {
-        let n_out_u = dim_u32(name, "outputs", n_out)?;
+        let n_out_u = u32_of(name, "outputs", n_out)?;
         let (lanes, stride_out, stride_part) = if inner == 1 { (64, splits, 1) } else { (1, 1, n_out_u) };
         let args = ReducePartialsArgs {
             part_val: pv,
             part_idx: pi,
-            out: DevPtr::from_addr(addr(&out)),
+            out: out_ptr,
             outputs: n_out_u,
             parts: splits,
             lanes,
@@ -414,10 +407,9 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
         };
         let per_wg = REDUCE_BLOCK / lanes;
         // SAFETY: the partials were written above with this layout; out holds n_out results.
-        unsafe { dev.launch(abi::REDUCE_PARTIALS, LaunchConfig::linear(n_out_u.div_ceil(per_wg), REDUCE_BLOCK), &args)? };
+        unsafe { ops.launch(abi::REDUCE_PARTIALS, LaunchConfig::linear(n_out_u.div_ceil(per_wg), REDUCE_BLOCK), &args)? };
     }
-    // The partial buffers are freed here; a HIP free waits for the device's queued work first.
-    drop((part_val, part_idx));
+    // The partial buffers go back to the pool once the stream has passed the launches.
     Ok(out)
 }
 

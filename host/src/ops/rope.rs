@@ -31,9 +31,9 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::reduce::{TARGET_WORKGROUPS, addr};
+use crate::ops::reduce::TARGET_WORKGROUPS;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::rope::{self as abi, ROPE_BLOCK, ROPE_FREQ_LDS_MAX, RopeArgs, flags, rope_freq_lds_bytes};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
@@ -129,9 +129,8 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
         });
     }
     let dev = x.device();
-    let u32_of = |what: &str, v: usize| {
-        u32::try_from(v).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} = {v} (more than 2^32 - 1)") })
-    };
+    let mut ops = Operands::new(OP, dev);
+    let u32_of = |what: &str, v: usize| crate::tensor::u32_of(OP, what, v);
     let half = rot / 2;
     let mut fl = if opts.layout == RopeLayout::HalfSplit { flags::HALF_SPLIT } else { 0 };
 
@@ -157,9 +156,7 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
                         message: format!("{what} is {:?}; expected [positions, {half}] like the cos table", t.shape()),
                     });
                 }
-                if !t.device().same_device(dev) {
-                    return Err(Error::DeviceMismatch);
-                }
+                ops.check_device(what, t)?;
             }
             cache_rows = u32_of("table rows", c.shape()[0])?;
             cos = Some(c.contiguous()?);
@@ -175,9 +172,7 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
             if o.shape() != [batch] {
                 return Err(Error::Shape { op: OP, message: format!("offsets are {:?}, expected [{batch}]", o.shape()) });
             }
-            if !o.device().same_device(dev) {
-                return Err(Error::DeviceMismatch);
-            }
+            ops.check_device("offsets", o)?;
             fl |= flags::OFFSETS;
             Some(o.contiguous()?)
         }
@@ -205,7 +200,7 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
 
     let v = 16 / x.dtype().size();
     let vector =
-        addr(&x) % 16 == 0 && addr(&out) % 16 == 0 && d % v == 0 && if fl & flags::HALF_SPLIT != 0 { half % v == 0 } else { rot % v == 0 };
+        x.addr() % 16 == 0 && out.addr() % 16 == 0 && d % v == 0 && if fl & flags::HALF_SPLIT != 0 { half % v == 0 } else { rot % v == 0 };
     if vector {
         fl |= flags::VECTOR_OK;
     }
@@ -222,7 +217,7 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     // vector (two 16-byte chunks each way).
     let pairs = if fl & flags::HALF_SPLIT != 0 { v } else { v / 2 };
     let freq_lds = rope_freq_lds_bytes(u32_of("rotated units", rotated)?, pairs as u32);
-    let aligned = freqs.as_ref().is_some_and(|f| f.raw().addr() % 16 == 0);
+    let aligned = freqs.as_ref().is_some_and(|f| f.as_ptr().addr() % 16 == 0);
     let lds = if vector && aligned && freq_lds <= ROPE_FREQ_LDS_MAX {
         fl |= flags::FREQS_LDS;
         freq_lds
@@ -236,12 +231,12 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     let per_lane = rows.div_ceil(ty * TARGET_WORKGROUPS).max(1);
     let grid = rows.div_ceil(ty * per_lane);
     let args = RopeArgs {
-        x: DevPtr::from_addr(addr(&x)),
-        out: DevPtr::from_addr(addr(&out)),
-        offsets: offsets.as_ref().map_or(DevPtr::NULL, |o| DevPtr::from_addr(addr(o))),
-        freqs: freqs.as_ref().map_or(DevPtr::NULL, |f| f.as_ptr()),
-        cos: cos.as_ref().map_or(DevPtr::NULL, |t| DevPtr::from_addr(addr(t))),
-        sin: sin.as_ref().map_or(DevPtr::NULL, |t| DevPtr::from_addr(addr(t))),
+        x: ops.input_bytes("x", &x)?,
+        out: ops.output_bytes("out", &out)?,
+        offsets: ops.optional_input("offsets", offsets.as_ref())?,
+        freqs: freqs.as_ref().map_or(Ok(DevPtr::NULL), |f| ops.buffer("frequencies", f))?,
+        cos: ops.optional_input("cos table", cos.as_ref())?,
+        sin: ops.optional_input("sin table", sin.as_ref())?,
         batch: u32_of("batch", batch)?,
         seq: u32_of("seq", seq)?,
         heads: u32_of("heads", heads)?,
@@ -255,6 +250,6 @@ pub fn rope(x: &Tensor, opts: &RopeOptions<'_>) -> Result<Tensor> {
     u32_of("head vectors", rows)?;
     // SAFETY: x and out are contiguous [batch][seq][heads][head_dim] of the kernel's dtype;
     // offsets hold batch i32; freqs rotary_dim / 2 pairs; the tables [cache_rows][rot / 2].
-    unsafe { dev.launch(k, LaunchConfig::linear(u32_of("workgroups", grid)?, ROPE_BLOCK).with_lds(lds), &args)? };
+    unsafe { ops.launch(k, LaunchConfig::linear(u32_of("workgroups", grid)?, ROPE_BLOCK).with_lds(lds), &args)? };
     Ok(out)
 }

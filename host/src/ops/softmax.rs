@@ -22,10 +22,9 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::reduce::addr;
 use crate::ops::rows::plan_rows;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::softmax::{self as abi, SOFTMAX_MAX_LANES, SoftmaxArgs, flags};
 use ferrocm_device::abi::{DevPtr, Kernel};
@@ -71,11 +70,12 @@ fn run(x: &Tensor, log: bool) -> Result<Tensor> {
     let x = x.contiguous()?;
     let rows = x.numel() / len;
     let esize = x.dtype().size();
-    let vector = addr(&x) % 16 == 0 && addr(&out) % 16 == 0 && (len * esize) % 16 == 0;
+    let vector = x.addr() % 16 == 0 && out.addr() % 16 == 0 && (len * esize) % 16 == 0;
     let p = plan_rows(op, rows, len, esize, vector, SOFTMAX_MAX_LANES, false)?;
+    let mut ops = Operands::new(op, dev);
     let mut args = SoftmaxArgs {
-        x: DevPtr::from_addr(addr(&x)),
-        out: DevPtr::from_addr(addr(&out)),
+        x: ops.input_bytes("x", &x)?,
+        out: ops.output_bytes("out", &out)?,
         stats: DevPtr::NULL,
         rows: rows as u32,
         len: len as u32,
@@ -88,16 +88,16 @@ fn run(x: &Tensor, log: bool) -> Result<Tensor> {
     let cfg = LaunchConfig::linear(p.workgroups, p.block).with_lds(ROW_LDS_BYTES);
     if p.segs == 1 {
         // SAFETY: x and out are contiguous rows * len elements of the kernel's dtype.
-        unsafe { dev.launch(k, cfg, &args)? };
+        unsafe { ops.launch(k, cfg, &args)? };
         return Ok(out);
     }
     let stats = dev.alloc::<f32>(p.workgroups as usize * ROW_STAT_FLOATS as usize)?;
-    args.stats = stats.as_ptr();
+    args.stats = ops.buffer("statistics", &stats)?;
     args.mode = mode::STATS;
     // SAFETY: as above; stats holds one slot per (row, segment).
-    unsafe { dev.launch(k, cfg, &args)? };
+    unsafe { ops.launch(k, cfg, &args)? };
     args.mode = mode::APPLY;
     // SAFETY: as above; the STATS pass wrote every slot.
-    unsafe { dev.launch(k, cfg, &args)? };
+    unsafe { ops.launch(k, cfg, &args)? };
     Ok(out)
 }

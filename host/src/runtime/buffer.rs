@@ -1,13 +1,15 @@
-//! Device memory: [`Buffer<T>`], typed; [`RawBuffer`], the untyped allocation under it and under
-//! [`Tensor`](crate::Tensor).
+//! Device memory: [`RawBuffer`], one block of the memory pool, and [`Buffer<T>`], typed and
+//! one-dimensional. [`Tensor`](crate::Tensor) is the shaped view over the same blocks.
 
+use super::device::Device;
+use super::pool::MemoryPool;
 use crate::error::{Error, Result};
-use crate::runtime::device::Device;
 use ferrocm_device::abi::DevPtr;
 use std::marker::PhantomData;
+use std::sync::Arc;
 
-/// Readable bytes every allocation carries past its requested end (the size sent to the
-/// backend is `bytes + ALLOC_SLACK` rounded up to 16).
+/// Readable bytes every allocation carries past its requested end (the block is at least
+/// `bytes + ALLOC_SLACK`).
 ///
 /// Why: kernels read operands with 128-bit and range-checked dword loads at arbitrary byte
 /// alignment (views start anywhere), so the load holding a buffer's last valid byte may reach up
@@ -16,34 +18,29 @@ use std::marker::PhantomData;
 /// byte). [`RawBuffer::size_bytes`] stays the requested size.
 pub const ALLOC_SLACK: u64 = 15;
 
-/// One device allocation (freed on drop). Zero-byte allocations take no device memory and have
-/// address 0.
+/// One device allocation: a block of the device's [`MemoryPool`], returned to it when the last
+/// handle goes. Zero-byte allocations take no block and have address 0.
+///
+/// Shared (`Arc`) by every [`Tensor`](crate::Tensor) view and [`Buffer`] over it, and by the
+/// runtime while queued work still uses it, so it is never reused early. Get it from
+/// [`Tensor::storage`](crate::Tensor::storage) or [`Buffer::raw`].
 pub struct RawBuffer {
-    device: Device,
+    pool: Arc<MemoryPool>,
+    device_id: u64,
     addr: u64,
     bytes: u64,
+    class: u64,
 }
 
 impl std::fmt::Debug for RawBuffer {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "RawBuffer({:#x}, {} bytes on {})", self.addr, self.bytes, self.device.backend())
+        write!(f, "RawBuffer({:#x}, {} bytes)", self.addr, self.bytes)
     }
 }
 
 impl RawBuffer {
-    /// Allocates `bytes` on `device`.
-    ///
-    /// # Errors
-    /// [`Error::OutOfMemory`] or the backend's error.
-    pub fn new(device: &Device, bytes: u64) -> Result<RawBuffer> {
-        let addr = if bytes == 0 {
-            0
-        } else {
-            let rounded =
-                bytes.checked_add(ALLOC_SLACK).and_then(|b| b.checked_next_multiple_of(16)).ok_or(Error::OutOfMemory { bytes })?;
-            device.backend_impl().alloc(rounded)?
-        };
-        Ok(RawBuffer { device: device.clone(), addr, bytes })
+    pub(crate) fn new(pool: Arc<MemoryPool>, device_id: u64, addr: u64, bytes: u64, class: u64) -> RawBuffer {
+        RawBuffer { pool, device_id, addr, bytes, class }
     }
 
     /// The device address of the first byte.
@@ -51,68 +48,29 @@ impl RawBuffer {
         self.addr
     }
 
-    /// Size in bytes.
+    /// Size in bytes (as requested; the block may be larger).
     pub fn size_bytes(&self) -> u64 {
         self.bytes
     }
 
-    /// The owning device.
-    pub fn device(&self) -> &Device {
-        &self.device
+    /// The id of the owning device ([`Device::id`]).
+    pub fn device_id(&self) -> u64 {
+        self.device_id
     }
 
-    fn check_range(&self, offset: u64, len: u64) -> Result<()> {
+    /// `Ok` when `[offset, offset + len)` lies inside.
+    pub(crate) fn check_range(&self, offset: u64, len: u64) -> Result<()> {
         match offset.checked_add(len) {
             Some(end) if end <= self.bytes => Ok(()),
             _ => Err(Error::LengthMismatch { expected: self.bytes.saturating_sub(offset) as usize, actual: len as usize }),
         }
     }
-
-    /// Copies `src` to byte `offset`.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`] past the end; the backend's error.
-    pub fn write(&self, offset: u64, src: &[u8]) -> Result<()> {
-        self.check_range(offset, src.len() as u64)?;
-        if src.is_empty() {
-            return Ok(());
-        }
-        self.device.backend_impl().write(self.addr + offset, src)
-    }
-
-    /// Copies from byte `offset` into `dst`.
-    ///
-    /// # Errors
-    /// [`Error::LengthMismatch`] past the end; the backend's error.
-    pub fn read(&self, offset: u64, dst: &mut [u8]) -> Result<()> {
-        self.check_range(offset, dst.len() as u64)?;
-        if dst.is_empty() {
-            return Ok(());
-        }
-        self.device.backend_impl().read(self.addr + offset, dst)
-    }
-
-    /// Device-to-device copy of `bytes` from `src` (at `src_offset`) to `self` (at `offset`).
-    ///
-    /// # Errors
-    /// [`Error::DeviceMismatch`], [`Error::LengthMismatch`], the backend's error.
-    pub fn copy_from(&self, offset: u64, src: &RawBuffer, src_offset: u64, bytes: u64) -> Result<()> {
-        if !self.device.same_device(&src.device) {
-            return Err(Error::DeviceMismatch);
-        }
-        self.check_range(offset, bytes)?;
-        src.check_range(src_offset, bytes)?;
-        if bytes == 0 {
-            return Ok(());
-        }
-        self.device.backend_impl().copy(self.addr + offset, src.addr + src_offset, bytes)
-    }
 }
 
 impl Drop for RawBuffer {
     fn drop(&mut self) {
-        if self.addr != 0 {
-            self.device.backend_impl().free(self.addr);
+        if self.class != 0 {
+            self.pool.release(self.addr, self.class);
         }
     }
 }
@@ -120,10 +78,13 @@ impl Drop for RawBuffer {
 /// A typed device buffer of `len` elements of `T`.
 ///
 /// Created by [`Device::alloc`], [`Device::zeros`] or [`Device::from_slice`]; read back with
-/// [`Buffer::to_vec`]. Pass it to kernels through [`Buffer::as_ptr`] (for raw launches) or to the
-/// safe [`ops`](crate::ops).
+/// [`Buffer::to_vec`]; copied asynchronously from and to pinned host memory with
+/// [`Stream::copy_htod`](crate::Stream::copy_htod) / [`Stream::copy_dtoh`](crate::Stream::copy_dtoh).
+/// Pass it to the ops that take buffers ([`ops::basic`](crate::ops::basic)) or to raw launches
+/// through [`Buffer::as_ptr`].
 pub struct Buffer<T> {
-    raw: RawBuffer,
+    device: Device,
+    raw: Arc<RawBuffer>,
     len: usize,
     _elem: PhantomData<T>,
 }
@@ -138,7 +99,7 @@ impl<T: bytemuck::Pod> Buffer<T> {
     pub(crate) fn alloc(device: &Device, len: usize) -> Result<Buffer<T>> {
         let elem = std::mem::size_of::<T>();
         let bytes = len.checked_mul(elem).ok_or(Error::AllocationOverflow { elements: len, elem_size: elem })?;
-        Ok(Buffer { raw: RawBuffer::new(device, bytes as u64)?, len, _elem: PhantomData })
+        Ok(Buffer { device: device.clone(), raw: Arc::new(device.alloc_raw(bytes as u64)?), len, _elem: PhantomData })
     }
 
     /// Element count.
@@ -158,35 +119,33 @@ impl<T: bytemuck::Pod> Buffer<T> {
 
     /// The device this buffer lives on.
     pub fn device(&self) -> &Device {
-        self.raw.device()
+        &self.device
     }
 
     /// The underlying allocation.
-    pub fn raw(&self) -> &RawBuffer {
+    pub fn raw(&self) -> &Arc<RawBuffer> {
         &self.raw
     }
 
-    /// The untyped allocation, giving up the element type (for building a tensor).
-    pub fn into_raw(self) -> RawBuffer {
-        self.raw
-    }
-
-    /// The device address as a typed kernel-argument pointer.
+    /// The device address as a typed kernel-argument pointer (for raw launches, whose caller
+    /// must keep the buffer alive until the stream has passed the launch).
     pub fn as_ptr(&self) -> DevPtr<T> {
         DevPtr::from_addr(self.raw.addr)
     }
 
-    /// Copies the whole buffer to a new `Vec`.
+    /// Copies the whole buffer to a new `Vec`, after the work queued before on the current
+    /// stream (synchronous).
     ///
     /// # Errors
     /// The backend's error (a failed earlier kernel surfaces here on HIP).
     pub fn to_vec(&self) -> Result<Vec<T>> {
         let mut v = vec![T::zeroed(); self.len];
-        self.raw.read(0, bytemuck::cast_slice_mut(&mut v))?;
+        self.device.read_bytes(&self.raw, 0, bytemuck::cast_slice_mut(&mut v))?;
         Ok(v)
     }
 
-    /// Overwrites the buffer with `data` (same length).
+    /// Overwrites the buffer with `data` (same length), ordered on the current stream; returns
+    /// when the copy is done.
     ///
     /// # Errors
     /// [`Error::LengthMismatch`]; the backend's error.
@@ -194,10 +153,11 @@ impl<T: bytemuck::Pod> Buffer<T> {
         if data.len() != self.len {
             return Err(Error::LengthMismatch { expected: self.len, actual: data.len() });
         }
-        self.raw.write(0, bytemuck::cast_slice(data))
+        self.device.write_bytes(&self.raw, 0, bytemuck::cast_slice(data))
     }
 
-    /// Copies another buffer of the same length and device into this one, on the device.
+    /// Copies another buffer of the same length and device into this one, on the device
+    /// (queued on the current stream).
     ///
     /// # Errors
     /// [`Error::LengthMismatch`], [`Error::DeviceMismatch`]; the backend's error.
@@ -205,7 +165,10 @@ impl<T: bytemuck::Pod> Buffer<T> {
         if src.len != self.len {
             return Err(Error::LengthMismatch { expected: self.len, actual: src.len });
         }
-        self.raw.copy_from(0, &src.raw, 0, self.size_bytes() as u64)
+        if !src.device.same_device(&self.device) {
+            return Err(Error::DeviceMismatch { op: "Buffer::copy_from", operand: "src" });
+        }
+        self.device.copy_device(&self.raw, 0, &src.raw, 0, self.size_bytes() as u64)
     }
 
     /// A new buffer with the same contents.
@@ -213,7 +176,7 @@ impl<T: bytemuck::Pod> Buffer<T> {
     /// # Errors
     /// As [`Device::alloc`] and [`Buffer::copy_from`].
     pub fn try_clone(&self) -> Result<Buffer<T>> {
-        let mut b = Buffer::alloc(self.device(), self.len)?;
+        let mut b = Buffer::alloc(&self.device, self.len)?;
         b.copy_from(self)?;
         Ok(b)
     }

@@ -4,9 +4,11 @@
 //! wrongly) by reading the code object itself: kernel present, argument layout equal to the
 //! metadata's, workgroup size within the kernel's limit, LDS within 64 KiB, grid non-empty.
 
+use crate::backend::RawFunction;
 use crate::error::{Error, Result};
 use ferrocm_device::abi::{Kernel, KernelArgs};
 use ferrocm_emu::codeobj::{CodeObject, KernelInfo};
+use std::any::TypeId;
 
 /// LDS a workgroup can have on gfx9 (CDNA3 included): 64 KiB.
 pub const LDS_LIMIT_BYTES: u32 = 64 * 1024;
@@ -40,7 +42,24 @@ impl LaunchConfig {
     }
 }
 
-pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>, cfg: &LaunchConfig) -> Result<&'c KernelInfo> {
+/// A kernel resolved for one device: the checks that depend only on the kernel and its argument
+/// struct are done once (by [`Device`](crate::Device)'s kernel cache), the launch-shape checks on
+/// every launch.
+pub(crate) struct ResolvedKernel {
+    /// The symbol.
+    pub name: &'static str,
+    /// The backend's handle.
+    pub function: RawFunction,
+    /// The argument struct the layout was checked for.
+    pub args: TypeId,
+    /// `.max_flat_workgroup_size`.
+    pub max_threads: u32,
+    /// Static LDS bytes.
+    pub static_lds: u32,
+}
+
+/// The kernel exists in `co` and `A` matches its explicit kernarg layout field by field.
+pub(crate) fn validate_args<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>) -> Result<&'c KernelInfo> {
     let name = kernel.name();
     let info = co.kernel(name).ok_or_else(|| Error::KernelNotFound { kernel: name.to_string(), arch: co.arch.to_string() })?;
     let meta = &info.meta;
@@ -76,15 +95,19 @@ pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>,
             expected: format!("an argument at offset {} size {}", m.offset, m.size),
         });
     }
+    Ok(info)
+}
 
+/// Block, LDS and grid of `cfg` are valid for a kernel allowing `max_threads` work-items per
+/// workgroup with `static_lds` bytes of LDS.
+pub(crate) fn validate_shape(name: &str, max_threads: u32, static_lds: u32, cfg: &LaunchConfig) -> Result<()> {
     if cfg.block.contains(&0) {
         return Err(Error::EmptyBlock { kernel: name.to_string(), block: cfg.block });
     }
     let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
-    if threads > meta.max_flat_workgroup_size as u64 {
-        return Err(Error::BlockTooLarge { kernel: name.to_string(), block: cfg.block, threads, max: meta.max_flat_workgroup_size });
+    if threads > max_threads as u64 {
+        return Err(Error::BlockTooLarge { kernel: name.to_string(), block: cfg.block, threads, max: max_threads });
     }
-    let static_lds = meta.group_segment_fixed_size;
     if static_lds as u64 + cfg.dynamic_lds_bytes as u64 > LDS_LIMIT_BYTES as u64 {
         return Err(Error::LdsTooLarge {
             kernel: name.to_string(),
@@ -99,5 +122,12 @@ pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>,
     if cfg.grid.iter().zip(cfg.block).any(|(&g, b)| g as u64 * b as u64 > u32::MAX as u64) {
         return Err(Error::GridTooLarge { kernel: name.to_string(), grid: cfg.grid, block: cfg.block });
     }
+    Ok(())
+}
+
+/// Both checks (for [`Device::validate_launch`](crate::Device::validate_launch)).
+pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>, cfg: &LaunchConfig) -> Result<&'c KernelInfo> {
+    let info = validate_args(co, kernel)?;
+    validate_shape(kernel.name(), info.meta.max_flat_workgroup_size, info.meta.group_segment_fixed_size, cfg)?;
     Ok(info)
 }

@@ -4,7 +4,10 @@ use crate::dtype::{DType, Element};
 use crate::error::{Error, Result};
 use crate::runtime::buffer::RawBuffer;
 use crate::runtime::device::Device;
+
+mod lower;
 use ferrocm_device::abi::DevPtr;
+pub use lower::{Operands, u32_of};
 use std::sync::Arc;
 
 /// An n-dimensional array on a device: dtype, shape, strides (in elements) and an offset into a
@@ -22,6 +25,7 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct Tensor {
+    device: Device,
     storage: Arc<RawBuffer>,
     dtype: DType,
     shape: Vec<usize>,
@@ -58,7 +62,7 @@ impl Tensor {
     /// Overflowing shapes, allocation errors.
     pub fn zeros(device: &Device, shape: &[usize], dtype: DType) -> Result<Tensor> {
         let t = Tensor::empty(device, shape, dtype)?;
-        t.storage.write(0, &vec![0u8; t.storage.size_bytes() as usize])?;
+        device.memset(&t.storage, 0, t.storage.size_bytes())?;
         Ok(t)
     }
 
@@ -71,7 +75,8 @@ impl Tensor {
         let n = numel_checked(shape)?;
         let bytes = n.checked_mul(dtype.size()).ok_or(Error::AllocationOverflow { elements: n, elem_size: dtype.size() })?;
         Ok(Tensor {
-            storage: Arc::new(RawBuffer::new(device, bytes as u64)?),
+            device: device.clone(),
+            storage: Arc::new(device.alloc_raw(bytes as u64)?),
             dtype,
             shape: shape.to_vec(),
             strides: contiguous_strides(shape),
@@ -89,7 +94,7 @@ impl Tensor {
             return Err(Error::LengthMismatch { expected: n, actual: data.len() });
         }
         let t = Tensor::empty(device, shape, T::DTYPE)?;
-        t.storage.write(0, bytemuck::cast_slice(data))?;
+        device.write_bytes(&t.storage, 0, bytemuck::cast_slice(data))?;
         Ok(t)
     }
 
@@ -119,9 +124,9 @@ impl Tensor {
     }
     /// The device.
     pub fn device(&self) -> &Device {
-        self.storage.device()
+        &self.device
     }
-    /// The allocation under the view.
+    /// The allocation under the view (shared by every view of it).
     pub fn storage(&self) -> &Arc<RawBuffer> {
         &self.storage
     }
@@ -138,13 +143,20 @@ impl Tensor {
         true
     }
 
-    /// The address of the first element, typed; checks the dtype.
+    /// The device address of the first element (for alignment decisions; kernels get their
+    /// pointers from [`Operands`], which also keeps the memory alive).
+    pub fn addr(&self) -> u64 {
+        self.storage.addr() + (self.offset * self.dtype.size()) as u64
+    }
+
+    /// The address of the first element, typed; checks the dtype. For raw launches, whose
+    /// caller must keep the tensor alive until the stream has passed them; ops use [`Operands`].
     ///
     /// # Errors
     /// [`Error::DTypeMismatch`] when `T` is not the tensor's dtype.
     pub fn as_ptr<T: Element>(&self) -> Result<DevPtr<T>> {
         self.expect_dtype::<T>("as_ptr")?;
-        Ok(DevPtr::from_addr(self.storage.addr() + (self.offset * self.dtype.size()) as u64))
+        Ok(DevPtr::from_addr(self.addr()))
     }
 
     pub(crate) fn expect_dtype<T: Element>(&self, op: &'static str) -> Result<()> {
@@ -154,7 +166,8 @@ impl Tensor {
         Ok(())
     }
 
-    /// Copies the elements to the host in row-major order (gathering strided views).
+    /// Copies the elements to the host in row-major order (gathering strided views), after the
+    /// work queued on the current stream (synchronous).
     ///
     /// # Errors
     /// [`Error::DTypeMismatch`]; the backend's error.
@@ -167,13 +180,13 @@ impl Tensor {
         let esz = self.dtype.size();
         if self.is_contiguous() {
             let mut v = vec![T::zeroed(); n];
-            self.storage.read((self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut v))?;
+            self.device.read_bytes(&self.storage, (self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut v))?;
             return Ok(v);
         }
         // Read the span the view touches once, then gather on the host.
         let span = 1 + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>();
         let mut all = vec![T::zeroed(); span];
-        self.storage.read((self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut all))?;
+        self.device.read_bytes(&self.storage, (self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut all))?;
         Ok(self.element_offsets().map(|o| all[o]).collect())
     }
 
@@ -250,6 +263,21 @@ impl Tensor {
         Ok(t)
     }
 
+    /// A view without the size-1 axis `axis`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an axis out of range or of another size.
+    pub fn squeeze(&self, axis: usize) -> Result<Tensor> {
+        self.check_axis("squeeze", axis)?;
+        if self.shape[axis] != 1 {
+            return Err(Error::InvalidArgument { op: "squeeze", message: format!("axis {axis} has size {}, not 1", self.shape[axis]) });
+        }
+        let mut t = self.clone();
+        t.shape.remove(axis);
+        t.strides.remove(axis);
+        Ok(t)
+    }
+
     /// A view broadcast to `shape` (numpy rules: align trailing axes; size-1 axes stretch with
     /// stride 0; new leading axes have stride 0).
     ///
@@ -271,7 +299,14 @@ impl Tensor {
                 return Err(Error::Shape { op: "broadcast_to", message: format!("cannot broadcast {:?} to {shape:?}", self.shape) });
             };
         }
-        Ok(Tensor { storage: self.storage.clone(), dtype: self.dtype, shape: shape.to_vec(), strides, offset: self.offset })
+        Ok(Tensor {
+            device: self.device.clone(),
+            storage: self.storage.clone(),
+            dtype: self.dtype,
+            shape: shape.to_vec(),
+            strides,
+            offset: self.offset,
+        })
     }
 
     /// A contiguous tensor with the same elements: `self` (sharing storage) if already
@@ -295,6 +330,7 @@ impl Tensor {
             return Err(Error::Layout { op: "reshape", message: "a strided view cannot be reshaped; make it contiguous first".into() });
         }
         Ok(Tensor {
+            device: self.device.clone(),
             storage: self.storage.clone(),
             dtype: self.dtype,
             shape: shape.to_vec(),

@@ -14,6 +14,17 @@ pub const HIP_SUCCESS: hipError_t = 0;
 pub const HIP_ERROR_NO_DEVICE: hipError_t = 100;
 /// `hipErrorOutOfMemory`.
 pub const HIP_ERROR_OUT_OF_MEMORY: hipError_t = 2;
+/// `hipErrorNotReady`: not an error, "the queued work has not completed yet" (event/stream queries).
+pub const HIP_ERROR_NOT_READY: hipError_t = 600;
+
+/// `hipStreamNonBlocking`: the stream does not synchronise with the legacy null stream.
+pub const HIP_STREAM_NON_BLOCKING: c_uint = 0x1;
+/// `hipEventDefault`.
+pub const HIP_EVENT_DEFAULT: c_uint = 0x0;
+/// `hipEventDisableTiming`: an event that only orders and signals completion (cheaper).
+pub const HIP_EVENT_DISABLE_TIMING: c_uint = 0x2;
+/// `hipHostMallocDefault`.
+pub const HIP_HOST_MALLOC_DEFAULT: c_uint = 0x0;
 
 /// Opaque handles.
 pub type hipStream_t = *mut c_void;
@@ -132,19 +143,22 @@ hip_api! {
     hipGetDeviceCount = "hipGetDeviceCount": fn(*mut c_int) -> hipError_t;
     hipSetDevice = "hipSetDevice": fn(c_int) -> hipError_t;
     hipGetDevicePropertiesR0600 = "hipGetDevicePropertiesR0600": fn(*mut hipDeviceProp_tR0600, c_int) -> hipError_t;
-    hipDeviceGetAttribute = "hipDeviceGetAttribute": fn(*mut c_int, c_int, c_int) -> hipError_t;
     hipDeviceSynchronize = "hipDeviceSynchronize": fn() -> hipError_t;
     hipMalloc = "hipMalloc": fn(*mut *mut c_void, usize) -> hipError_t;
     hipFree = "hipFree": fn(*mut c_void) -> hipError_t;
-    hipMemcpy = "hipMemcpy": fn(*mut c_void, *const c_void, usize, hipMemcpyKind) -> hipError_t;
     hipMemcpyAsync = "hipMemcpyAsync": fn(*mut c_void, *const c_void, usize, hipMemcpyKind, hipStream_t) -> hipError_t;
-    hipMemsetD8 = "hipMemsetD8": fn(hipDeviceptr_t, u8, usize) -> hipError_t;
-    hipStreamCreate = "hipStreamCreate": fn(*mut hipStream_t) -> hipError_t;
+    hipMemsetD8Async = "hipMemsetD8Async": fn(hipDeviceptr_t, u8, usize, hipStream_t) -> hipError_t;
+    hipMemGetInfo = "hipMemGetInfo": fn(*mut usize, *mut usize) -> hipError_t;
+    hipHostMalloc = "hipHostMalloc": fn(*mut *mut c_void, usize, c_uint) -> hipError_t;
+    hipHostFree = "hipHostFree": fn(*mut c_void) -> hipError_t;
+    hipStreamCreateWithFlags = "hipStreamCreateWithFlags": fn(*mut hipStream_t, c_uint) -> hipError_t;
     hipStreamDestroy = "hipStreamDestroy": fn(hipStream_t) -> hipError_t;
     hipStreamSynchronize = "hipStreamSynchronize": fn(hipStream_t) -> hipError_t;
-    hipEventCreate = "hipEventCreate": fn(*mut hipEvent_t) -> hipError_t;
+    hipStreamWaitEvent = "hipStreamWaitEvent": fn(hipStream_t, hipEvent_t, c_uint) -> hipError_t;
+    hipEventCreateWithFlags = "hipEventCreateWithFlags": fn(*mut hipEvent_t, c_uint) -> hipError_t;
     hipEventDestroy = "hipEventDestroy": fn(hipEvent_t) -> hipError_t;
     hipEventRecord = "hipEventRecord": fn(hipEvent_t, hipStream_t) -> hipError_t;
+    hipEventQuery = "hipEventQuery": fn(hipEvent_t) -> hipError_t;
     hipEventSynchronize = "hipEventSynchronize": fn(hipEvent_t) -> hipError_t;
     hipEventElapsedTime = "hipEventElapsedTime": fn(*mut f32, hipEvent_t, hipEvent_t) -> hipError_t;
     hipModuleLoadData = "hipModuleLoadData": fn(*mut hipModule_t, *const c_void) -> hipError_t;

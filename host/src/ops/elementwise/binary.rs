@@ -84,6 +84,7 @@ pub fn binary(op: BinaryOp, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         kernel,
         epl,
         inputs: &[a, b],
+        names: &["a", "b"],
         out_shape: &shape,
         out_dtype: a.dtype(),
         code: op.code(),

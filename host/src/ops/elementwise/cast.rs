@@ -61,7 +61,19 @@ fn launch(op: &'static str, x: &Tensor, from: DType, to: DType, out_dtype: DType
     let kernel = kernel_from(from).ok_or_else(|| Error::DTypeMismatch { op, what: "x", got: from, expected: CAST_TYPES.into() })?;
     let code = code_of(to).ok_or_else(|| Error::DTypeMismatch { op, what: "target", got: to, expected: CAST_TYPES.into() })?;
     let epl = 16 / from.size().min(to.size()) as u32;
-    run(&Nary { op, kernel, epl, inputs: &[x], out_shape: x.shape(), out_dtype, code: 0, type_code: code, alpha: 0.0, beta: 0.0 })
+    run(&Nary {
+        op,
+        kernel,
+        epl,
+        inputs: &[x],
+        names: &["x"],
+        out_shape: x.shape(),
+        out_dtype,
+        code: 0,
+        type_code: code,
+        alpha: 0.0,
+        beta: 0.0,
+    })
 }
 
 /// `x` converted to `dtype` (rules in the module docs) as a new contiguous tensor. `x` may be

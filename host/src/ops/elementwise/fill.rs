@@ -13,8 +13,7 @@ use crate::dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 use crate::error::{Error, Result};
 use crate::runtime::device::Device;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
-use ferrocm_device::abi::DevPtr;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::elementwise::{ELT_BLOCK, FILL_B128, FillPatternArgs};
 use half::{bf16, f16};
 
@@ -70,7 +69,9 @@ pub fn fill_bytes(t: &Tensor, elem: &[u8]) -> Result<()> {
     if bytes == 0 {
         return Ok(());
     }
-    let start = t.storage().addr() + (t.offset() * esize) as u64;
+    let mut ops = Operands::new("fill", t.device());
+    let dst = ops.output_bytes("t", t)?;
+    let start = dst.addr();
     // Byte k of the pattern is the byte stored at addresses == k mod 16; since 16 is a multiple
     // of the element size, that is element byte (k - start) mod esize.
     let mut pattern = [0u8; 16];
@@ -79,18 +80,10 @@ pub fn fill_bytes(t: &Tensor, elem: &[u8]) -> Result<()> {
     }
     let word = |i: usize| u32::from_le_bytes([pattern[4 * i], pattern[4 * i + 1], pattern[4 * i + 2], pattern[4 * i + 3]]);
     let chunks = (start + bytes).div_ceil(16) - start / 16;
-    let groups = u32::try_from(chunks.div_ceil(ELT_BLOCK as u64))
-        .map_err(|_| Error::Unsupported { op: "fill", what: format!("{bytes} bytes (more than 2^32 workgroups)") })?;
-    let args = FillPatternArgs {
-        dst: DevPtr::from_addr(start),
-        bytes,
-        pattern0: word(0),
-        pattern1: word(1),
-        pattern2: word(2),
-        pattern3: word(3),
-    };
+    let groups = ops.u32("workgroups", chunks.div_ceil(ELT_BLOCK as u64) as usize)?;
+    let args = FillPatternArgs { dst, bytes, pattern0: word(0), pattern1: word(1), pattern2: word(2), pattern3: word(3) };
     // SAFETY: the kernel writes exactly [start, start + bytes), the view's elements.
-    unsafe { t.device().launch(FILL_B128, LaunchConfig::linear(groups, ELT_BLOCK), &args) }
+    unsafe { ops.launch(FILL_B128, LaunchConfig::linear(groups, ELT_BLOCK), &args) }
 }
 
 /// A new contiguous tensor of `shape` and `dtype` with every element `value` (see [`fill`]).

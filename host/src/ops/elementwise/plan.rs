@@ -4,7 +4,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::elementwise::{ELT_BLOCK, ELT_MAX_ELEMENTS, ELT_MAX_RANK, EltArgs, FastDivisor, elt_flags};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
@@ -43,6 +43,8 @@ pub(crate) struct Nary<'a> {
     pub epl: u32,
     /// The inputs, in kernel order.
     pub inputs: &'a [&'a Tensor],
+    /// Their names, for errors.
+    pub names: &'a [&'static str],
     /// The output shape (the inputs' broadcast).
     pub out_shape: &'a [usize],
     /// The output dtype.
@@ -92,8 +94,9 @@ fn unsupported(op: &'static str, what: String) -> Error {
 pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
     let first = l.inputs.first().expect("every elementwise op has an input");
     let dev = first.device();
-    if l.inputs.iter().any(|t| !t.device().same_device(dev)) {
-        return Err(Error::DeviceMismatch);
+    let mut ops = Operands::new(l.op, dev);
+    for (t, name) in l.inputs.iter().zip(l.names) {
+        ops.check_device(name, t)?;
     }
     let out = Tensor::empty(dev, l.out_shape, l.out_dtype)?;
     let n = out.numel();
@@ -139,7 +142,7 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
     let vec_bits = [elt_flags::IN0_VEC, elt_flags::IN1_VEC, elt_flags::IN2_VEC];
     for (k, (v, s)) in views.iter().zip(&strides).enumerate() {
         let esize = v.dtype().size();
-        let addr = v.storage().addr() + (v.offset() * esize) as u64;
+        let addr = v.addr();
         // Each group of this input is one access of `group * esize` bytes (16 for the widest).
         let need = group * esize;
         let aligned = addr.is_multiple_of(need as u64) && s[1..].iter().all(|&st| (st * esize).is_multiple_of(need));
@@ -168,13 +171,13 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
         for d in 0..rank {
             st[k][d] = s[d] as u32; // bounded by the span check
         }
-        ptr[k] = DevPtr::from_addr(v.storage().addr() + (v.offset() * v.dtype().size()) as u64);
+        ptr[k] = ops.input_bytes(l.names[k], v)?;
     }
     let args = EltArgs {
         in0: ptr[0],
         in1: ptr[1],
         in2: ptr[2],
-        out: DevPtr::from_addr(out.storage().addr()),
+        out: ops.output_bytes("out", &out)?,
         n: n as u32,
         rank: rank as u32,
         size0: size[0],
@@ -217,7 +220,7 @@ pub(crate) fn run(l: &Nary<'_>) -> Result<Tensor> {
     // SAFETY: every input view lies inside its storage (a Tensor invariant) and its broadcast
     // offsets were bounded above; the output holds n elements of the kernel's output type and
     // is a fresh, 256-byte aligned allocation; INk_VEC flags were set only for aligned inputs.
-    unsafe { dev.launch(l.kernel, LaunchConfig::linear(groups, ELT_BLOCK), &args)? };
+    unsafe { ops.launch(l.kernel, LaunchConfig::linear(groups, ELT_BLOCK), &args)? };
     Ok(out)
 }
 

@@ -55,6 +55,7 @@ pub fn where_(cond: &Tensor, a: &Tensor, b: &Tensor) -> Result<Tensor> {
         kernel,
         epl,
         inputs: &[cond, a, b],
+        names: &["cond", "a", "b"],
         out_shape: &shape,
         out_dtype: a.dtype(),
         code: 0,

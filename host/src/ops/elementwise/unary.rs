@@ -101,7 +101,19 @@ pub(crate) fn float_kernel(op: &'static str, what: &'static str, d: DType) -> Re
 
 fn launch(name: &'static str, x: &Tensor, code: u32, alpha: f32, beta: f32) -> Result<Tensor> {
     let (kernel, epl) = float_kernel(name, "x", x.dtype())?;
-    run(&Nary { op: name, kernel, epl, inputs: &[x], out_shape: x.shape(), out_dtype: x.dtype(), code, type_code: 0, alpha, beta })
+    run(&Nary {
+        op: name,
+        kernel,
+        epl,
+        inputs: &[x],
+        names: &["x"],
+        out_shape: x.shape(),
+        out_dtype: x.dtype(),
+        code,
+        type_code: 0,
+        alpha,
+        beta,
+    })
 }
 
 /// `op(x)` elementwise into a new contiguous tensor of `x`'s shape and dtype. `x` may be any

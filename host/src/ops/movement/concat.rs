@@ -13,7 +13,8 @@
 use super::rows::{Rows, launch};
 use crate::error::{Error, Result};
 use crate::ops::elementwise::copy;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
+use ferrocm_device::abi::DevPtr;
 
 /// The inputs joined along `axis` into a new contiguous tensor. All inputs have the same dtype
 /// and rank and equal sizes outside `axis`; empty inputs are allowed.
@@ -39,7 +40,7 @@ pub fn concat(inputs: &[&Tensor], axis: usize) -> Result<Tensor> {
             return Err(Error::DTypeMismatch { op, what: "input", got: t.dtype(), expected: first.dtype().to_string() });
         }
         if !t.device().same_device(first.device()) {
-            return Err(Error::DeviceMismatch);
+            return Err(Error::DeviceMismatch { op, operand: "input" });
         }
         let same = t.rank() == first.rank() && (0..t.rank()).all(|d| d == axis || t.shape()[d] == first.shape()[d]);
         if !same {
@@ -62,24 +63,22 @@ pub fn concat(inputs: &[&Tensor], axis: usize) -> Result<Tensor> {
         if t.numel() > 0 {
             let t = block_view(t, axis)?;
             let (_, pre) = crate::ops::layout::simplify(&t.shape()[..axis], &t.strides()[..axis]);
-            launch(
-                t.device(),
-                &Rows {
-                    op,
-                    src: t.storage().addr() + (t.offset() * esize) as u64,
-                    dst: out.storage().addr() + (at * inner * esize) as u64,
-                    index: 0,
-                    error: 0,
-                    outer,
-                    inner_rows: 1,
-                    row_bytes: len * inner * esize,
-                    index_limit: 0,
-                    src_outer_pitch: pre.first().copied().unwrap_or(0) * esize,
-                    src_row_pitch: 0,
-                    dst_outer_pitch: total * inner * esize,
-                    dst_row_pitch: 0,
-                },
-            )?;
+            let mut ops = Operands::new(op, out.device());
+            let rows = Rows {
+                src: ops.input_bytes("input", &t)?,
+                dst: ops.output_bytes("out", &out)?.add((at * inner * esize) as u64),
+                index: DevPtr::NULL,
+                error: DevPtr::NULL,
+                outer,
+                inner_rows: 1,
+                row_bytes: len * inner * esize,
+                index_limit: 0,
+                src_outer_pitch: pre.first().copied().unwrap_or(0) * esize,
+                src_row_pitch: 0,
+                dst_outer_pitch: total * inner * esize,
+                dst_row_pitch: 0,
+            };
+            launch(&ops, &rows)?;
         }
         at += len;
     }

@@ -20,7 +20,7 @@ use super::rows::{Rows, launch};
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::elementwise::copy;
-use crate::tensor::Tensor;
+use crate::tensor::{Operands, Tensor};
 
 /// `x` with `axis` replaced by the entries `indices` picks: `out[.., j, ..] = x[.., indices[j], ..]`.
 /// `indices` is a 1-D i32 tensor (any view). The output is contiguous, of `x`'s dtype.
@@ -55,10 +55,9 @@ pub fn index_select(x: &Tensor, axis: usize, indices: &Tensor) -> Result<Tensor>
     if indices.rank() != 1 {
         return Err(Error::Shape { op, message: format!("indices must be 1-D, got {:?}", indices.shape()) });
     }
-    if !x.device().same_device(indices.device()) {
-        return Err(Error::DeviceMismatch);
-    }
     let dev = x.device();
+    let mut ops = Operands::new(op, dev);
+    ops.check_device("indices", indices)?;
     let n = indices.numel();
     let mut shape = x.shape().to_vec();
     let size = shape[axis];
@@ -80,24 +79,21 @@ pub fn index_select(x: &Tensor, axis: usize, indices: &Tensor) -> Result<Tensor>
     let esize = x.dtype().size();
     let (s_pre, s_axis) = outer_and_axis_strides(&x, axis);
     let error = Tensor::zeros(dev, &[1], DType::U32)?;
-    launch(
-        dev,
-        &Rows {
-            op,
-            src: x.storage().addr() + (x.offset() * esize) as u64,
-            dst: out.storage().addr(),
-            index: idx.storage().addr() + (idx.offset() * 4) as u64,
-            error: error.storage().addr(),
-            outer: pre,
-            inner_rows: n,
-            row_bytes: post * esize,
-            index_limit: size,
-            src_outer_pitch: s_pre * esize,
-            src_row_pitch: s_axis * esize,
-            dst_outer_pitch: n * post * esize,
-            dst_row_pitch: post * esize,
-        },
-    )?;
+    let rows = Rows {
+        src: ops.input_bytes("x", &x)?,
+        dst: ops.output_bytes("out", &out)?,
+        index: ops.input("indices", &idx)?,
+        error: ops.output("error flag", &error)?,
+        outer: pre,
+        inner_rows: n,
+        row_bytes: post * esize,
+        index_limit: size,
+        src_outer_pitch: s_pre * esize,
+        src_row_pitch: s_axis * esize,
+        dst_outer_pitch: n * post * esize,
+        dst_row_pitch: post * esize,
+    };
+    launch(&ops, &rows)?;
     let flag = error.to_vec::<u32>()?[0];
     if flag != 0 {
         let position = flag as usize - 1;

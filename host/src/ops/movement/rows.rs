@@ -2,19 +2,19 @@
 
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
+use crate::tensor::Operands;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::elementwise::FastDivisor;
 use ferrocm_device::abi::movement::{COPY_ROWS, CopyRowsArgs, MOVE_BLOCK};
 
 /// A batch of row copies, in bytes (see [`CopyRowsArgs`]).
 pub(crate) struct Rows {
-    pub op: &'static str,
-    pub src: u64,
-    pub dst: u64,
-    /// Device address of the i32 indices, or 0.
-    pub index: u64,
-    /// Device address of the u32 error flag (with `index`), or 0.
-    pub error: u64,
+    pub src: DevPtr<u8>,
+    pub dst: DevPtr<u8>,
+    /// The i32 indices, or null.
+    pub index: DevPtr<i32>,
+    /// The u32 error flag (with `index`), or null.
+    pub error: DevPtr<u32>,
     pub outer: usize,
     pub inner_rows: usize,
     pub row_bytes: usize,
@@ -35,18 +35,16 @@ fn unit_for(values: &[u64]) -> u32 {
     unit as u32
 }
 
-fn too_big(op: &'static str, what: String) -> Error {
-    Error::Unsupported { op, what }
-}
-
-pub(crate) fn launch(dev: &crate::Device, r: &Rows) -> Result<()> {
+/// Launches the row copies of `r`, whose pointers come from `ops`.
+pub(crate) fn launch(ops: &Operands<'_>, r: &Rows) -> Result<()> {
+    let op = ops.op();
     let rows = r.outer * r.inner_rows;
     if rows == 0 || r.row_bytes == 0 {
         return Ok(());
     }
     let unit = unit_for(&[
-        r.src,
-        r.dst,
+        r.src.addr(),
+        r.dst.addr(),
         r.row_bytes as u64,
         r.src_outer_pitch as u64,
         r.src_row_pitch as u64,
@@ -55,15 +53,15 @@ pub(crate) fn launch(dev: &crate::Device, r: &Rows) -> Result<()> {
     ]);
     let cpr = r.row_bytes / unit as usize;
     let chunks = rows.checked_mul(cpr).filter(|&c| c <= u32::MAX as usize - MOVE_BLOCK as usize);
-    let chunks = chunks.ok_or_else(|| too_big(r.op, format!("{rows} rows of {} bytes (more than 2^32 chunks)", r.row_bytes)))?;
-    let u32_of = |v: usize, what: &str| u32::try_from(v).map_err(|_| too_big(r.op, format!("{what} = {v} (more than 2^32)")));
-    let (cpr32, inner32, limit32) = (u32_of(cpr, "chunks per row")?, u32_of(r.inner_rows, "rows")?, u32_of(r.index_limit, "axis size")?);
+    let chunks =
+        chunks.ok_or_else(|| Error::Unsupported { op, what: format!("{rows} rows of {} bytes (more than 2^32 chunks)", r.row_bytes) })?;
+    let (cpr32, inner32, limit32) = (ops.u32("chunks per row", cpr)?, ops.u32("rows", r.inner_rows)?, ops.u32("axis size", r.index_limit)?);
     let (fc, fi) = (FastDivisor::new(cpr32), FastDivisor::new(inner32));
     let args = CopyRowsArgs {
-        src: DevPtr::from_addr(r.src),
-        dst: DevPtr::from_addr(r.dst),
-        index: DevPtr::from_addr(r.index),
-        error: DevPtr::from_addr(r.error),
+        src: r.src,
+        dst: r.dst,
+        index: r.index,
+        error: r.error,
         chunks: chunks as u32,
         chunks_per_row: cpr32,
         cpr_magic: fc.magic,
@@ -81,5 +79,5 @@ pub(crate) fn launch(dev: &crate::Device, r: &Rows) -> Result<()> {
     let groups = (chunks as u32).div_ceil(MOVE_BLOCK);
     // SAFETY: the callers derived every pitch and count from tensors whose views lie inside their
     // storage; gather indices are checked by the kernel against index_limit before any read.
-    unsafe { dev.launch(COPY_ROWS, LaunchConfig::linear(groups, MOVE_BLOCK), &args) }
+    unsafe { ops.launch(COPY_ROWS, LaunchConfig::linear(groups, MOVE_BLOCK), &args) }
 }

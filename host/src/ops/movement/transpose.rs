@@ -13,8 +13,7 @@
 use crate::error::{Error, Result};
 use crate::ops::elementwise::copy;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::Tensor;
-use ferrocm_device::abi::DevPtr;
+use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::movement::{
     MOVE_BLOCK, TRANSPOSE_B8, TRANSPOSE_B16, TRANSPOSE_B32, TRANSPOSE_LDS_BYTES, TRANSPOSE_TILE_ROW_BYTES, TRANSPOSE_TILE_ROWS,
     TransposeArgs, transpose_flags,
@@ -53,7 +52,9 @@ pub fn transpose_last2(x: &Tensor) -> Result<Tensor> {
     let (_, bstrides) = crate::ops::layout::simplify(&x.shape()[..r - 2], &x.strides()[..r - 2]);
     let batch: usize = x.shape()[..r - 2].iter().product();
     let (rs, cs) = (x.strides()[r - 2], x.strides()[r - 1]);
-    let addr = x.storage().addr() + (x.offset() * esize) as u64;
+    let mut ops = Operands::new(op, x.device());
+    let src = ops.input_bytes("x", &x)?;
+    let addr = src.addr();
 
     let mut flags = 0;
     if (cs == 1 || cols == 1) && addr.is_multiple_of(16) && (rs * esize).is_multiple_of(16) {
@@ -63,11 +64,11 @@ pub fn transpose_last2(x: &Tensor) -> Result<Tensor> {
         flags |= transpose_flags::DST_VEC;
     }
     let tile_cols = TRANSPOSE_TILE_ROW_BYTES as usize / esize;
-    let u32_of =
-        |v: usize, what: &str| u32::try_from(v).map_err(|_| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32)") });
+    let dst = ops.output_bytes("out", &out)?;
+    let u32_of = |v: usize, what: &str| ops.u32(what, v);
     let args = TransposeArgs {
-        src: DevPtr::from_addr(addr),
-        dst: DevPtr::from_addr(out.storage().addr()),
+        src,
+        dst,
         src_batch_stride: bstrides.first().copied().unwrap_or(0) as u64,
         src_row_stride: rs as u64,
         src_col_stride: cs as u64,
@@ -83,6 +84,6 @@ pub fn transpose_last2(x: &Tensor) -> Result<Tensor> {
     let cfg = LaunchConfig { grid, block: [MOVE_BLOCK, 1, 1], dynamic_lds_bytes: TRANSPOSE_LDS_BYTES };
     // SAFETY: the kernel reads elements (b, r, c) with r < rows, c < cols of a view inside its
     // storage (batch strides merged above) and writes the contiguous output sized above.
-    unsafe { x.device().launch(kernel, cfg, &args)? };
+    unsafe { ops.launch(kernel, cfg, &args)? };
     Ok(out)
 }
