@@ -3,7 +3,8 @@
 //! - `build [--arch gfx942[,gfx90a...]] [--allow-spills]`: code objects, listings, resource report
 //!   under `target/ferrocm/<arch>/`.
 //! - `test [-- <cargo test args>]`: builds the device code once, then runs the whole test suite
-//!   against those code objects, then checks that the API docs build without warnings.
+//!   against those code objects, then the op and runtime suites on the HIP backend through the
+//!   HIP test double (`hip-shim/`), then checks that the API docs build without warnings.
 //! - `bench [--filter TEXT]`: every benchmark case on the emulator through the MI300X cycle model;
 //!   markdown, JSON and a roofline SVG under `target/bench/`.
 //! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
@@ -23,8 +24,10 @@ commands:
   build [--arch LIST] [--allow-spills]   build the device code objects and print the resource report
                                          (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
   test [-- ARGS]                          build for gfx942, then run every test of the workspace
-                                         against those code objects (ARGS go to `cargo test`),
-                                         then `cargo doc` with warnings as errors
+                                         against those code objects, then the op and runtime
+                                         suites again on the HIP backend through the hip-shim
+                                         test double (ARGS go to both `cargo test` runs), then
+                                         `cargo doc` with warnings as errors
   bench [--filter TEXT]                   build, then every benchmark case (or those whose op or shape
                                          contains TEXT) on the emulator through the MI300X cycle
                                          model -> target/bench/{bench.md,bench.json,roofline.svg}
@@ -122,40 +125,62 @@ fn test(args: &[String]) -> Result<(), String> {
         Err(_) => DEFAULT_TEST_TIMEOUT_MIN,
     };
     let started = std::time::Instant::now();
-    let mut child = {
-        use std::os::unix::process::CommandExt;
-        Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-            .current_dir(workspace_root())
-            .args(["test", "--workspace"])
-            .args(passthrough)
-            // The host crate embeds these instead of building the device crate a second time.
-            .env("FERROCM_PREBUILT_DIR", &out_dir)
-            // Its own process group, so the watchdog can stop cargo and the test binaries together.
-            .process_group(0)
-            .spawn()
-            .map_err(|e| format!("running cargo test: {e}"))?
-    };
-    let deadline = std::time::Duration::from_secs(limit_min * 60);
+    let deadline = started + std::time::Duration::from_secs(limit_min * 60);
+    let root = workspace_root();
+    let cargo = || Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+
+    // 1. Everything, on the default backend (the emulator without a GPU). The host crate embeds
+    //    the code objects built above instead of building the device crate a second time.
+    let mut all = cargo();
+    all.current_dir(&root).args(["test", "--workspace"]).args(&passthrough).env("FERROCM_PREBUILT_DIR", &out_dir);
+    run_watched("cargo test", all, deadline, limit_min)?;
+    println!("cargo test: {:.1} s", started.elapsed().as_secs_f64());
+
+    // 2. The op and runtime suites again on the HIP backend, through the HIP test double (the
+    //    real libamdhip64 calls, argument packing, streams and events, run asynchronously).
+    let shim_started = std::time::Instant::now();
+    let status = cargo()
+        .current_dir(&root)
+        .args(["build", "--quiet", "--package", "ferrocm-hip-shim", "--profile", "test"])
+        .status()
+        .map_err(|e| format!("building the HIP test double: {e}"))?;
+    if !status.success() {
+        return Err(format!("building the HIP test double failed ({status})"));
+    }
+    let shim = root.join("target/debug/libferrocm_hip_shim.so");
+    let mut hip = cargo();
+    hip.current_dir(&root)
+        .args(["test", "--package", "ferrocm-tests"])
+        .args(&passthrough)
+        .env("FERROCM_PREBUILT_DIR", &out_dir)
+        .env("FERROCM_BACKEND", "hip")
+        .env("FERROCM_HIP_LIBRARY", &shim);
+    run_watched("cargo test on the HIP test double", hip, deadline, limit_min)?;
+    println!("cargo test on the HIP backend (hip-shim): {:.1} s", shim_started.elapsed().as_secs_f64());
+    doc_check(&out_dir)
+}
+
+/// Runs `cmd` in its own process group, killed (with the group) at `deadline`.
+fn run_watched(what: &str, mut cmd: Command, deadline: std::time::Instant, limit_min: u64) -> Result<(), String> {
+    use std::os::unix::process::CommandExt;
+    // Its own process group, so the watchdog can stop cargo and the test binaries together.
+    let mut child = cmd.process_group(0).spawn().map_err(|e| format!("running {what}: {e}"))?;
     let status = loop {
-        if let Some(status) = child.try_wait().map_err(|e| format!("waiting for cargo test: {e}"))? {
+        if let Some(status) = child.try_wait().map_err(|e| format!("waiting for {what}: {e}"))? {
             break status;
         }
-        if started.elapsed() > deadline {
+        if std::time::Instant::now() > deadline {
             let _ = Command::new("kill").args(["-KILL", &format!("-{}", child.id())]).status();
             let _ = child.wait();
             return Err(format!(
-                "cargo test was still running after {limit_min} min and was stopped: a test hangs or the \
+                "{what} was still running after {limit_min} min in all and was stopped: a test hangs or the \
                  suite outgrew its budget (the last test named \"has been running for over 60 seconds\" \
                  above is the suspect; FERROCM_TEST_TIMEOUT_MIN raises the limit)"
             ));
         }
         std::thread::sleep(std::time::Duration::from_millis(500));
     };
-    println!("cargo test: {:.1} s", started.elapsed().as_secs_f64());
-    if !status.success() {
-        return Err(format!("cargo test failed ({status})"));
-    }
-    doc_check(&out_dir)
+    if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
 }
 
 /// The API docs build without warnings (broken intra-doc links, missing docs on public items).
