@@ -3,8 +3,8 @@
 //! `FERROCM_HIP_LIBRARY` naming `libferrocm_hip_shim.so`), or on a real GPU. On the emulator the
 //! tests say so and check nothing.
 
-use ferrocm::abi::basic::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
 use ferrocm::abi::DevPtr;
+use ferrocm::abi::basic::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
 use ferrocm::{BackendKind, Error, LaunchConfig};
 use ferrocm_tests::device;
 

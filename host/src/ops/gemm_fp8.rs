@@ -45,7 +45,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::contiguous;
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::{Operands, Tensor};
+use crate::tensor::{Operands, Tensor, u32_of};
 use ferrocm_device::abi::gemm::gemm_lds_bytes;
 use ferrocm_device::abi::gemm_fp8::{self as abi, Fp8ScaledArgs, SCALE_BLOCK, group_mode};
 
@@ -233,9 +233,7 @@ impl Problem {
             contiguous(&a_scale.transpose(sa_r - 2, sa_r - 1)?)?.transpose(sa_r - 2, sa_r - 1)?
         };
         let group_stride = |t: &Tensor| if t.shape()[0] <= 1 { 0 } else { t.strides()[0] as u64 };
-        let stride_u32 = |what: &str, s: usize| {
-            u32::try_from(s).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} stride {s} (more than 2^32)") })
-        };
+        let stride_u32 = |what: &str, s: usize| u32_of(OP, what, s);
 
         let args = Fp8ScaledArgs {
             a: ops.input("A", &a)?,
@@ -310,5 +308,5 @@ fn row_stride(t: &Tensor) -> usize {
 }
 
 fn dim(v: usize) -> Result<u32> {
-    u32::try_from(v).map_err(|_| Error::Unsupported { op: OP, what: format!("dimension {v} (more than 2^32)") })
+    u32_of(OP, "a dimension", v)
 }

@@ -2,6 +2,7 @@
 //! workgroups; shared by [`softmax`](super::softmax) and [`norm`](super::norm).
 
 use crate::error::{Error, Result};
+use crate::tensor::u32_of;
 use ferrocm_device::abi::rows::{ROW_MIN_BLOCK, ROW_SLOTS, ROW_SLOTS_SCALAR};
 
 /// Workgroups a fused row kernel launches at most; each walks its share of the rows. 2 per
@@ -46,8 +47,7 @@ pub fn plan_rows(
     persistent: bool,
 ) -> Result<RowPlan> {
     let too_big = |what: &str, v: usize| Error::Unsupported { op, what: format!("{what} = {v} (more than 2^32 - 1)") };
-    let rows_u = u32::try_from(rows).map_err(|_| too_big("rows", rows))?;
-    let len_u = u32::try_from(len).map_err(|_| too_big("row length", len))?;
+    let (rows_u, len_u) = (u32_of(op, "rows", rows)?, u32_of(op, "row length", len)?);
     let slots = if vector { ROW_SLOTS } else { ROW_SLOTS_SCALAR };
     let max_fused = max_lanes * slots;
     if len_u > max_fused {
