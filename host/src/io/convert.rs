@@ -320,13 +320,14 @@ mod tests {
         let vals = [1.5f64, -2.25, 1e300];
         let mut buf: Vec<u8> = vals.iter().flat_map(|v| v.to_le_bytes()).collect();
         assert_eq!(Convert::F64ToF32.apply(&mut buf, 24, 0).unwrap(), 12);
-        let got: Vec<f32> = bytemuck::pod_collect_to_vec(&buf[..12]);
+        let got: Vec<f32> = buf[..12].chunks_exact(4).map(|c| f32::from_le_bytes(c.try_into().unwrap())).collect();
         assert_eq!(got, vec![1.5, -2.25, f32::INFINITY]);
 
         let mut buf: Vec<u8> = [-3i16, 32767, -32768].iter().flat_map(|v| v.to_le_bytes()).collect();
         buf.resize(12, 0xee);
         assert_eq!(Convert::I16ToI32.apply(&mut buf, 6, 0).unwrap(), 12);
-        assert_eq!(bytemuck::pod_collect_to_vec::<u8, i32>(&buf), vec![-3, 32767, -32768]);
+        let got: Vec<i32> = buf.chunks_exact(4).map(|c| i32::from_le_bytes(c.try_into().unwrap())).collect();
+        assert_eq!(got, vec![-3, 32767, -32768]);
     }
 
     #[test]
