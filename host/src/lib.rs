@@ -32,6 +32,7 @@ pub mod code_objects;
 mod dtype;
 mod error;
 pub mod ops;
+pub mod quant;
 pub mod reference;
 mod runtime;
 mod tensor;

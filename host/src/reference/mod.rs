@@ -10,6 +10,7 @@ pub mod gemm;
 pub mod math;
 pub mod movement;
 pub mod norm;
+pub mod quant;
 pub mod reduce;
 pub mod rope;
 pub mod softmax;
