@@ -125,7 +125,7 @@ pub enum Error {
         kernel: String,
         /// The block.
         block: [u32; 3],
-        /// Its work-item count.
+        /// Its work-item count (`u64::MAX` for a count past it).
         threads: u64,
         /// `.max_flat_workgroup_size`.
         max: u32,
@@ -193,6 +193,12 @@ pub enum Error {
     #[error("out of device memory allocating {bytes} bytes")]
     OutOfMemory {
         /// The request.
+        bytes: u64,
+    },
+    /// The host could not allocate a buffer for a copy (reported instead of aborting).
+    #[error("out of host memory allocating {bytes} bytes")]
+    HostOutOfMemory {
+        /// The request (saturating at `u64::MAX`).
         bytes: u64,
     },
     /// An operand's dtype is not one the operation takes.

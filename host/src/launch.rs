@@ -80,7 +80,9 @@ pub(crate) fn validate<'c, A: KernelArgs>(co: &'c CodeObject, kernel: Kernel<A>,
     if cfg.block.contains(&0) {
         return Err(Error::EmptyBlock { kernel: name.to_string(), block: cfg.block });
     }
-    let threads = cfg.block.iter().map(|&b| b as u64).product::<u64>();
+    // Checked: [2^31, 2^31, 4] wrapped to 0 work-items in u64 and passed. A volume past u64 is
+    // reported as u64::MAX (the block is in the error too).
+    let threads = ferrocm_emu::exec::volume(cfg.block).unwrap_or(u64::MAX);
     if threads > meta.max_flat_workgroup_size as u64 {
         return Err(Error::BlockTooLarge { kernel: name.to_string(), block: cfg.block, threads, max: meta.max_flat_workgroup_size });
     }

@@ -30,7 +30,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::launch::LaunchConfig;
-use crate::tensor::Tensor;
+use crate::tensor::{Tensor, numel_checked};
 use ferrocm_device::abi::reduce::{
     self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags, op,
     out_type,
@@ -145,26 +145,31 @@ pub(crate) fn addr(t: &Tensor) -> u64 {
     t.storage().addr() + (t.offset() * t.dtype().size()) as u64
 }
 
-/// `[outer][len][inner]` of `shape` reduced over `axis` (everything for `None`).
-fn canonical(shape: &[usize], axis: Option<usize>) -> (usize, usize, usize) {
-    match axis {
+/// `[outer][len][inner]` of `shape` reduced over `axis` (everything for `None`, `axis` in
+/// range). Checked: [`plan`] takes any shape, and a wrapped product (`[2^32, 2^32]` is 0 mod
+/// 2^64) made `sum` return 0 and `mean` NaN.
+fn canonical(shape: &[usize], axis: Option<usize>) -> Result<(usize, usize, usize)> {
+    numel_checked(shape)?;
+    // Every product of some of the dimensions fits now (zeros counted as 1 above).
+    Ok(match axis {
         None => (1, shape.iter().product(), 1),
         Some(a) => (shape[..a].iter().product(), shape[a], shape[a + 1..].iter().product()),
-    }
+    })
 }
 
 /// The plan [`reduce`] uses for a contiguous input of `shape` and `dtype` at `base_addr`
 /// reduced over `axis`, writing outputs of `out_bytes` bytes each.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for an axis out of range.
+/// [`Error::InvalidArgument`] for an axis out of range; [`Error::Shape`] for a shape whose
+/// size overflows `usize`.
 pub fn plan(shape: &[usize], dtype: DType, axis: Option<usize>, base_addr: u64, out_bytes: usize) -> Result<ReducePlan> {
     if let Some(a) = axis {
         if a >= shape.len() {
             return Err(Error::InvalidArgument { op: "reduce", message: format!("axis {a} out of range for rank {}", shape.len()) });
         }
     }
-    let (outer, len, inner) = canonical(shape, axis);
+    let (outer, len, inner) = canonical(shape, axis)?;
     let esize = dtype.size();
     let per_chunk = 16 / esize;
     let block = REDUCE_BLOCK as usize;
@@ -309,7 +314,7 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
         }
     }
     let shape = out_shape(x.shape(), axis, opts.keepdim);
-    let (outer, len, inner) = canonical(x.shape(), axis);
+    let (outer, len, inner) = canonical(x.shape(), axis)?;
     let dev = x.device();
     let n_out = outer * inner;
     if n_out == 0 {
@@ -442,6 +447,15 @@ mod tests {
         assert!(p.splits > 1);
         let p = plan(&[7, 3, 5], DType::F16, Some(1), 2, 2).unwrap();
         assert_eq!((p.outer, p.len, p.inner, p.vector, p.lanes, p.splits), (7, 3, 5, false, 5, 1));
+    }
+
+    #[test]
+    fn plans_of_overflowing_shapes_are_errors() {
+        // The outer, reduced and inner sizes multiplied with wrap-around: 2^32 * 2^32 = 0.
+        assert!(matches!(plan(&[1 << 32, 1 << 32], DType::F32, None, 0, 4), Err(Error::Shape { .. })));
+        assert!(matches!(plan(&[0, 1 << 40, 1 << 40], DType::F32, Some(0), 0, 4), Err(Error::Shape { .. })));
+        assert!(matches!(plan(&[usize::MAX, 2], DType::F32, Some(1), 0, 4), Err(Error::Shape { .. })));
+        assert_eq!(plan(&[0, 1 << 20], DType::F32, Some(1), 0, 4).unwrap().outer, 0);
     }
 
     #[test]
