@@ -161,8 +161,9 @@ fn canonical(shape: &[usize], axis: Option<usize>) -> Result<(usize, usize, usiz
 /// reduced over `axis`, writing outputs of `out_bytes` bytes each.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for an axis out of range; [`Error::Shape`] for a shape whose
-/// size overflows `usize`.
+/// [`Error::InvalidArgument`] for an axis out of range or `out_bytes` not a power of two up
+/// to 16; [`Error::Shape`] for a shape whose size overflows `usize`. An empty reduction gets a
+/// plan of one lane and one split (nothing runs for it).
 pub fn plan(shape: &[usize], dtype: DType, axis: Option<usize>, base_addr: u64, out_bytes: usize) -> Result<ReducePlan> {
     if let Some(a) = axis {
         if a >= shape.len() {
@@ -170,6 +171,14 @@ pub fn plan(shape: &[usize], dtype: DType, axis: Option<usize>, base_addr: u64, 
         }
     }
     let (outer, len, inner) = canonical(shape, axis)?;
+    if !out_bytes.is_power_of_two() || out_bytes > 16 {
+        return Err(Error::InvalidArgument { op: "reduce", message: format!("outputs of {out_bytes} bytes (1, 2, 4, 8 or 16)") });
+    }
+    if outer == 0 || len == 0 || inner == 0 {
+        // Nothing to launch ([`reduce`] returns before planning); the divisions below would
+        // divide by the empty sizes.
+        return Ok(ReducePlan { outer, len, inner, vector: false, lanes: 1, splits: 1, seg_len: len.max(1) });
+    }
     let esize = dtype.size();
     let per_chunk = 16 / esize;
     let block = REDUCE_BLOCK as usize;
@@ -455,7 +464,13 @@ mod tests {
         assert!(matches!(plan(&[1 << 32, 1 << 32], DType::F32, None, 0, 4), Err(Error::Shape { .. })));
         assert!(matches!(plan(&[0, 1 << 40, 1 << 40], DType::F32, Some(0), 0, 4), Err(Error::Shape { .. })));
         assert!(matches!(plan(&[usize::MAX, 2], DType::F32, Some(1), 0, 4), Err(Error::Shape { .. })));
+        // Empty shapes and odd output sizes divided by zero.
         assert_eq!(plan(&[0, 1 << 20], DType::F32, Some(1), 0, 4).unwrap().outer, 0);
+        assert_eq!(plan(&[3, 0], DType::F32, Some(0), 0, 4).unwrap().splits, 1);
+        assert_eq!(plan(&[3, 0, 5], DType::F32, Some(1), 0, 4).unwrap().len, 0);
+        for out_bytes in [0, 3, 128] {
+            assert!(matches!(plan(&[8, 8], DType::F32, Some(1), 0, out_bytes), Err(Error::InvalidArgument { .. })));
+        }
     }
 
     #[test]
