@@ -282,3 +282,14 @@ fn allocations_past_the_address_space_are_out_of_memory() {
     // Inside the address space but beyond any host: refused, not aborted.
     assert!(matches!(emu.alloc(1 << 60), Err(EmuError::OutOfMemory { .. })));
 }
+
+#[test]
+fn the_test_build_checks_integer_overflow() {
+    // `cargo test` (CI's `cargo xtask test`) builds with the test profile, which inherits dev's
+    // overflow checks and debug assertions; the workspace only raises its opt-level. Every test
+    // above therefore also fails on a wrapped size, not only on a wrong result. This guards the
+    // profile: turning the checks off would make it fail.
+    let wrapped = std::panic::catch_unwind(|| std::hint::black_box(u32::MAX) + std::hint::black_box(1));
+    assert!(wrapped.is_err(), "u32::MAX + 1 did not panic: the test profile lost overflow-checks");
+    assert!(cfg!(debug_assertions), "the test profile lost debug-assertions");
+}

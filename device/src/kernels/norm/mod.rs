@@ -27,7 +27,7 @@ use crate::dsl::chunk::Elem;
 use crate::dsl::chunk::{load_chunk, store_chunk};
 use crate::dsl::group::{Words, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
-use crate::dsl::math::{abs, fma, sqrt};
+use crate::dsl::math::{fma, sqrt};
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
@@ -86,12 +86,22 @@ fn ratio(k_small: f32, k_big: f32) -> f32 {
     f32::from_bits(k_small.to_bits().wrapping_sub(k_big.to_bits()).wrapping_add(1.0f32.to_bits()))
 }
 
-/// The largest magnitude among the lane's slots (empty slots hold 0; NaN is skipped).
+/// The largest magnitude among the lane's slots (empty slots hold 0), compared as bit
+/// patterns: for non-negative floats their order is the values' (a NaN counts as the largest,
+/// and gets scale 1). As integers, not floats, so that LLVM does not take the max of the f16
+/// inputs in their packed form and keep those registers alive next to the unpacked ones (16
+/// more VGPRs, a wave per SIMD less, for `norm_f16`).
 #[inline(always)]
 fn max_abs(x: &Slots) -> f32 {
-    let mut m = 0.0f32;
-    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { m = m.max(abs(x[h * 16 + j])); }); });
-    m
+    let mut m = 0u32;
+    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { m = m.max(x[h * 16 + j].to_bits() & 0x7fff_ffff); }); });
+    f32::from_bits(m)
+}
+
+/// The larger of two magnitudes (non-negative floats or NaN) by their bits, as in [`max_abs`].
+#[inline(always)]
+fn max_bits(a: f32, b: f32) -> f32 {
+    f32::from_bits(a.to_bits().max(b.to_bits()))
 }
 
 /// The lane's statistic over its valid slots, of the values times `inv` (a power of two:
@@ -123,14 +133,16 @@ fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Sta
 /// `a` and `b` (so every lane of a group computes the same bits); an empty side passes the other
 /// through unrounded. The mean is `(mean_a + mean_b)/2 + d (n_b - n_a) / 2n`, the weighted mean
 /// in a form that is exact when the means are equal: a constant row keeps its value to the last
-/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. Selects, not
-/// branches: it runs in every DPP step.
+/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. One division (an
+/// f32 division is a dozen instructions) shared by both terms. Selects, not branches: it runs
+/// in every DPP step.
 #[inline(always)]
 fn merge(a: Stat, b: Stat) -> Stat {
     let n = a.0 + b.0;
+    let r = 1.0 / n;
     let d = b.1 - a.1;
-    let mean = fma(d, (b.0 - a.0) / (2.0 * n), (a.1 + b.1) * 0.5);
-    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 / n));
+    let mean = fma(d, (b.0 - a.0) * 0.5 * r, (a.1 + b.1) * 0.5);
+    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 * r));
     let b_or_both = if b.0 == 0.0 { a } else { both };
     if a.0 == 0.0 { b } else { b_or_both }
 }
@@ -263,7 +275,7 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
         // One scale per group within a wave (its lanes merge with the cheap `merge`), carried
         // across waves with the statistic.
         let in_wave = a.lanes.min(64);
-        let k = scale_of(reduce_lanes(max_abs(&x), in_wave, f32::max));
+        let k = scale_of(reduce_lanes(max_abs(&x), in_wave, max_bits));
         let v = Scaled { st: reduce_lanes(local::<E, VEC>(&x, &sp, recip(k)), in_wave, merge), k };
         if a.lanes > 64 { unsafe { reduce_waves(v, a.lanes / 64, lds.slots, it & 1, merge_scaled) } } else { v }
     };
