@@ -274,6 +274,155 @@ pub enum Error {
         /// The missing case.
         what: String,
     },
+
+    // ---- model files ----------------------------------------------------------------------
+    /// A model file (safetensors, GGUF, a sharded checkpoint's index) is malformed, cannot be
+    /// read, or holds something the caller did not allow (see [`crate::io`]).
+    #[error("{}{}: {kind}", path.display(), tensor.as_ref().map(|t| format!(" (tensor {t:?})")).unwrap_or_default())]
+    ModelFile {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The tensor (or metadata key, as `key ...`) concerned, when there is one.
+        tensor: Option<String>,
+        /// What is wrong.
+        kind: ModelFileError,
+    },
+}
+
+/// What is wrong with a model file (the `kind` of [`Error::ModelFile`]).
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ModelFileError {
+    /// The operating system refused an open, a read or a mapping.
+    #[error("{op}: {source}")]
+    Io {
+        /// What was being done (`open`, `read`, `mmap` ...).
+        op: &'static str,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The file ends before something it declares.
+    #[error("truncated: {what} needs bytes up to {needed}, the file has {available}")]
+    Truncated {
+        /// What was being read.
+        what: String,
+        /// The end offset needed.
+        needed: u64,
+        /// The file's length.
+        available: u64,
+    },
+    /// Not the expected format (wrong magic bytes).
+    #[error("not a {format} file (starts with {found:02x?})")]
+    BadMagic {
+        /// The format expected.
+        format: &'static str,
+        /// The first bytes found.
+        found: Vec<u8>,
+    },
+    /// A format version this reader does not implement.
+    #[error("{format} version {version} is not supported ({supported})")]
+    UnsupportedVersion {
+        /// The format.
+        format: &'static str,
+        /// The version found.
+        version: u32,
+        /// What is supported.
+        supported: &'static str,
+    },
+    /// The header (JSON of safetensors, a key/value of GGUF) is malformed.
+    #[error("malformed header: {0}")]
+    Header(String),
+    /// Text that must be UTF-8 is not.
+    #[error("{what} is not valid UTF-8")]
+    NotUtf8 {
+        /// Which text.
+        what: String,
+    },
+    /// A count or size beyond what the file (or the format) can hold.
+    #[error("{what} of {value} is beyond the limit of {limit}")]
+    TooLarge {
+        /// What was counted.
+        what: String,
+        /// The value found.
+        value: u64,
+        /// The largest possible here (often: the bytes left in the file).
+        limit: u64,
+    },
+    /// A tensor's data lies (partly) outside the file's data section.
+    #[error("data bytes {start}..{end} lie outside the {limit} bytes of the data section")]
+    OutOfRange {
+        /// First byte (relative to the data section).
+        start: u64,
+        /// One past the last byte.
+        end: u64,
+        /// Size of the data section.
+        limit: u64,
+    },
+    /// Two tensors claim the same bytes.
+    #[error("its data overlaps that of tensor {other:?}")]
+    Overlap {
+        /// The other tensor.
+        other: String,
+    },
+    /// Tensor data not laid out as the format requires (gaps, misaligned offsets, trailing bytes).
+    #[error("bad layout: {0}")]
+    Layout(String),
+    /// Shape x element size differs from the tensor's byte length.
+    #[error("shape {shape:?} of {dtype} needs {expected} bytes, the file gives {actual}")]
+    SizeMismatch {
+        /// The shape as declared.
+        shape: Vec<u64>,
+        /// The element type's name.
+        dtype: String,
+        /// Bytes the shape needs.
+        expected: u64,
+        /// Bytes the offsets give.
+        actual: u64,
+    },
+    /// An element type (safetensors dtype, GGML type id, GGUF value type) the format does not define.
+    #[error("unknown {what} {found}")]
+    UnknownType {
+        /// Which kind of type (`dtype`, `GGML type`, `GGUF value type`).
+        what: &'static str,
+        /// What was found.
+        found: String,
+    },
+    /// An element type ferrocm cannot hold on the device and the load options did not allow
+    /// converting.
+    #[error("{dtype} cannot be held on the device; {hint}")]
+    UnsupportedDType {
+        /// The file's type.
+        dtype: String,
+        /// How to load it anyway.
+        hint: String,
+    },
+    /// A value does not survive the requested conversion (an i64 beyond i32, an fp8 beyond the
+    /// FNUZ range ...).
+    #[error("conversion {conversion}: {message}")]
+    Conversion {
+        /// The conversion (`i64->i32` ...).
+        conversion: &'static str,
+        /// The offending value and where.
+        message: String,
+    },
+    /// A tensor or metadata key the file does not have.
+    #[error("not found")]
+    NotFound,
+    /// A metadata value of another type than asked for.
+    #[error("is {found}, expected {expected}")]
+    WrongType {
+        /// What was asked for.
+        expected: &'static str,
+        /// What the file has.
+        found: String,
+    },
+    /// The same tensor name or metadata key twice.
+    #[error("appears twice")]
+    Duplicate,
+    /// A sharded checkpoint's index (`model.safetensors.index.json`) is malformed.
+    #[error("bad index: {0}")]
+    Index(String),
 }
 
 /// `Result` with [`Error`].

@@ -31,6 +31,7 @@ pub mod code_objects;
 
 mod dtype;
 mod error;
+pub mod io;
 pub mod ops;
 pub mod quant;
 pub mod reference;
@@ -39,7 +40,7 @@ mod tensor;
 
 pub use backend::{BackendKind, DeviceInfo};
 pub use dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
-pub use error::{CodeObjectError, Error, Result};
+pub use error::{CodeObjectError, Error, ModelFileError, Result};
 pub use runtime::buffer::{ALLOC_SLACK, Buffer, RawBuffer};
 pub use runtime::device::{Device, EMULATED_ARCH};
 pub use runtime::event::Event;

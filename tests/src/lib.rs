@@ -6,8 +6,10 @@
 //! - [`values`]: random values and views of any dtype, ulp-based closeness (elementwise suites).
 //! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
 //! - [`counters`]: exclusive use of the device and the emulator's counters of a closure.
+//! - [`model_files`]: tiny safetensors files (well-formed or broken) and scratch directories.
 
 pub mod counters;
+pub mod model_files;
 pub mod tensors;
 pub mod values;
 
