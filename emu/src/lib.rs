@@ -7,6 +7,7 @@
 pub mod codeobj;
 pub mod exec;
 pub mod isa;
+pub mod listing;
 pub mod model;
 
 pub use exec::{EmuConfig, EmuError, Emulator, LaunchParams, LaunchStats, Module};

@@ -125,7 +125,7 @@ pub enum Error {
         kernel: String,
         /// The block.
         block: [u32; 3],
-        /// Its work-item count.
+        /// Its work-item count (`u64::MAX` for a count past it).
         threads: u64,
         /// `.max_flat_workgroup_size`.
         max: u32,
@@ -204,10 +204,11 @@ pub enum Error {
         /// Free device memory in bytes when the request failed.
         free: u64,
     },
-    /// Host memory for a pinned (or pageable fallback) buffer could not be allocated.
+    /// The host could not allocate a buffer (a pinned buffer or its pageable fallback, the
+    /// staging of a copy): reported instead of aborting.
     #[error("out of host memory allocating {bytes} bytes")]
     HostOutOfMemory {
-        /// The request in bytes.
+        /// The request in bytes (saturating at `u64::MAX`).
         bytes: u64,
     },
     /// A stream, event or buffer of one device used with another.

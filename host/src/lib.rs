@@ -33,6 +33,7 @@ mod dtype;
 mod error;
 pub mod io;
 pub mod ops;
+pub mod quant;
 pub mod reference;
 mod runtime;
 mod tensor;

@@ -67,6 +67,20 @@ fn a_block_larger_than_the_kernel_allows() {
 }
 
 #[test]
+fn a_block_whose_volume_wraps_is_too_large() {
+    let d = dev();
+    // 2^31 * 2^31 * 4 = 2^64: wrapped to 0 work-items, passed validation and "ran" nothing.
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1 << 31, 1 << 31, 4], dynamic_lds_bytes: 0 };
+    let err = d.validate_launch(FILL_U32, &cfg).unwrap_err();
+    assert!(matches!(err, Error::BlockTooLarge { threads: u64::MAX, max: 256, .. }), "{err}");
+    let cfg = LaunchConfig { grid: [1, 1, 1], block: [1 << 16, 1 << 16, 1 << 16], dynamic_lds_bytes: 0 };
+    assert!(matches!(d.validate_launch(FILL_U32, &cfg).unwrap_err(), Error::BlockTooLarge { .. }));
+    let args = fill_args(&d);
+    // SAFETY: refused before anything runs.
+    assert!(matches!(unsafe { d.launch(FILL_U32, cfg, &args) }.unwrap_err(), Error::BlockTooLarge { .. }));
+}
+
+#[test]
 fn a_block_with_a_zero_dimension() {
     let d = dev();
     let cfg = LaunchConfig { grid: [1, 1, 1], block: [64, 0, 1], dynamic_lds_bytes: 0 };

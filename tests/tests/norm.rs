@@ -212,3 +212,45 @@ fn non_finite_rows_are_nan() {
         }
     }
 }
+
+#[test]
+fn rows_whose_squares_overflow_f32_are_normalised() {
+    // The statistics squared f32 values: rows like these gave NaN where the reference is finite.
+    let cases = |max: f64| -> Vec<Vec<f64>> {
+        let mut c = vec![vec![1e38, -1e38, 0.0], vec![max; 3], vec![max, -max, max, 0.5]];
+        // Longer rows: lanes and waves of different scales (a huge half and a unit half), and
+        // past one workgroup, where the statistics pass carries the scale between segments.
+        for len in [4096usize, 20_000] {
+            c.push((0..len).map(|i| if i < len / 2 { (i % 7) as f64 * 1e37 - 3e37 } else { (i % 5) as f64 - 2.0 }).collect());
+        }
+        c
+    };
+    for (dtype, max) in [(DType::F32, f32::MAX as f64), (DType::Bf16, ferrocm::bf16::MAX.to_f64())] {
+        for vals in cases(max) {
+            let len = vals.len();
+            let (t, tv) = tensor(&vals, &[1, len], dtype);
+            let mean = tv.iter().sum::<f64>() / len as f64;
+            let std = (tv.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / len as f64 + 1e-6).sqrt();
+            for layer in [false, true] {
+                let y = read(&if layer { norm::layer_norm(&t, None, None, 1e-6) } else { norm::rms_norm(&t, None, 1e-6) }.unwrap());
+                let want = if layer {
+                    reference::norm::layer_norm(&tv, len, None, None, 1e-6)
+                } else {
+                    reference::norm::rms_norm(&tv, len, None, 1e-6)
+                };
+                for (j, (g, w)) in y.iter().zip(&want).enumerate() {
+                    // The suite's bounds (module docs) with weight 1 and no bias.
+                    let tol = if layer {
+                        ((tv[j] - mean).abs() * K * U * (1.0 + mean.abs() / std) + K * U * (tv[j].abs() + mean.abs())) / std
+                    } else {
+                        K * U * w.abs()
+                    } + rounding(dtype, *w);
+                    assert!(g.is_finite() && close(*g, *w, tol), "{dtype} layer {layer} len {len} [{j}]: {g} vs {w} (tol {tol:e})");
+                }
+            }
+        }
+    }
+    // A constant row of huge values: LayerNorm is exactly 0 (its mean is kept exactly).
+    let (t, _) = tensor(&[f32::MAX as f64; 3], &[1, 3], DType::F32);
+    assert_eq!(read(&norm::layer_norm(&t, None, None, 1e-6).unwrap()), vec![0.0; 3]);
+}

@@ -9,6 +9,7 @@
 //!   markdown, JSON and a roofline SVG under `target/bench/`.
 //! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
 //!   its hottest basic blocks.
+//! - `fuzz TARGET [--seconds N] [-- LIBFUZZER ARGS]`: a cargo-fuzz target of `fuzz/` (not in CI).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -33,7 +34,12 @@ commands:
                                          model -> target/bench/{bench.md,bench.json,roofline.svg}
   profile OP --shape SHAPE [--top N]      build, then where one case's modeled time goes: instruction
                                          classes, the main loop's MFMA share, the hottest blocks
-                                         (e.g. profile gemm --shape \"bf16 4096x4096x4096\")";
+                                         (e.g. profile gemm --shape \"bf16 4096x4096x4096\")
+  fuzz TARGET [--seconds N] [-- ARGS]     run a cargo-fuzz target of fuzz/ (codeobj, launch,
+                                         safetensors, gguf) for N
+                                         seconds (default 60) with the pinned nightly; the corpus
+                                         grows in target/fuzz/corpus/TARGET, findings land in
+                                         target/fuzz/artifacts/TARGET (ARGS go to libFuzzer)";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -233,6 +239,86 @@ fn profile(args: &[String]) -> Result<(), String> {
     bench_tool(&a)
 }
 
+/// The fuzz targets of `fuzz/Cargo.toml`.
+const FUZZ_TARGETS: &[&str] = &["codeobj", "launch", "safetensors", "gguf"];
+
+/// Runs one cargo-fuzz target: release code with overflow checks and debug assertions on
+/// (`--debug-assertions`: a wrapped size is what these targets look for), no sanitizer (the
+/// emulator has no `unsafe`), a 10 s per-input timeout (a hang is a finding) and libFuzzer's
+/// 2 GB RSS limit (so is runaway memory).
+fn fuzz(args: &[String]) -> Result<(), String> {
+    let mut it = args.iter();
+    let target = it.next().ok_or_else(|| format!("fuzz needs a target ({})\n\n{USAGE}", FUZZ_TARGETS.join(", ")))?;
+    if !FUZZ_TARGETS.contains(&target.as_str()) {
+        return Err(format!("unknown fuzz target {target:?} (one of {})", FUZZ_TARGETS.join(", ")));
+    }
+    let mut seconds = 60u64;
+    let mut extra: Vec<&str> = Vec::new();
+    while let Some(a) = it.next() {
+        match a.as_str() {
+            "--seconds" => {
+                let v = it.next().ok_or("--seconds needs a value")?;
+                seconds = v.parse().map_err(|_| format!("--seconds {v:?} is not a number"))?;
+            }
+            "--" => extra.extend(it.by_ref().map(String::as_str)),
+            other => return Err(format!("unknown fuzz option {other:?}\n\n{USAGE}")),
+        }
+    }
+    let root = workspace_root();
+    let toolchain = device_build::pinned_toolchain(&root.join("device")).map_err(|e| e.to_string())?;
+    let probe = Command::new("cargo").args([&format!("+{toolchain}"), "fuzz", "--version"]).output();
+    if !probe.is_ok_and(|o| o.status.success()) {
+        return Err(format!("cargo-fuzz is missing: `cargo install cargo-fuzz` (it runs with the pinned {toolchain})"));
+    }
+    let work = root.join("target/fuzz");
+    let corpus = work.join("corpus").join(target);
+    let artifacts = work.join("artifacts").join(target);
+    for d in [&corpus, &artifacts] {
+        std::fs::create_dir_all(d).map_err(|e| format!("{}: {e}", d.display()))?;
+    }
+    // The seed corpus: the small code object for `codeobj` (libFuzzer's mutations of a 3.5 KB
+    // object run ~50x faster than of the 200 KB fixture); `launch` builds its own inputs.
+    let seed_dir = work.join("seeds").join(target);
+    std::fs::create_dir_all(&seed_dir).map_err(|e| format!("{}: {e}", seed_dir.display()))?;
+    if target == "codeobj" {
+        let tiny = root.join("fuzz/seeds/tiny.co");
+        std::fs::copy(&tiny, seed_dir.join("tiny.co")).map_err(|e| format!("{}: {e}", tiny.display()))?;
+    }
+    // The model-file parsers start from tiny valid files (random bytes almost never get past
+    // the magic or the JSON), and the safetensors one from a dictionary of its JSON words.
+    let mut dict = Vec::new();
+    if target == "safetensors" || target == "gguf" {
+        let seeds = root.join("fuzz/seeds").join(target);
+        let entries = std::fs::read_dir(&seeds).map_err(|e| format!("{}: {e}", seeds.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| format!("{}: {e}", seeds.display()))?.path();
+            std::fs::copy(&p, seed_dir.join(p.file_name().unwrap_or_default())).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        let d = root.join("fuzz/seeds").join(format!("{target}.dict"));
+        if d.is_file() {
+            dict.push(format!("-dict={}", d.display()));
+        }
+    }
+    let status = Command::new("cargo")
+        .current_dir(root.join("fuzz"))
+        .args([&format!("+{toolchain}"), "fuzz", "run", "--sanitizer", "none", "--debug-assertions", "--target-dir"])
+        .arg(work.join("build"))
+        .arg(target)
+        .arg(&corpus)
+        .arg(&seed_dir)
+        .arg("--")
+        .arg(format!("-max_total_time={seconds}"))
+        .arg("-timeout=10")
+        .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .args(&dict)
+        .args(extra)
+        // The targets use the parsers only: no device code objects needed.
+        .env("FERROCM_SKIP_DEVICE_BUILD", "1")
+        .status()
+        .map_err(|e| format!("running cargo fuzz: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("fuzz target {target} failed ({status}); findings are in {}", artifacts.display())) }
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -241,6 +327,7 @@ fn main() -> ExitCode {
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("profile") => profile(&args[1..]),
+        Some("fuzz") => fuzz(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

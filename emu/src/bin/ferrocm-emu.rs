@@ -5,44 +5,75 @@
 //!     --buf NAME=@file | NAME=zeros:BYTES ...   device buffers
 //!     --arg u32:5 --arg f32:1.5 --arg ptr:NAME --arg zero:8 ...   kernargs, in order
 //!     --out NAME=file ...   buffers written back after the run
-//!     [--stats json] [--threads N] [--budget N]
+//!     [--stats json] [--threads N] [--budget N] [--memory BYTES] [--max-workgroups N]
 //! ferrocm-emu disasm FILE.co
 //! ferrocm-emu info FILE.co
 //! ```
 //! Kernargs are laid out in the order given, each at its natural alignment (`ptr` is 8 bytes
 //! naming a `--buf`; `zero:N` is N zero bytes, unaligned); hidden arguments are appended from the
 //! code object's metadata by the launch.
+//!
+//! Buffers go straight to emulated device memory (zeros are never built on the host, files are
+//! copied through in chunks), so the emulator's memory limit is what bounds them. Output to a
+//! closed pipe (`ferrocm-emu disasm x.co | head`) ends the program quietly.
 
 use ferrocm_emu::codeobj::CodeObject;
 use ferrocm_emu::exec::report::launch_json;
-use ferrocm_emu::{EmuConfig, Emulator, LaunchParams};
+use ferrocm_emu::exec::{MAX_KERNARG_BYTES, Memory};
+use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, listing};
 use std::collections::BTreeMap;
+use std::io::{self, Read, Write};
 use std::process::ExitCode;
 use std::sync::Arc;
 
 const USAGE: &str = "usage:
   ferrocm-emu run FILE.co --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--lds BYTES]
       [--buf NAME=@FILE | --buf NAME=zeros:BYTES]... [--arg TYPE:VALUE]... [--out NAME=FILE]...
-      [--stats json] [--threads N] [--budget N]
+      [--stats json] [--threads N] [--budget N] [--memory BYTES] [--max-workgroups N]
       TYPE: u8 u16 u32 i32 f32 u64 i64 f64, ptr:BUFNAME, zero:N
   ferrocm-emu disasm FILE.co
   ferrocm-emu info FILE.co";
+
+/// Host bytes moved at a time between files and emulated memory.
+const CHUNK: usize = 1 << 20;
+
+/// Why the CLI stops.
+enum Failure {
+    /// An error to report.
+    Msg(String),
+    /// Stdout was closed by its reader: not an error of ours.
+    ClosedPipe,
+}
+
+impl From<String> for Failure {
+    fn from(s: String) -> Self {
+        Failure::Msg(s)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(s: &str) -> Self {
+        Failure::Msg(s.to_string())
+    }
+}
+
+/// A failed write to stdout.
+fn stdout_failure(e: io::Error) -> Failure {
+    if e.kind() == io::ErrorKind::BrokenPipe { Failure::ClosedPipe } else { Failure::Msg(format!("writing to stdout: {e}")) }
+}
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
-        Some("disasm") => with_file(&args[1..], disasm),
-        Some("info") => with_file(&args[1..], info),
-        Some("-h" | "--help") => {
-            println!("{USAGE}");
-            Ok(())
-        }
-        _ => Err(USAGE.to_string()),
+        Some("disasm") => with_file(&args[1..], |co, out| listing::disasm(co, out)),
+        Some("info") => with_file(&args[1..], |co, out| listing::info(co, out)),
+        Some("-h" | "--help") => writeln!(io::stdout(), "{USAGE}").map_err(stdout_failure),
+        _ => Err(USAGE.into()),
     };
     match r {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
+        Ok(()) | Err(Failure::ClosedPipe) => ExitCode::SUCCESS,
+        Err(Failure::Msg(e)) => {
             eprintln!("error: {e}");
             ExitCode::FAILURE
         }
@@ -54,70 +85,15 @@ fn load(path: &str) -> Result<CodeObject, String> {
     CodeObject::parse(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
-fn with_file(args: &[String], f: fn(&CodeObject) -> Result<(), String>) -> Result<(), String> {
+fn with_file(args: &[String], f: fn(&CodeObject, &mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>) -> Result<(), Failure> {
     match args {
-        [path] => f(&load(path)?),
-        _ => Err(USAGE.to_string()),
-    }
-}
-
-fn info(co: &CodeObject) -> Result<(), String> {
-    println!("{} code object v{}, {} bytes, {} kernels", co.arch, co.version, co.bytes().len(), co.kernels.len());
-    for k in &co.kernels {
-        let r = k.resources();
-        let m = &k.meta;
-        println!("\n{}  (entry {:#x}, {} bytes of code)", m.name, k.code_vaddr, k.code_size);
-        println!(
-            "  VGPR {} AGPR {} SGPR {}  LDS {} B  scratch {} B  spills {}/{}  max waves/SIMD {}  max workgroup {}",
-            r.vgprs,
-            r.agprs,
-            r.sgprs,
-            r.lds_static,
-            r.scratch,
-            r.vgpr_spills,
-            r.sgpr_spills,
-            r.max_waves_per_simd,
-            m.max_flat_workgroup_size
-        );
-        println!("  kernarg segment {} bytes (align {})", m.kernarg_segment_size, m.kernarg_segment_align);
-        for a in &m.args {
-            println!(
-                "    @{:<4} {:>3} B  {:?}{}",
-                a.offset,
-                a.size,
-                a.value_kind,
-                a.name.as_deref().map(|n| format!("  {n}")).unwrap_or_default()
-            );
+        [path] => {
+            let co = load(path)?;
+            let mut out = io::BufWriter::new(io::stdout().lock());
+            f(&co, &mut out).and_then(|()| out.flush()).map_err(stdout_failure)
         }
+        _ => Err(USAGE.into()),
     }
-    Ok(())
-}
-
-fn disasm(co: &CodeObject) -> Result<(), String> {
-    let image = co.load_image().map_err(|e| e.to_string())?;
-    for k in &co.kernels {
-        println!("\n{:016x} <{}>:", k.code_vaddr, k.meta.name);
-        let start = k.code_vaddr as usize;
-        let end = (start + k.code_size as usize).min(image.len());
-        let words: Vec<u32> = image[start..end].chunks_exact(4).map(|c| u32::from_le_bytes(c.try_into().expect("4"))).collect();
-        let mut i = 0;
-        while i < words.len() {
-            let pc = k.code_vaddr + 4 * i as u64;
-            match ferrocm_emu::isa::decode(&words[i..], pc) {
-                Ok(inst) => {
-                    let n = inst.size as usize / 4;
-                    let raw: Vec<String> = words[i..i + n].iter().map(|w| format!("{w:08X}")).collect();
-                    println!("\t{:<56} // {pc:012X}: {}", inst.text(), raw.join(" "));
-                    i += n;
-                }
-                Err(e) => {
-                    println!("\t<invalid: {e}>  // {pc:012X}: {:08X}", words[i]);
-                    i += 1;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 fn dims(s: &str) -> Result<[u32; 3], String> {
@@ -131,18 +107,76 @@ fn dims(s: &str) -> Result<[u32; 3], String> {
     }
 }
 
-fn push_aligned(kernargs: &mut Vec<u8>, bytes: &[u8], align: usize) {
-    while kernargs.len() % align != 0 {
-        kernargs.push(0);
+/// Appends `bytes` at the next multiple of `align`, keeping the kernargs within what a launch
+/// accepts (checked before growing, so `zero:1000000000` allocates nothing).
+fn push_aligned(kernargs: &mut Vec<u8>, bytes: &[u8], align: usize) -> Result<(), String> {
+    let start = kernargs.len().next_multiple_of(align);
+    let end = start as u64 + bytes.len() as u64;
+    if end > MAX_KERNARG_BYTES {
+        return Err(format!("the arguments need {end} kernarg bytes, more than the {MAX_KERNARG_BYTES} a launch takes"));
     }
+    kernargs.resize(start, 0);
     kernargs.extend_from_slice(bytes);
+    Ok(())
 }
 
-fn run(args: &[String]) -> Result<(), String> {
+/// Where a `--buf` comes from.
+enum Source {
+    /// A file's bytes.
+    File(String),
+    /// Zeros.
+    Zeros(u64),
+}
+
+/// Allocates a device buffer for `src` and fills it; returns its address and size.
+fn upload(emu: &Emulator, src: &Source) -> Result<(u64, u64), String> {
+    match src {
+        Source::Zeros(n) => Ok((emu.alloc(*n).map_err(|e| e.to_string())?, *n)),
+        Source::File(path) => {
+            let mut f = std::fs::File::open(path).map_err(|e| format!("{path}: {e}"))?;
+            let len = f.metadata().map_err(|e| format!("{path}: {e}"))?.len();
+            let addr = emu.alloc(len).map_err(|e| format!("{path}: {e}"))?;
+            copy_in(emu.memory(), addr, len, &mut f).map_err(|e| format!("{path}: {e}"))?;
+            Ok((addr, len))
+        }
+    }
+}
+
+/// Copies exactly `len` bytes of `r` to device address `addr`, a chunk at a time.
+fn copy_in(mem: &Memory, addr: u64, len: u64, r: &mut impl Read) -> Result<(), String> {
+    let mut buf = vec![0u8; CHUNK.min(len as usize)];
+    let mut done = 0u64;
+    while done < len {
+        let n = ((len - done) as usize).min(buf.len());
+        r.read_exact(&mut buf[..n]).map_err(|e| format!("reading byte {done} of {len}: {e}"))?;
+        mem.write(addr + done, &buf[..n]).map_err(|e| e.to_string())?;
+        done += n as u64;
+    }
+    Ok(())
+}
+
+/// Writes `len` bytes at device address `addr` to `w`, a chunk at a time.
+fn copy_out(mem: &Memory, addr: u64, len: u64, w: &mut impl Write) -> Result<(), String> {
+    let mut buf = vec![0u8; CHUNK.min(len as usize)];
+    let mut done = 0u64;
+    while done < len {
+        let n = ((len - done) as usize).min(buf.len());
+        mem.read(addr + done, &mut buf[..n]).map_err(|e| e.to_string())?;
+        w.write_all(&buf[..n]).map_err(|e| e.to_string())?;
+        done += n as u64;
+    }
+    Ok(())
+}
+
+fn number<T: std::str::FromStr>(flag: &str, v: &str) -> Result<T, String> {
+    v.parse().map_err(|_| format!("bad {flag} {v:?}"))
+}
+
+fn run(args: &[String]) -> Result<(), Failure> {
     let path = args.first().ok_or(USAGE)?;
     let co = Arc::new(load(path)?);
     let (mut kernel, mut grid, mut block, mut lds) = (None, None, None, 0u32);
-    let mut bufs: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut bufs: Vec<(String, Source)> = Vec::new();
     let mut kargs: Vec<String> = Vec::new();
     let mut outs: Vec<(String, String)> = Vec::new();
     let mut stats_json = false;
@@ -154,27 +188,34 @@ fn run(args: &[String]) -> Result<(), String> {
             "--kernel" => kernel = Some(val()?),
             "--grid" => grid = Some(dims(&val()?)?),
             "--block" => block = Some(dims(&val()?)?),
-            "--lds" => lds = val()?.parse().map_err(|_| "bad --lds")?,
-            "--threads" => config.threads = val()?.parse().map_err(|_| "bad --threads")?,
-            "--budget" => config.instruction_budget = val()?.parse().map_err(|_| "bad --budget")?,
+            "--lds" => lds = number("--lds", &val()?)?,
+            "--threads" => config.threads = number("--threads", &val()?)?,
+            "--budget" => config.instruction_budget = number("--budget", &val()?)?,
+            "--memory" => config.memory_limit = number("--memory", &val()?)?,
+            "--max-workgroups" => config.max_workgroups = number("--max-workgroups", &val()?)?,
             "--stats" => {
                 let v = val()?;
                 if v != "json" {
-                    return Err(format!("--stats takes `json`, got {v:?}"));
+                    return Err(format!("--stats takes `json`, got {v:?}").into());
                 }
                 stats_json = true;
             }
             "--buf" => {
                 let v = val()?;
                 let (name, spec) = v.split_once('=').ok_or_else(|| format!("bad --buf {v:?}"))?;
-                let data = if let Some(file) = spec.strip_prefix('@') {
-                    std::fs::read(file).map_err(|e| format!("{file}: {e}"))?
+                let src = if let Some(file) = spec.strip_prefix('@') {
+                    Source::File(file.to_string())
                 } else if let Some(n) = spec.strip_prefix("zeros:") {
-                    vec![0u8; n.parse().map_err(|_| format!("bad size in {v:?}"))?]
+                    Source::Zeros(n.parse().map_err(|_| format!("bad size in {v:?}"))?)
                 } else {
-                    return Err(format!("bad --buf {v:?} (NAME=@FILE or NAME=zeros:BYTES)"));
+                    return Err(format!("bad --buf {v:?} (NAME=@FILE or NAME=zeros:BYTES)").into());
                 };
-                bufs.push((name.to_string(), data));
+                // A second buffer of the same name would silently shadow the first for `ptr:`
+                // and `--out`.
+                if bufs.iter().any(|(n, _)| n == name) {
+                    return Err(format!("--buf {name} given twice").into());
+                }
+                bufs.push((name.to_string(), src));
             }
             "--arg" => kargs.push(val()?),
             "--out" => {
@@ -182,51 +223,62 @@ fn run(args: &[String]) -> Result<(), String> {
                 let (name, file) = v.split_once('=').ok_or_else(|| format!("bad --out {v:?}"))?;
                 outs.push((name.to_string(), file.to_string()));
             }
-            other => return Err(format!("unknown option {other:?}\n{USAGE}")),
+            other => return Err(format!("unknown option {other:?}\n{USAGE}").into()),
         }
     }
     let kernel = kernel.ok_or("--kernel is required")?;
     let (grid, block) = (grid.ok_or("--grid is required")?, block.ok_or("--block is required")?);
+    for (name, _) in &outs {
+        if !bufs.iter().any(|(n, _)| n == name) {
+            return Err(format!("--out {name}: no --buf named {name}").into());
+        }
+    }
 
     let emu = Emulator::new(config);
     let module = emu.load(co.clone()).map_err(|e| e.to_string())?;
     let mut addrs = BTreeMap::new();
-    for (name, data) in &bufs {
-        let a = emu.alloc(data.len() as u64).map_err(|e| e.to_string())?;
-        emu.memory().write(a, data).map_err(|e| e.to_string())?;
-        addrs.insert(name.clone(), (a, data.len()));
+    for (name, src) in &bufs {
+        addrs.insert(name.clone(), upload(&emu, src).map_err(|e| format!("--buf {name}: {e}"))?);
     }
     let mut kernargs = Vec::new();
     for k in &kargs {
         let (ty, v) = k.split_once(':').ok_or_else(|| format!("bad --arg {k:?}"))?;
         let bad = || format!("bad value in --arg {k:?}");
+        let ka = &mut kernargs;
         match ty {
-            "u8" => push_aligned(&mut kernargs, &v.parse::<u8>().map_err(|_| bad())?.to_le_bytes(), 1),
-            "u16" => push_aligned(&mut kernargs, &v.parse::<u16>().map_err(|_| bad())?.to_le_bytes(), 2),
-            "u32" => push_aligned(&mut kernargs, &v.parse::<u32>().map_err(|_| bad())?.to_le_bytes(), 4),
-            "i32" => push_aligned(&mut kernargs, &v.parse::<i32>().map_err(|_| bad())?.to_le_bytes(), 4),
-            "f32" => push_aligned(&mut kernargs, &v.parse::<f32>().map_err(|_| bad())?.to_le_bytes(), 4),
-            "u64" => push_aligned(&mut kernargs, &v.parse::<u64>().map_err(|_| bad())?.to_le_bytes(), 8),
-            "i64" => push_aligned(&mut kernargs, &v.parse::<i64>().map_err(|_| bad())?.to_le_bytes(), 8),
-            "f64" => push_aligned(&mut kernargs, &v.parse::<f64>().map_err(|_| bad())?.to_le_bytes(), 8),
+            "u8" => push_aligned(ka, &v.parse::<u8>().map_err(|_| bad())?.to_le_bytes(), 1),
+            "u16" => push_aligned(ka, &v.parse::<u16>().map_err(|_| bad())?.to_le_bytes(), 2),
+            "u32" => push_aligned(ka, &v.parse::<u32>().map_err(|_| bad())?.to_le_bytes(), 4),
+            "i32" => push_aligned(ka, &v.parse::<i32>().map_err(|_| bad())?.to_le_bytes(), 4),
+            "f32" => push_aligned(ka, &v.parse::<f32>().map_err(|_| bad())?.to_le_bytes(), 4),
+            "u64" => push_aligned(ka, &v.parse::<u64>().map_err(|_| bad())?.to_le_bytes(), 8),
+            "i64" => push_aligned(ka, &v.parse::<i64>().map_err(|_| bad())?.to_le_bytes(), 8),
+            "f64" => push_aligned(ka, &v.parse::<f64>().map_err(|_| bad())?.to_le_bytes(), 8),
             "ptr" => {
                 let (a, _) = addrs.get(v).ok_or_else(|| format!("--arg ptr:{v}: no --buf named {v}"))?;
-                push_aligned(&mut kernargs, &a.to_le_bytes(), 8);
+                push_aligned(ka, &a.to_le_bytes(), 8)
             }
-            "zero" => kernargs.extend(std::iter::repeat_n(0u8, v.parse::<usize>().map_err(|_| bad())?)),
-            _ => return Err(format!("unknown argument type {ty:?} in {k:?}")),
-        }
+            "zero" => {
+                let n: u64 = v.parse().map_err(|_| bad())?;
+                if n > MAX_KERNARG_BYTES {
+                    Err(format!("--arg {k}: more than the {MAX_KERNARG_BYTES} kernarg bytes a launch takes"))
+                } else {
+                    push_aligned(ka, &vec![0u8; n as usize], 1)
+                }
+            }
+            _ => Err(format!("unknown argument type {ty:?} in {k:?}")),
+        }?;
     }
     let params = LaunchParams { grid, block, dynamic_lds: lds, kernargs };
     let stats = emu.launch(&module, &kernel, &params).map_err(|e| e.to_string())?;
     for (name, file) in &outs {
-        let (a, len) = addrs.get(name).ok_or_else(|| format!("--out {name}: no --buf named {name}"))?;
-        let mut data = vec![0u8; *len];
-        emu.memory().read(*a, &mut data).map_err(|e| e.to_string())?;
-        std::fs::write(file, &data).map_err(|e| format!("{file}: {e}"))?;
+        let (a, len) = addrs[name];
+        let mut f = std::fs::File::create(file).map_err(|e| format!("{file}: {e}"))?;
+        copy_out(emu.memory(), a, len, &mut f).map_err(|e| format!("--out {name}={file}: {e}"))?;
     }
     if stats_json {
-        println!("{}", serde_json::to_string_pretty(&launch_json(&stats)).expect("plain JSON"));
+        let text = serde_json::to_string_pretty(&launch_json(&stats)).expect("plain JSON");
+        writeln!(io::stdout(), "{text}").map_err(stdout_failure)?;
     } else {
         let c = &stats.counters;
         eprintln!(

@@ -1,7 +1,11 @@
 //! The parts of ELF64 an AMDGPU code object needs: header, program and section headers, symbols,
-//! notes. Every read is bounds-checked; malformed input is a [`CodeObjectError`], never a panic.
+//! notes. Every read is bounds-checked and every offset, size and address from the file is added
+//! and multiplied with checked arithmetic; malformed input is a [`CodeObjectError`], never a
+//! panic, and the work done is linear in the input (symbol names are looked up through a hash
+//! index, not by a scan per lookup).
 
 use super::CodeObjectError;
+use std::collections::HashMap;
 
 /// `e_machine` of AMDGPU code objects.
 pub const EM_AMDGPU: u16 = 0xE0;
@@ -16,6 +20,8 @@ const SHT_SYMTAB: u32 = 2;
 const SHT_NOTE: u32 = 7;
 const SHT_DYNSYM: u32 = 11;
 const SHT_RELA: u32 = 4;
+/// `p_flags` bit of an executable segment.
+pub const PF_X: u32 = 1;
 
 /// Little-endian reads with bounds checks, naming what was being read when they fail.
 pub(crate) struct Reader<'a> {
@@ -24,7 +30,9 @@ pub(crate) struct Reader<'a> {
 
 impl<'a> Reader<'a> {
     pub fn slice(&self, off: u64, len: u64, what: &'static str) -> Result<&'a [u8], CodeObjectError> {
-        let end = off.checked_add(len).ok_or(CodeObjectError::Truncated { what, need: u64::MAX, have: self.bytes.len() as u64 })?;
+        // An end past 2^64 is a corrupt offset or size, not a short file: say so rather than
+        // claim the input "needs 18446744073709551615 bytes".
+        let end = add(off, len, what)?;
         if end > self.bytes.len() as u64 {
             return Err(CodeObjectError::Truncated { what, need: end, have: self.bytes.len() as u64 });
         }
@@ -41,7 +49,51 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// One loadable segment (what the runtime copies into device memory).
+/// `a + b` for two values read from the file, or [`CodeObjectError::Malformed`] naming `what`.
+pub(crate) fn add(a: u64, b: u64, what: &str) -> Result<u64, CodeObjectError> {
+    a.checked_add(b).ok_or_else(|| CodeObjectError::Malformed(format!("{what}: {a:#x} + {b:#x} overflows 64 bits")))
+}
+
+/// Bytes of symbol entries, relocations, names and notes a parse may go through, as a multiple
+/// of the input's size. Tables and strings may overlap in a file (a linker merges string tails;
+/// a corrupt one can point a thousand section headers at the same symbol table, or every symbol
+/// at a different offset of one long string), so work proportional to the *declared* structure
+/// can be quadratic in the input. An honest code object goes through each byte about once or
+/// twice (`.symtab` and `.dynsym` name the same symbols); past this budget it is refused.
+const WORK_PER_INPUT_BYTE: u64 = 4;
+/// Work allowed on top of the per-byte budget, so tiny files are not refused for their headers.
+const WORK_BASE: u64 = 1 << 20;
+
+/// The remaining work budget of one parse.
+struct Budget {
+    left: u64,
+}
+
+impl Budget {
+    fn for_input(len: usize) -> Budget {
+        Budget { left: (len as u64).saturating_mul(WORK_PER_INPUT_BYTE).saturating_add(WORK_BASE) }
+    }
+
+    fn charge(&mut self, bytes: u64, what: &str) -> Result<(), CodeObjectError> {
+        self.left = self.left.checked_sub(bytes).ok_or_else(|| {
+            CodeObjectError::Malformed(format!(
+                "{what}: the file's tables, names and notes add up to more than {WORK_PER_INPUT_BYTE}x its size (overlapping tables?)"
+            ))
+        })?;
+        Ok(())
+    }
+}
+
+/// The file offset of entry `index` of a table at `base` with `entry`-byte entries.
+fn table_entry(base: u64, index: u64, entry: u64, what: &str) -> Result<u64, CodeObjectError> {
+    index
+        .checked_mul(entry)
+        .and_then(|o| base.checked_add(o))
+        .ok_or_else(|| CodeObjectError::Malformed(format!("{what}: entry {index} of {entry} bytes at {base:#x} overflows 64 bits")))
+}
+
+/// One loadable segment (what the runtime copies into device memory). `vaddr + mem_size` does
+/// not overflow (checked when parsed).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Segment {
     /// Virtual address relative to the load base.
@@ -52,6 +104,20 @@ pub struct Segment {
     pub file_size: u64,
     /// Bytes in memory (the rest after `file_size` is zero).
     pub mem_size: u64,
+    /// `p_flags` (`PF_X` 1, `PF_W` 2, `PF_R` 4).
+    pub flags: u32,
+}
+
+impl Segment {
+    /// True for a segment holding code (`PF_X`).
+    pub fn executable(&self) -> bool {
+        self.flags & PF_X != 0
+    }
+
+    /// True when `[vaddr, vaddr + len)` lies in the bytes the file supplies for this segment.
+    pub fn holds(&self, vaddr: u64, len: u64) -> bool {
+        vaddr >= self.vaddr && vaddr.checked_add(len).is_some_and(|end| end <= self.vaddr + self.file_size)
+    }
 }
 
 /// A section header, with its name resolved.
@@ -120,6 +186,8 @@ pub struct Elf {
     pub notes: Vec<(String, u32, Vec<u8>)>,
     /// Dynamic relocations.
     pub relocations: Vec<Relocation>,
+    /// Index into `symbols` by name.
+    by_name: HashMap<String, usize>,
 }
 
 impl Elf {
@@ -154,12 +222,15 @@ impl Elf {
             return Err(CodeObjectError::Malformed(format!("section header entry size {shentsize}")));
         }
 
+        let mut budget = Budget::for_input(bytes.len());
         let mut segments = Vec::new();
         let mut notes = Vec::new();
         for i in 0..phnum {
-            let h = phoff + i * phentsize;
+            let h = table_entry(phoff, i, phentsize, "program header table")?;
+            // In bounds after this, so h + 40 cannot overflow.
             r.slice(h, 56, "program header table")?;
             let kind = r.u32(h, "program header")?;
+            let flags = r.u32(h + 4, "program header")?;
             let offset = r.u64(h + 8, "program header")?;
             let vaddr = r.u64(h + 16, "program header")?;
             let filesz = r.u64(h + 32, "program header")?;
@@ -170,16 +241,17 @@ impl Elf {
                     if memsz < filesz {
                         return Err(CodeObjectError::Malformed(format!("segment at {vaddr:#x}: memory size {memsz} < file size {filesz}")));
                     }
-                    segments.push(Segment { vaddr, file_offset: offset, file_size: filesz, mem_size: memsz });
+                    add(vaddr, memsz, "loadable segment's address range")?;
+                    segments.push(Segment { vaddr, file_offset: offset, file_size: filesz, mem_size: memsz, flags });
                 }
-                PT_NOTE => parse_notes(r.slice(offset, filesz, "note segment")?, &mut notes)?,
+                PT_NOTE => parse_notes(r.slice(offset, filesz, "note segment")?, &mut notes, &mut budget)?,
                 _ => {}
             }
         }
 
         let mut raw_sections = Vec::new();
         for i in 0..shnum {
-            let h = shoff + i * shentsize;
+            let h = table_entry(shoff, i, shentsize, "section header table")?;
             r.slice(h, 64, "section header table")?;
             raw_sections.push((
                 r.u32(h, "section header")?,
@@ -198,12 +270,13 @@ impl Elf {
         let shstr = raw_sections.get(shstrndx as usize).map(|(_, s)| s.clone());
         for (name_off, mut s) in raw_sections {
             if let Some(strtab) = &shstr {
-                s.name = read_str(&r, strtab, name_off as u64)?;
+                s.name = read_str(&r, strtab, name_off as u64, &mut budget)?;
             }
             sections.push(s);
         }
 
         let mut symbols: Vec<Symbol> = Vec::new();
+        let mut by_name: HashMap<String, usize> = HashMap::new();
         let mut relocations = Vec::new();
         for s in &sections {
             match s.kind {
@@ -212,24 +285,27 @@ impl Elf {
                         .get(s.link as usize)
                         .ok_or_else(|| CodeObjectError::Malformed(format!("symbol table {} has no string table", s.name)))?;
                     let data = r.slice(s.offset, s.size, "symbol table")?;
+                    budget.charge(data.len() as u64, "symbol table")?;
                     for e in data.chunks_exact(24) {
                         let name_off = u32::from_le_bytes(e[0..4].try_into().expect("4"));
                         let sym = Symbol {
-                            name: read_str(&r, strtab, name_off as u64)?,
+                            name: read_str(&r, strtab, name_off as u64, &mut budget)?,
                             kind: e[4] & 0xf,
                             value: u64::from_le_bytes(e[8..16].try_into().expect("8")),
                             size: u64::from_le_bytes(e[16..24].try_into().expect("8")),
                         };
-                        if !sym.name.is_empty() && !symbols.iter().any(|x| x.name == sym.name) {
+                        if !sym.name.is_empty() && !by_name.contains_key(&sym.name) {
+                            by_name.insert(sym.name.clone(), symbols.len());
                             symbols.push(sym);
                         }
                     }
                 }
                 SHT_NOTE if notes.is_empty() => {
-                    parse_notes(r.slice(s.offset, s.size, "note section")?, &mut notes)?;
+                    parse_notes(r.slice(s.offset, s.size, "note section")?, &mut notes, &mut budget)?;
                 }
                 SHT_RELA if s.name.starts_with(".rela.dyn") => {
                     let data = r.slice(s.offset, s.size, "relocation table")?;
+                    budget.charge(data.len() as u64, "relocation table")?;
                     for e in data.chunks_exact(24) {
                         let info = u64::from_le_bytes(e[8..16].try_into().expect("8"));
                         relocations.push(Relocation {
@@ -243,45 +319,58 @@ impl Elf {
                 _ => {}
             }
         }
-        Ok(Elf { os_abi, abi_version, machine, flags, segments, sections, symbols, notes, relocations })
+        Ok(Elf { os_abi, abi_version, machine, flags, segments, sections, symbols, notes, relocations, by_name })
     }
 
     /// The symbol called `name`.
     pub fn symbol(&self, name: &str) -> Option<&Symbol> {
-        self.symbols.iter().find(|s| s.name == name)
+        self.by_name.get(name).and_then(|&i| self.symbols.get(i))
     }
 
-    /// The end of the highest loadable segment: the size of the loaded image.
+    /// The end of the highest loadable segment: the size of the loaded image (saturating; a
+    /// parsed file's segments end below 2^64).
     pub fn image_size(&self) -> u64 {
-        self.segments.iter().map(|s| s.vaddr + s.mem_size).max().unwrap_or(0)
+        self.segments.iter().map(|s| s.vaddr.saturating_add(s.mem_size)).max().unwrap_or(0)
+    }
+
+    /// The loadable segment whose file bytes hold `[vaddr, vaddr + len)`.
+    pub fn segment_holding(&self, vaddr: u64, len: u64) -> Option<&Segment> {
+        self.segments.iter().find(|s| s.holds(vaddr, len))
     }
 
     /// The loaded image: every loadable segment copied to its virtual address, zero elsewhere.
-    pub fn load_image(&self, bytes: &[u8]) -> Result<Vec<u8>, CodeObjectError> {
+    ///
+    /// # Errors
+    /// [`CodeObjectError::ImageTooLarge`] for an image above `limit` bytes (checked before
+    /// anything is allocated); the segment reads' errors.
+    pub fn load_image(&self, bytes: &[u8], limit: u64) -> Result<Vec<u8>, CodeObjectError> {
         let size = self.image_size();
-        if size > 1 << 30 {
-            return Err(CodeObjectError::Malformed(format!("loaded image of {size} bytes")));
+        if size > limit {
+            return Err(CodeObjectError::ImageTooLarge { size, limit });
         }
         let mut image = vec![0u8; size as usize];
         let r = Reader { bytes };
         for s in &self.segments {
             let data = r.slice(s.file_offset, s.file_size, "loadable segment")?;
+            // vaddr + file_size <= vaddr + mem_size <= size: in bounds.
             image[s.vaddr as usize..(s.vaddr + s.file_size) as usize].copy_from_slice(data);
         }
         Ok(image)
     }
 }
 
-fn read_str(r: &Reader<'_>, strtab: &Section, off: u64) -> Result<String, CodeObjectError> {
+fn read_str(r: &Reader<'_>, strtab: &Section, off: u64, budget: &mut Budget) -> Result<String, CodeObjectError> {
     if off >= strtab.size {
         return Err(CodeObjectError::Malformed(format!("string offset {off} outside its table")));
     }
-    let data = r.slice(strtab.offset + off, strtab.size - off, "string table")?;
+    let data = r.slice(add(strtab.offset, off, "string table offset")?, strtab.size - off, "string table")?;
     let end = data.iter().position(|&b| b == 0).ok_or_else(|| CodeObjectError::Malformed("unterminated string".into()))?;
+    budget.charge(end as u64 + 1, "string table")?;
     Ok(String::from_utf8_lossy(&data[..end]).into_owned())
 }
 
-fn parse_notes(mut data: &[u8], out: &mut Vec<(String, u32, Vec<u8>)>) -> Result<(), CodeObjectError> {
+fn parse_notes(mut data: &[u8], out: &mut Vec<(String, u32, Vec<u8>)>, budget: &mut Budget) -> Result<(), CodeObjectError> {
+    budget.charge(data.len() as u64, "notes")?;
     let align4 = |n: usize| (n + 3) & !3;
     while data.len() >= 12 {
         let namesz = u32::from_le_bytes(data[0..4].try_into().expect("4")) as usize;
@@ -301,4 +390,79 @@ fn parse_notes(mut data: &[u8], out: &mut Vec<(String, u32, Vec<u8>)>) -> Result
         data = &data[desc_end.min(data.len())..];
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// An ELF64 with one string table, one symbol table of `symbols` entries (names `s0`,
+    /// `s1`, ...) and `extra` more section headers pointing at that same symbol table.
+    fn overlapping_symbol_tables(symbols: usize, extra: usize) -> Vec<u8> {
+        let mut strtab = vec![0u8];
+        let mut symtab = Vec::new();
+        for i in 0..symbols {
+            let mut e = [0u8; 24];
+            e[0..4].copy_from_slice(&(strtab.len() as u32).to_le_bytes());
+            strtab.extend(format!("s{i}\0").bytes());
+            symtab.extend(e);
+        }
+        let mut f = vec![0u8; 64];
+        f[0..4].copy_from_slice(b"\x7fELF");
+        (f[4], f[5]) = (2, 1);
+        let (str_off, sym_off) = (64u64, 64 + strtab.len() as u64);
+        f.extend(&strtab);
+        f.extend(&symtab);
+        let shoff = f.len() as u64;
+        let shnum = 2 + extra;
+        let header = |kind: u32, off: u64, size: u64, link: u32| {
+            let mut h = [0u8; 64];
+            h[4..8].copy_from_slice(&kind.to_le_bytes());
+            h[24..32].copy_from_slice(&off.to_le_bytes());
+            h[32..40].copy_from_slice(&size.to_le_bytes());
+            h[40..44].copy_from_slice(&link.to_le_bytes());
+            h
+        };
+        f.extend(header(3, str_off, strtab.len() as u64, 0));
+        for _ in 0..1 + extra {
+            f.extend(header(SHT_SYMTAB, sym_off, symtab.len() as u64, 0));
+        }
+        f[40..48].copy_from_slice(&shoff.to_le_bytes());
+        f[58..60].copy_from_slice(&64u16.to_le_bytes());
+        f[60..62].copy_from_slice(&(shnum as u16).to_le_bytes());
+        f[62..64].copy_from_slice(&u16::MAX.to_le_bytes()); // no section name table
+        f
+    }
+
+    #[test]
+    fn many_distinct_symbols_parse_in_linear_time() {
+        // 200k names: the old duplicate check compared each with every earlier one (2e10
+        // string comparisons).
+        let started = std::time::Instant::now();
+        let elf = Elf::parse(&overlapping_symbol_tables(200_000, 0)).unwrap();
+        assert_eq!(elf.symbols.len(), 200_000);
+        assert_eq!(elf.symbol("s199999").map(|s| s.name.as_str()), Some("s199999"));
+        assert!(started.elapsed().as_secs() < 10);
+    }
+
+    #[test]
+    fn tables_declared_over_and_over_exceed_the_work_budget() {
+        // Two headers naming one table are fine (`.symtab` and `.dynsym` overlap in spirit);
+        // thousands are an input that asks for quadratic work.
+        Elf::parse(&overlapping_symbol_tables(1000, 1)).unwrap();
+        match Elf::parse(&overlapping_symbol_tables(1000, 3000)) {
+            Err(CodeObjectError::Malformed(m)) => assert!(m.contains("overlapping tables"), "{m}"),
+            other => panic!("expected the work budget to refuse it, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn header_tables_at_the_top_of_the_address_space_are_malformed() {
+        let mut f = overlapping_symbol_tables(1, 0);
+        f[40..48].copy_from_slice(&(u64::MAX - 8).to_le_bytes());
+        match Elf::parse(&f) {
+            Err(CodeObjectError::Malformed(m)) => assert!(m.contains("overflows 64 bits"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
 }

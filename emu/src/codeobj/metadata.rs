@@ -134,8 +134,9 @@ impl KernelMeta {
 
     /// The end of the last explicit argument: the bytes the caller's argument struct supplies
     /// (before its trailing padding).
-    pub fn explicit_args_end(&self) -> u32 {
-        self.explicit_args().map(|a| a.offset + a.size).max().unwrap_or(0)
+    /// (In u64: offset and size are 32-bit values from the file and their sum may not fit.)
+    pub fn explicit_args_end(&self) -> u64 {
+        self.explicit_args().map(|a| a.offset as u64 + a.size as u64).max().unwrap_or(0)
     }
 }
 
@@ -169,10 +170,10 @@ impl Metadata {
         if !matches!(v, Value::Map(_)) {
             return Err(bad("the metadata is not a map"));
         }
+        let part =
+            |x: &Value| x.as_u64().and_then(|x| u32::try_from(x).ok()).ok_or_else(|| bad("amdhsa.version is not two 32-bit numbers"));
         let version = match v.get("amdhsa.version").and_then(Value::as_array) {
-            Some([a, b]) => {
-                (a.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32, b.as_u64().ok_or_else(|| bad("amdhsa.version"))? as u32)
-            }
+            Some([a, b]) => (part(a)?, part(b)?),
             _ => return Err(bad("missing or malformed amdhsa.version")),
         };
         let target = v.get("amdhsa.target").and_then(Value::as_str).map(str::to_string);

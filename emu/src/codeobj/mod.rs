@@ -10,7 +10,7 @@ pub mod msgpack;
 mod resources;
 
 pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KernelDescriptor, UserSgprs};
-pub use elf::{EF_AMDGPU_MACH, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, Elf, Relocation, Section, Segment, Symbol};
+pub use elf::{EF_AMDGPU_MACH, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, Elf, PF_X, Relocation, Section, Segment, Symbol};
 pub use metadata::{ArgMeta, KernelMeta, Metadata, ValueKind};
 pub use resources::{KernelResources, MAX_WAVES_PER_SIMD, waves_per_simd};
 
@@ -18,6 +18,17 @@ use std::sync::Arc;
 
 /// `NT_AMDGPU_METADATA`: the note type holding the msgpack metadata.
 pub const NT_AMDGPU_METADATA: u32 = 32;
+
+/// The largest loaded image (highest segment end) a code object may declare: 256 MiB. The
+/// project's own object loads to about 2 MiB and large vendor libraries to tens of MiB; the
+/// bound keeps a small corrupt file (a segment whose memory size is a few GiB) from costing
+/// gigabytes before anything can fail.
+pub const MAX_IMAGE_BYTES: u64 = 256 << 20;
+
+/// Kernel entry points are 256-byte aligned: the dispatcher takes the code address as
+/// `COMPUTE_PGM_LO/HI = address >> 8` (AMDGPUUsage, kernel descriptor,
+/// `kernel_code_entry_byte_offset`).
+pub const ENTRY_ALIGN: u64 = 256;
 
 /// Why a code object was refused.
 #[derive(Debug, thiserror::Error, Clone, PartialEq, Eq)]
@@ -88,6 +99,14 @@ pub enum CodeObjectError {
     /// Structurally invalid ELF.
     #[error("malformed code object: {0}")]
     Malformed(String),
+    /// The loadable segments span more than [`MAX_IMAGE_BYTES`].
+    #[error("code object declares a loaded image of {size} bytes, more than the {limit}-byte limit")]
+    ImageTooLarge {
+        /// The end of the highest segment.
+        size: u64,
+        /// The limit.
+        limit: u64,
+    },
 }
 
 /// AMDGPU targets by their `e_flags` id (LLVM `EF_AMDGPU_MACH_AMDGCN_*`).
@@ -127,7 +146,8 @@ pub struct KernelInfo {
     pub descriptor_vaddr: u64,
     /// Address of the first instruction in the loaded image.
     pub code_vaddr: u64,
-    /// Code size from the function symbol (0 when the symbol is absent).
+    /// Code size from the function symbol (0 when the symbol is absent). The code lies in the
+    /// file bytes of an executable segment (checked when parsed).
     pub code_size: u64,
 }
 
@@ -182,6 +202,9 @@ impl CodeObject {
             .ok_or(CodeObjectError::NoMetadata)?;
         let metadata = Metadata::from_value(&msgpack::decode(&note.2)?)?;
         let image_size = elf.image_size();
+        if image_size > MAX_IMAGE_BYTES {
+            return Err(CodeObjectError::ImageTooLarge { size: image_size, limit: MAX_IMAGE_BYTES });
+        }
         let mut kernels = Vec::with_capacity(metadata.kernels.len());
         for meta in &metadata.kernels {
             let kd = elf
@@ -189,14 +212,7 @@ impl CodeObject {
                 .ok_or_else(|| CodeObjectError::MissingDescriptor { kernel: meta.name.clone(), symbol: meta.symbol.clone() })?;
             let kd_bytes = image_slice(&elf, bytes, kd.value, KERNEL_DESCRIPTOR_SIZE as u64)?;
             let descriptor = KernelDescriptor::parse(kd_bytes)?;
-            let code_vaddr = kd.value.wrapping_add(descriptor.kernel_code_entry_byte_offset as u64);
-            if code_vaddr >= image_size {
-                return Err(CodeObjectError::Malformed(format!(
-                    "kernel {}: entry {code_vaddr:#x} outside the image ({image_size:#x} bytes)",
-                    meta.name
-                )));
-            }
-            let code_size = elf.symbol(&meta.name).map(|s| s.size).unwrap_or(0);
+            let (code_vaddr, code_size) = kernel_code(&elf, &meta.name, kd.value, descriptor.kernel_code_entry_byte_offset)?;
             kernels.push(KernelInfo { meta: meta.clone(), descriptor, descriptor_vaddr: kd.value, code_vaddr, code_size });
         }
         Ok(CodeObject { bytes: bytes.into(), elf, arch, version, metadata, kernels })
@@ -223,9 +239,18 @@ impl CodeObject {
         self.kernels.iter().find(|k| k.meta.name == name)
     }
 
-    /// The loaded image (segments at their virtual addresses).
+    /// The loaded image (segments at their virtual addresses, at most [`MAX_IMAGE_BYTES`]).
     pub fn load_image(&self) -> Result<Vec<u8>, CodeObjectError> {
-        self.elf.load_image(&self.bytes)
+        self.elf.load_image(&self.bytes, MAX_IMAGE_BYTES)
+    }
+
+    /// The file bytes at virtual addresses `[vaddr, vaddr + len)`, when one loadable segment
+    /// holds them all (the code of a kernel, say), without building the whole image.
+    pub fn file_bytes_at(&self, vaddr: u64, len: u64) -> Option<&[u8]> {
+        let s = self.elf.segment_holding(vaddr, len)?;
+        // Validated when parsed: the segment's file bytes lie inside the input.
+        let off = (s.file_offset + (vaddr - s.vaddr)) as usize;
+        self.bytes.get(off..off.checked_add(len as usize)?)
     }
 
     /// `xnack` and `sramecc` target feature settings from `e_flags` (v4+ encoding):
@@ -242,11 +267,42 @@ impl CodeObject {
 
 /// `len` bytes at virtual address `vaddr`, read through the loadable segments.
 fn image_slice<'a>(elf: &Elf, bytes: &'a [u8], vaddr: u64, len: u64) -> Result<&'a [u8], CodeObjectError> {
-    for s in &elf.segments {
-        if vaddr >= s.vaddr && vaddr.saturating_add(len) <= s.vaddr + s.file_size {
-            let off = s.file_offset + (vaddr - s.vaddr);
-            return elf::Reader { bytes }.slice(off, len, "kernel descriptor");
-        }
+    match elf.segment_holding(vaddr, len) {
+        // vaddr - s.vaddr < file_size, and file_offset + file_size was checked against the input.
+        Some(s) => elf::Reader { bytes }.slice(s.file_offset + (vaddr - s.vaddr), len, "kernel descriptor"),
+        None => Err(CodeObjectError::Malformed(format!(
+            "kernel descriptor at {vaddr:#x} ({len} bytes) is not inside the file bytes of a loadable segment"
+        ))),
     }
-    Err(CodeObjectError::Truncated { what: "kernel descriptor", need: vaddr.saturating_add(len), have: bytes.len() as u64 })
+}
+
+/// A kernel's entry address and code size: the descriptor's address plus its signed entry
+/// offset, which must land 256-byte aligned in an executable segment; the function symbol's
+/// size (0 without one), which must keep the code inside that segment's file bytes. Every
+/// consumer (the emulator's decode cache and atomics scan, `disasm`) then walks only real code.
+fn kernel_code(elf: &Elf, name: &str, kd_vaddr: u64, entry_offset: i64) -> Result<(u64, u64), CodeObjectError> {
+    let malformed = |what: String| CodeObjectError::Malformed(format!("kernel {name}: {what}"));
+    let entry = kd_vaddr.checked_add_signed(entry_offset).ok_or_else(|| {
+        let sign = if entry_offset < 0 { "-" } else { "+" };
+        malformed(format!(
+            "entry offset {sign}{:#x} from the descriptor at {kd_vaddr:#x} leaves the address space",
+            entry_offset.unsigned_abs()
+        ))
+    })?;
+    if entry % ENTRY_ALIGN != 0 {
+        return Err(malformed(format!("entry {entry:#x} is not {ENTRY_ALIGN}-byte aligned")));
+    }
+    let segment = elf
+        .segments
+        .iter()
+        .find(|s| s.executable() && s.holds(entry, 4))
+        .ok_or_else(|| malformed(format!("entry {entry:#x} is not in the file bytes of an executable segment")))?;
+    let size = elf.symbol(name).map_or(0, |s| s.size);
+    if !segment.holds(entry, size) {
+        return Err(malformed(format!(
+            "code of {size} bytes at {entry:#x} runs past its segment (which ends at {:#x})",
+            segment.vaddr + segment.file_size
+        )));
+    }
+    Ok((entry, size))
 }

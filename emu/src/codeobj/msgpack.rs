@@ -69,6 +69,8 @@ impl Value {
 }
 
 const MAX_DEPTH: usize = 64;
+/// Elements reserved ahead for an array or map (more grow the vector as they are read).
+const PREALLOC: usize = 256;
 
 /// Decodes one value from the start of `data`; trailing bytes are an error.
 pub fn decode(data: &[u8]) -> Result<Value, CodeObjectError> {
@@ -113,14 +115,17 @@ impl<'a> Decoder<'a> {
         Ok(Value::Str(String::from_utf8_lossy(self.take(len)?).into_owned()))
     }
     fn array(&mut self, len: usize, depth: usize) -> Result<Value, CodeObjectError> {
-        let mut v = Vec::with_capacity(len);
+        // The declared length only bounds the elements (each takes a byte or more); reserve no
+        // more than a small amount up front, so a one-byte element costs one Value, not 80
+        // bytes of reservation per byte of input.
+        let mut v = Vec::with_capacity(len.min(PREALLOC));
         for _ in 0..len {
             v.push(self.value(depth + 1)?);
         }
         Ok(Value::Array(v))
     }
     fn map(&mut self, len: usize, depth: usize) -> Result<Value, CodeObjectError> {
-        let mut v = Vec::with_capacity(len);
+        let mut v = Vec::with_capacity(len.min(PREALLOC));
         for _ in 0..len {
             let k = self.value(depth + 1)?;
             let val = self.value(depth + 1)?;

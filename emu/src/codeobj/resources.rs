@@ -28,7 +28,8 @@ pub struct KernelResources {
     pub sgprs: u32,
     /// Static LDS bytes.
     pub lds_static: u32,
-    /// Scratch bytes per work-item.
+    /// Scratch bytes per work-item, from the kernel descriptor (what the dispatcher allocates;
+    /// the metadata's `.private_segment_fixed_size` is informational and may disagree).
     pub scratch: u32,
     /// VGPRs spilled to scratch.
     pub vgpr_spills: u32,
@@ -48,7 +49,7 @@ impl KernelResources {
             agprs: m.agpr_count,
             sgprs: m.sgpr_count,
             lds_static: m.group_segment_fixed_size,
-            scratch: m.private_segment_fixed_size,
+            scratch: k.descriptor.private_segment_fixed_size,
             vgpr_spills: m.vgpr_spill_count,
             sgpr_spills: m.sgpr_spill_count,
             max_waves_per_simd: waves_per_simd(m.vgpr_count, m.agpr_count, m.sgpr_count),
@@ -62,23 +63,28 @@ impl KernelResources {
 
     /// The unified register allocation per lane (VGPRs rounded to ACCUM_OFFSET, plus AGPRs,
     /// rounded to the granule).
+    /// (Saturating at `u32::MAX` for counts no kernel can have.)
     pub fn unified_regs(&self) -> u32 {
-        unified_regs(self.vgprs, self.agprs)
+        u32::try_from(unified_regs(self.vgprs, self.agprs)).unwrap_or(u32::MAX)
     }
 }
 
-fn unified_regs(vgprs: u32, agprs: u32) -> u32 {
+/// In u64: the counts come from the file, and `0xffffffff` VGPRs must round up to more than
+/// the register file, not wrap to 0 (which divided by zero).
+fn unified_regs(vgprs: u32, agprs: u32) -> u64 {
+    let (vgprs, agprs) = (vgprs as u64, agprs as u64);
     let total = if agprs > 0 { vgprs.div_ceil(4) * 4 + agprs } else { vgprs };
-    total.max(1).div_ceil(VGPR_GRANULE) * VGPR_GRANULE
+    total.max(1).div_ceil(VGPR_GRANULE as u64) * VGPR_GRANULE as u64
 }
 
 /// Waves per SIMD allowed by a kernel's register use.
 pub fn waves_per_simd(vgprs: u32, agprs: u32, sgprs: u32) -> u32 {
     let regs = unified_regs(vgprs, agprs);
-    if regs > UNIFIED_REGS {
+    if regs > UNIFIED_REGS as u64 {
         return 0;
     }
-    let by_vgpr = UNIFIED_REGS / regs;
+    // 1 <= regs <= 512 here.
+    let by_vgpr = UNIFIED_REGS / regs as u32;
     let by_sgpr = match sgprs {
         0..=80 => 10,
         81..=88 => 9,
@@ -108,5 +114,14 @@ mod tests {
         assert_eq!(waves_per_simd(6, 128, 14), 3); // 8 + 128 = 136 -> 512/136 = 3
         assert_eq!(waves_per_simd(512, 1, 14), 0);
         assert_eq!(waves_per_simd(4, 0, 102), 7);
+    }
+
+    #[test]
+    fn register_counts_from_a_corrupt_file_do_not_wrap() {
+        // 0xffffffff rounded up to the granule wrapped to 0 in u32 and divided by zero.
+        assert_eq!(waves_per_simd(u32::MAX, 0, 14), 0);
+        assert_eq!(waves_per_simd(u32::MAX, u32::MAX, u32::MAX), 0);
+        assert_eq!(waves_per_simd(8, u32::MAX, 14), 0);
+        assert_eq!(waves_per_simd(0xffff_fff8, 0, 14), 0);
     }
 }

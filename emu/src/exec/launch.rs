@@ -24,6 +24,25 @@ const DISPATCH_PACKET_SIZE: u64 = 64;
 const KERNARG_PADDING: usize = 256;
 /// Bytes reserved for the (zeroed) `hsa_queue_t` a queue pointer points at.
 const QUEUE_SIZE: u64 = 128;
+/// The largest kernarg segment the emulator builds (the metadata's `.kernarg_segment_size` or
+/// the explicit bytes given, whichever is larger): 64 KiB. Runtimes allow far less (ROCclr
+/// reports 1 KiB of kernel parameters, CUDA 32 KiB); the bound keeps a corrupt size field or a
+/// `--arg zero:1000000000` from allocating gigabytes per launch.
+pub const MAX_KERNARG_BYTES: u64 = 64 << 10;
+/// The most scratch a work-item can have: ROCr refuses a dispatch whose private segment
+/// exceeds 262128 bytes per work-item (`AqlQueue`, HSA_STATUS_ERROR_OUT_OF_RESOURCES). The
+/// emulator holds a wave's scratch in host memory, so a larger descriptor value (say
+/// 0xFFFFFFFF, 275 GB per wave) is refused the same way.
+pub const MAX_SCRATCH_PER_LANE: u32 = 262_128;
+/// CPU threads a launch uses at most, whatever `EmuConfig::threads` asks for.
+pub const MAX_THREADS: usize = 256;
+
+/// `x * y * z` of launch dimensions (work-items per workgroup, workgroups per grid), `None` past
+/// `u64::MAX`: three u32 factors reach 2^96, and a wrapped product (a block of
+/// [2^31, 2^31, 4] is 2^64 = 0 mod 2^64) would pass every check and run nothing.
+pub fn volume(dims: [u32; 3]) -> Option<u64> {
+    (dims[0] as u64).checked_mul(dims[1] as u64)?.checked_mul(dims[2] as u64)
+}
 
 /// What to launch.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -90,6 +109,8 @@ pub(crate) struct LaunchInfo<'a> {
     pub packet_addr: u64,
     pub queue_addr: u64,
     pub entry_pc: u64,
+    /// Work-items per workgroup (validated: 1..=MAX_WORKGROUP_SIZE).
+    pub threads: u32,
     pub vgprs: usize,
     pub agprs: usize,
     pub lds_bytes: u32,
@@ -157,12 +178,40 @@ impl Emulator {
         if params.grid.contains(&0) || params.block.contains(&0) {
             return Err(launch_err(k, format!("empty grid {:?} or block {:?}", params.grid, params.block)));
         }
-        let threads: u64 = params.block.iter().map(|&b| b as u64).product();
-        if threads > MAX_WORKGROUP_SIZE as u64 || threads > meta.max_flat_workgroup_size as u64 {
-            return Err(launch_err(k, format!("{threads} work-items per workgroup, max {}", meta.max_flat_workgroup_size)));
-        }
+        let max_threads = MAX_WORKGROUP_SIZE.min(meta.max_flat_workgroup_size);
+        let threads = match volume(params.block) {
+            Some(t) if t <= max_threads as u64 => t as u32,
+            t => {
+                let t = t.map_or("more than 2^64".to_string(), |t| t.to_string());
+                return Err(launch_err(k, format!("block {:?} has {t} work-items per workgroup, max {max_threads}", params.block)));
+            }
+        };
         if params.grid.iter().zip(params.block).any(|(&g, b)| g as u64 * b as u64 > u32::MAX as u64) {
             return Err(launch_err(k, "grid exceeds 2^32 work-items in a dimension"));
+        }
+        let grid_workgroups =
+            volume(params.grid).ok_or_else(|| launch_err(k, format!("grid {:?} has more than 2^64 workgroups", params.grid)))?;
+        if let Some(bad) = opts.sample.as_ref().and_then(|s| s.iter().find(|&&i| i >= grid_workgroups)) {
+            return Err(launch_err(k, format!("sampled workgroup {bad} is outside the grid of {grid_workgroups}")));
+        }
+        let to_run = opts.sample.as_ref().map_or(grid_workgroups, |s| s.len() as u64);
+        if to_run > self.config.max_workgroups {
+            return Err(launch_err(
+                k,
+                format!(
+                    "{to_run} workgroups to run, more than the emulator's limit of {} (EmuConfig::max_workgroups)",
+                    self.config.max_workgroups
+                ),
+            ));
+        }
+        if desc.private_segment_fixed_size > MAX_SCRATCH_PER_LANE {
+            return Err(launch_err(
+                k,
+                format!(
+                    "the descriptor asks for {} bytes of scratch per work-item, more than the {MAX_SCRATCH_PER_LANE} a dispatch can have",
+                    desc.private_segment_fixed_size
+                ),
+            ));
         }
         let lds_bytes = meta.group_segment_fixed_size as u64 + params.dynamic_lds as u64;
         if lds_bytes > LDS_SIZE as u64 {
@@ -174,15 +223,28 @@ impl Emulator {
         if desc.uses_dynamic_stack() || meta.uses_dynamic_stack {
             return Err(EmuError::Unsupported(format!("kernel {kernel} uses a dynamically sized stack")));
         }
-        let explicit_end = meta.explicit_args_end() as usize;
-        if params.kernargs.len() < explicit_end {
+        let explicit_end = meta.explicit_args_end();
+        if (params.kernargs.len() as u64) < explicit_end {
             return Err(launch_err(k, format!("{} kernarg bytes given, the kernel reads {explicit_end}", params.kernargs.len())));
         }
+        let ka_size = (meta.kernarg_segment_size as u64).max(params.kernargs.len() as u64).max(8);
+        if ka_size > MAX_KERNARG_BYTES {
+            return Err(launch_err(
+                k,
+                format!(
+                    "a kernarg segment of {ka_size} bytes ({} given, {} in the metadata), more than the {MAX_KERNARG_BYTES} the emulator allows",
+                    params.kernargs.len(),
+                    meta.kernarg_segment_size
+                ),
+            ));
+        }
+        let ka_size = ka_size as usize;
 
         // ---- kernarg segment, dispatch packet, queue ----
         let mem = &self.memory;
-        let queue_addr = mem.alloc(QUEUE_SIZE)?;
-        let ka_size = (meta.kernarg_segment_size as usize).max(params.kernargs.len()).max(8);
+        // Freed when the launch returns, on every path.
+        let mut scratchpad = Allocations { mem, addrs: Vec::new() };
+        let queue_addr = scratchpad.alloc(QUEUE_SIZE)?;
         let mut kernarg = vec![0u8; ka_size];
         kernarg[..params.kernargs.len()].copy_from_slice(&params.kernargs);
         for a in meta.args.iter().filter(|a| a.value_kind.is_hidden()) {
@@ -197,10 +259,10 @@ impl Emulator {
         // Scalar loads fetch kernargs in blocks of up to 64 bytes and may read past the segment's
         // end (LLVM merges neighbouring loads); the runtime's kernarg buffers are padded, so the
         // emulator's is too.
-        let kernarg_addr = mem.alloc((ka_size + KERNARG_PADDING) as u64)?;
+        let kernarg_addr = scratchpad.alloc((ka_size + KERNARG_PADDING) as u64)?;
         mem.write(kernarg_addr, &kernarg)?;
 
-        let packet_addr = mem.alloc(DISPATCH_PACKET_SIZE)?;
+        let packet_addr = scratchpad.alloc(DISPATCH_PACKET_SIZE)?;
         let mut pkt = [0u8; DISPATCH_PACKET_SIZE as usize];
         let dims = hidden_value(k, &ValueKind::HiddenGridDims, params, 0)?.unwrap_or(1) as u16;
         pkt[0..2].copy_from_slice(&(2u16/* HSA_PACKET_TYPE_KERNEL_DISPATCH */).to_le_bytes());
@@ -240,6 +302,7 @@ impl Emulator {
             packet_addr,
             queue_addr,
             entry_pc: module.image_base + k.code_vaddr,
+            threads,
             vgprs,
             agprs,
             lds_bytes: lds_bytes as u32,
@@ -252,16 +315,41 @@ impl Emulator {
         // ---- run the workgroups ----
         let code_end = module.image_base + k.code_vaddr + k.code_size.max(4);
         let sequential = self.config.threads <= 1 || module.has_global_atomics(info.entry_pc, code_end);
-        let grid_workgroups = params.grid.iter().map(|&g| g as u64).product::<u64>();
-        if let Some(bad) = opts.sample.as_ref().and_then(|s| s.iter().find(|&&i| i >= grid_workgroups)) {
-            return Err(launch_err(k, format!("sampled workgroup {bad} is outside the grid of {grid_workgroups}")));
-        }
-        let result = run_all(&info, &mem.view(), &self.config, sequential, opts);
-        for a in [kernarg_addr, packet_addr, queue_addr] {
-            mem.free(a)?;
-        }
+        let result = run_all(&info, &mem.view(), &self.config, sequential, opts, to_run);
+        scratchpad.free()?;
         let (counters, threads, trace) = result?;
         Ok(LaunchStats { counters, wall_time: started.elapsed(), threads, sequential, grid_workgroups, trace: trace.map(Arc::new) })
+    }
+}
+
+/// Device allocations a launch makes for itself, freed when it ends however it ends.
+struct Allocations<'m> {
+    mem: &'m super::memory::Memory,
+    addrs: Vec<u64>,
+}
+
+impl Allocations<'_> {
+    fn alloc(&mut self, bytes: u64) -> Result<u64, EmuError> {
+        let a = self.mem.alloc(bytes)?;
+        self.addrs.push(a);
+        Ok(a)
+    }
+
+    /// Frees everything now, reporting a failure (the early-return paths free in `drop`).
+    fn free(mut self) -> Result<(), EmuError> {
+        for a in std::mem::take(&mut self.addrs) {
+            self.mem.free(a)?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Allocations<'_> {
+    fn drop(&mut self) {
+        for &a in &self.addrs {
+            // Allocated by this launch and not freed yet: cannot fail.
+            let _ = self.mem.free(a);
+        }
     }
 }
 
@@ -349,8 +437,9 @@ pub(crate) fn init_wave(wave: &mut Wave, info: &LaunchInfo<'_>, wg: [u32; 3], w:
     }
 
     // v0: packed work-item ids (gfx90a+: x 9:0, y 19:10, z 29:20) and EXEC for this wave.
+    // The block's volume is at most 1024 (validated), so these products do not wrap.
     let b = info.params.block;
-    let threads = b[0] * b[1] * b[2];
+    let threads = info.threads;
     let mut exec = 0u64;
     let v0 = wave.v.first_mut().ok_or(FaultKind::Register("the kernel allocates no VGPRs".into()))?;
     for lane in 0..LANES as u32 {
@@ -377,12 +466,13 @@ fn run_all(
     config: &EmuConfig,
     sequential: bool,
     opts: &LaunchOptions,
+    total: u64,
 ) -> Result<(Counters, usize, Option<Trace>), EmuError> {
     let g = info.params.grid;
-    let grid_total = g[0] as usize * g[1] as usize * g[2] as usize;
-    let total = opts.sample.as_ref().map_or(grid_total, Vec::len);
+    // Validated against EmuConfig::max_workgroups: fits usize on the 64-bit hosts this runs on.
+    let total = total as usize;
     let traces: Mutex<Vec<WorkgroupTrace>> = Mutex::new(Vec::new());
-    let threads = if sequential { 1 } else { config.threads.max(1).min(total.max(1)) };
+    let threads = if sequential { 1 } else { config.threads.clamp(1, MAX_THREADS).min(total.max(1)) };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
@@ -416,7 +506,7 @@ fn run_all(
                 break;
             }
         }
-        run.hot.fold_into(&mut counters, info.module.image_base);
+        run.hot.fold_into(&mut counters, info.module);
         merged.lock().expect("counter lock").merge(&counters);
     };
     if threads == 1 {

@@ -43,10 +43,14 @@ impl std::fmt::Debug for Region {
 }
 
 impl Region {
-    fn new(base: u64, size: u64) -> Region {
-        let n = size.div_ceil(4) as usize;
-        let words: Box<[AtomicU32]> = (0..n).map(|_| AtomicU32::new(0)).collect();
-        Region { base, size, words }
+    /// A zeroed region, or `None` when the host cannot provide the memory (reported as an
+    /// emulated out-of-memory error rather than aborting the process).
+    fn new(base: u64, size: u64) -> Option<Region> {
+        let n = usize::try_from(size.div_ceil(4)).ok()?;
+        let mut words = Vec::new();
+        words.try_reserve_exact(n).ok()?;
+        words.extend((0..n).map(|_| AtomicU32::new(0)));
+        Some(Region { base, size, words: words.into_boxed_slice() })
     }
 
     /// True when `[off, off + len)` lies inside.
@@ -181,19 +185,28 @@ impl Memory {
 
     /// Allocates `size` zeroed bytes (at least 1) and returns the address.
     ///
-    /// The limit check and the insertion happen under one lock, so threads allocating at once
-    /// cannot both pass the check and overshoot the limit together.
+    /// Allocations are serialised by the address cursor's lock, held from the limit check to
+    /// the insertion: threads allocating at once cannot both pass the check and overshoot the
+    /// limit together (frees only lower the bytes in use meanwhile).
+    ///
+    /// # Errors
+    /// [`EmuError::OutOfMemory`] past the limit, when the address space is used up, or when
+    /// the host cannot allocate the bytes.
     pub fn alloc(&self, size: u64) -> Result<u64, EmuError> {
         let size = size.max(1);
-        let mut regions = self.regions.write().expect("memory lock");
-        let in_use: u64 = regions.iter().map(|r| r.size).sum();
-        if in_use.saturating_add(size) > self.limit {
-            return Err(EmuError::OutOfMemory { requested: size, in_use, limit: self.limit });
-        }
         let mut next = self.next.lock().expect("memory lock");
-        let base = next.div_ceil(ALLOC_ALIGN) * ALLOC_ALIGN;
-        *next = base + size + GUARD_GAP;
-        regions.push(Arc::new(Region::new(base, size))); // bases increase: the list stays sorted
+        let in_use = self.in_use();
+        let oom = || EmuError::OutOfMemory { requested: size, in_use, limit: self.limit };
+        if in_use.saturating_add(size) > self.limit {
+            return Err(oom());
+        }
+        // Addresses are never reused; with a limit near 2^64 they could run out.
+        let base = next.checked_next_multiple_of(ALLOC_ALIGN).ok_or_else(oom)?;
+        let after = base.checked_add(size).and_then(|e| e.checked_add(GUARD_GAP)).ok_or_else(oom)?;
+        let region = Arc::new(Region::new(base, size).ok_or_else(oom)?);
+        *next = after;
+        let mut regions = self.regions.write().expect("memory lock");
+        regions.push(region); // bases increase monotonically: the list stays sorted
         Ok(base)
     }
 
@@ -246,7 +259,15 @@ impl Memory {
     }
 
     /// Device-to-device copy.
+    ///
+    /// # Errors
+    /// [`EmuError::HostAccess`] when either range is not inside one allocation (checked before
+    /// any staging buffer is allocated, so a bogus size cannot exhaust host memory).
     pub fn copy(&self, dst: u64, src: u64, bytes: u64) -> Result<(), EmuError> {
+        let v = self.view();
+        v.find(src, bytes).ok_or(EmuError::HostAccess { addr: src, size: bytes })?;
+        v.find(dst, bytes).ok_or(EmuError::HostAccess { addr: dst, size: bytes })?;
+        // Both ranges lie in live allocations, which the memory limit bounds.
         let mut tmp = vec![0u8; bytes as usize];
         self.read(src, &mut tmp)?;
         self.write(dst, &tmp)
@@ -269,7 +290,7 @@ impl MemView {
             Err(i) => i - 1,
         };
         let r = &self.regions[i];
-        let off = addr - r.base;
+        let off = addr - r.base; // r.base <= addr by the search
         r.contains(off, len).then_some((&**r, off))
     }
 }

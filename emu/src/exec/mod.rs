@@ -34,7 +34,9 @@ mod workgroup;
 
 pub use counters::{Access, Class, Counters, GlobalCounters, LdsCounters};
 pub use error::{EmuError, Fault, FaultKind, Space};
-pub use launch::{LDS_SIZE, LaunchOptions, LaunchParams, LaunchStats, MAX_WORKGROUP_SIZE};
+pub use launch::{
+    LDS_SIZE, LaunchOptions, LaunchParams, LaunchStats, MAX_KERNARG_BYTES, MAX_SCRATCH_PER_LANE, MAX_THREADS, MAX_WORKGROUP_SIZE, volume,
+};
 pub use memory::{Memory, PRIVATE_APERTURE, SHARED_APERTURE};
 pub use program::Module;
 pub use step::class_of;
@@ -52,6 +54,9 @@ pub struct EmuConfig {
     pub instruction_budget: u64,
     /// Device memory the emulator may allocate.
     pub memory_limit: u64,
+    /// Workgroups a launch may run (the grid's, or the sample's): with the per-wave budget,
+    /// this bounds a launch's time; a grid of 2^32 workgroups would otherwise run for hours.
+    pub max_workgroups: u64,
 }
 
 impl Default for EmuConfig {
@@ -60,6 +65,9 @@ impl Default for EmuConfig {
             threads: std::thread::available_parallelism().map(|n| n.get()).unwrap_or(1),
             instruction_budget: 1 << 28,
             memory_limit: 16 << 30,
+            // 16M workgroups: more than any test or benchmark shape launches (an elementwise
+            // op over 2^28 elements takes 2^20), a few minutes of the emulator for a tiny kernel.
+            max_workgroups: 1 << 24,
         }
     }
 }

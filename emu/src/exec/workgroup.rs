@@ -9,6 +9,7 @@ use super::counters::{Class, Counters};
 use super::error::{Fault, FaultKind};
 use super::launch::{LaunchInfo, init_wave};
 use super::memory::MemView;
+use super::program::Module;
 use super::step::{Ctx, Flow, Trouble, class_of, step};
 use super::trace::{Event, Snapshot};
 use super::wave::{LANES, Wave, WaveStatus};
@@ -25,13 +26,13 @@ pub(crate) struct WorkgroupRun {
 /// Per-instruction counters in flat arrays (a map update per instruction would dominate).
 pub(crate) struct HotCounters {
     pub by_class: [u64; Class::ALL.len()],
-    /// Executions per dword of the code image.
+    /// Executions per dword of code (indexed by the module's counter slots).
     pub per_word: Vec<u64>,
 }
 
 impl HotCounters {
     /// Adds these counts to `c` (instruction totals, class mix, per-pc map).
-    pub fn fold_into(&self, c: &mut Counters, image_base: u64) {
+    pub fn fold_into(&self, c: &mut Counters, module: &Module) {
         for class in Class::ALL {
             let n = self.by_class[class as usize];
             if n > 0 {
@@ -41,7 +42,7 @@ impl HotCounters {
         }
         for (i, &n) in self.per_word.iter().enumerate() {
             if n > 0 {
-                *c.per_pc.entry(image_base + 4 * i as u64).or_default() += n;
+                *c.per_pc.entry(module.slot_pc(i)).or_default() += n;
             }
         }
     }
@@ -65,8 +66,8 @@ pub(crate) fn run_workgroup(
     counters: &mut Counters,
     mut trace: Option<&mut Vec<Vec<Event>>>,
 ) -> Result<(), Fault> {
-    let b = info.params.block;
-    let n_waves = ((b[0] * b[1] * b[2]) as usize).div_ceil(LANES);
+    // Validated by the launch: 1..=1024 work-items.
+    let n_waves = (info.threads as usize).div_ceil(LANES);
     while run.waves.len() < n_waves {
         run.waves.push(Wave::new(0, 0));
     }
@@ -141,7 +142,7 @@ pub(crate) fn run_workgroup(
 fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut Vec<Event>) -> Result<(), Trouble> {
     let module = cx.info.module;
     loop {
-        let inst = module.fetch(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
+        let (slot, inst) = module.fetch_slot(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
         w.executed += 1;
         if w.executed > cx.info.budget {
             return Err(Trouble::new(FaultKind::InstructionBudget(cx.info.budget)));
@@ -151,14 +152,15 @@ fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut 
         if class == Class::Mfma {
             *cx.counters.mfma.entry(inst.op.name()).or_default() += 1;
         }
-        let slot = (w.pc - module.image_base) as usize / 4;
         cx.hot.per_word[slot] += 1;
         let before = if TRACE { Snapshot::of(cx.counters) } else { Snapshot::default() };
         let flow = step(w, inst, cx)?;
         if TRACE {
             let imm = if inst.enc == Enc::Sopp { inst.imm as u32 & 0xffff } else { 0 };
             let taken = matches!(flow, Flow::Jump(_));
-            events.push(before.event(cx.counters, (slot * 4) as u32, inst.op, class, imm, taken));
+            // Image-relative: the image is at most MAX_IMAGE_BYTES, well inside 32 bits.
+            let pc = (w.pc - module.image_base) as u32;
+            events.push(before.event(cx.counters, pc, inst.op, class, imm, taken));
         }
         match flow {
             Flow::Next => w.pc += inst.size as u64,

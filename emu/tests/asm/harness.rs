@@ -95,7 +95,7 @@ pub struct Gpu {
 impl Gpu {
     /// A device with `tests/asm/NAME.s` loaded.
     pub fn new(name: &str) -> Gpu {
-        let emu = Emulator::new(EmuConfig { threads: 2, instruction_budget: 1 << 20, memory_limit: 1 << 30 });
+        let emu = Emulator::new(EmuConfig { threads: 2, instruction_budget: 1 << 20, memory_limit: 1 << 30, ..EmuConfig::default() });
         let module = emu.load(code_object(name)).unwrap_or_else(|e| panic!("loading {name}: {e}"));
         Gpu { emu, module }
     }

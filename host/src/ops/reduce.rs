@@ -30,7 +30,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
-use crate::tensor::{Operands, Tensor, u32_of};
+use crate::tensor::{Operands, Tensor, numel_checked, u32_of};
 use ferrocm_device::abi::reduce::{
     self as abi, REDUCE_BLOCK, REDUCE_COLS_LDS_BYTES, REDUCE_ROWS_LDS_BYTES, ReduceColsArgs, ReducePartialsArgs, ReduceRowsArgs, flags, op,
     out_type,
@@ -136,26 +136,40 @@ impl ReducePlan {
     }
 }
 
-/// `[outer][len][inner]` of `shape` reduced over `axis` (everything for `None`).
-fn canonical(shape: &[usize], axis: Option<usize>) -> (usize, usize, usize) {
-    match axis {
+/// `[outer][len][inner]` of `shape` reduced over `axis` (everything for `None`, `axis` in
+/// range). Checked: [`plan`] takes any shape, and a wrapped product (`[2^32, 2^32]` is 0 mod
+/// 2^64) made `sum` return 0 and `mean` NaN.
+fn canonical(shape: &[usize], axis: Option<usize>) -> Result<(usize, usize, usize)> {
+    numel_checked(shape)?;
+    // Every product of some of the dimensions fits now (zeros counted as 1 above).
+    Ok(match axis {
         None => (1, shape.iter().product(), 1),
         Some(a) => (shape[..a].iter().product(), shape[a], shape[a + 1..].iter().product()),
-    }
+    })
 }
 
 /// The plan [`reduce`] uses for a contiguous input of `shape` and `dtype` at `base_addr`
 /// reduced over `axis`, writing outputs of `out_bytes` bytes each.
 ///
 /// # Errors
-/// [`Error::InvalidArgument`] for an axis out of range.
+/// [`Error::InvalidArgument`] for an axis out of range or `out_bytes` not a power of two up
+/// to 16; [`Error::Shape`] for a shape whose size overflows `usize`. An empty reduction gets a
+/// plan of one lane and one split (nothing runs for it).
 pub fn plan(shape: &[usize], dtype: DType, axis: Option<usize>, base_addr: u64, out_bytes: usize) -> Result<ReducePlan> {
     if let Some(a) = axis {
         if a >= shape.len() {
             return Err(Error::InvalidArgument { op: "reduce", message: format!("axis {a} out of range for rank {}", shape.len()) });
         }
     }
-    let (outer, len, inner) = canonical(shape, axis);
+    let (outer, len, inner) = canonical(shape, axis)?;
+    if !out_bytes.is_power_of_two() || out_bytes > 16 {
+        return Err(Error::InvalidArgument { op: "reduce", message: format!("outputs of {out_bytes} bytes (1, 2, 4, 8 or 16)") });
+    }
+    if outer == 0 || len == 0 || inner == 0 {
+        // Nothing to launch ([`reduce`] returns before planning); the divisions below would
+        // divide by the empty sizes.
+        return Ok(ReducePlan { outer, len, inner, vector: false, lanes: 1, splits: 1, seg_len: len.max(1) });
+    }
     let esize = dtype.size();
     let per_chunk = 16 / esize;
     let block = REDUCE_BLOCK as usize;
@@ -300,7 +314,7 @@ pub fn reduce(x: &Tensor, op: ReduceOp, axis: Option<usize>, opts: &ReduceOption
         }
     }
     let shape = out_shape(x.shape(), axis, opts.keepdim);
-    let (outer, len, inner) = canonical(x.shape(), axis);
+    let (outer, len, inner) = canonical(x.shape(), axis)?;
     let dev = x.device();
     let n_out = outer * inner;
     if n_out == 0 {
@@ -434,6 +448,21 @@ mod tests {
         assert!(p.splits > 1);
         let p = plan(&[7, 3, 5], DType::F16, Some(1), 2, 2).unwrap();
         assert_eq!((p.outer, p.len, p.inner, p.vector, p.lanes, p.splits), (7, 3, 5, false, 5, 1));
+    }
+
+    #[test]
+    fn plans_of_overflowing_shapes_are_errors() {
+        // The outer, reduced and inner sizes multiplied with wrap-around: 2^32 * 2^32 = 0.
+        assert!(matches!(plan(&[1 << 32, 1 << 32], DType::F32, None, 0, 4), Err(Error::Shape { .. })));
+        assert!(matches!(plan(&[0, 1 << 40, 1 << 40], DType::F32, Some(0), 0, 4), Err(Error::Shape { .. })));
+        assert!(matches!(plan(&[usize::MAX, 2], DType::F32, Some(1), 0, 4), Err(Error::Shape { .. })));
+        // Empty shapes and odd output sizes divided by zero.
+        assert_eq!(plan(&[0, 1 << 20], DType::F32, Some(1), 0, 4).unwrap().outer, 0);
+        assert_eq!(plan(&[3, 0], DType::F32, Some(0), 0, 4).unwrap().splits, 1);
+        assert_eq!(plan(&[3, 0, 5], DType::F32, Some(1), 0, 4).unwrap().len, 0);
+        for out_bytes in [0, 3, 128] {
+            assert!(matches!(plan(&[8, 8], DType::F32, Some(1), 0, out_bytes), Err(Error::InvalidArgument { .. })));
+        }
     }
 
     #[test]

@@ -21,8 +21,8 @@ pub fn saxpy(a: f32, x: &[f32], y: &[f32]) -> Vec<f32> {
 /// # Panics
 /// If the slices do not hold m*k and k*n elements.
 pub fn matmul<T: Element>(a: &[T], b: &[T], m: usize, n: usize, k: usize) -> Vec<f64> {
-    assert_eq!(a.len(), m * k, "matmul: A is not m x k");
-    assert_eq!(b.len(), k * n, "matmul: B is not k x n");
+    super::assert_holds("matmul: A (m x k)", a.len(), &[m, k]);
+    super::assert_holds("matmul: B (k x n)", b.len(), &[k, n]);
     let b64: Vec<f64> = b.iter().map(|x| x.to_f64()).collect();
     let mut c = vec![0f64; m * n];
     for i in 0..m {

@@ -94,11 +94,17 @@ fn unravel(mut i: usize, shape: &[usize]) -> Vec<usize> {
     idx
 }
 
-/// The row-major elements of `data` (of `shape`) broadcast to `to` (numpy rules; the caller
-/// guarantees the shapes broadcast).
+/// The row-major elements of `data` (of `shape`) broadcast to `to` (numpy rules).
+///
+/// # Panics
+/// If `data` does not hold `shape`'s elements, or `shape` does not broadcast to `to`.
 pub fn broadcast<T: Copy>(data: &[T], shape: &[usize], to: &[usize]) -> Vec<T> {
-    let n: usize = to.iter().product();
+    super::assert_holds("broadcast: data", data.len(), shape);
+    let lead = to.len().checked_sub(shape.len());
+    let fits = lead.is_some_and(|lead| shape.iter().zip(&to[lead..]).all(|(&s, &t)| s == t || s == 1));
+    assert!(fits, "broadcast: {shape:?} does not broadcast to {to:?}");
     let lead = to.len() - shape.len();
+    let n = super::elements(to).unwrap_or_else(|| panic!("broadcast: {to:?} has more elements than fit in usize"));
     (0..n)
         .map(|i| {
             let idx = unravel(i, to);

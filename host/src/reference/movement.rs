@@ -6,7 +6,8 @@
 /// # Panics
 /// If `axis` is out of range or `x` does not hold `shape`'s elements.
 pub fn index_select<T: Copy>(x: &[T], shape: &[usize], axis: usize, idx: &[i32]) -> Result<Vec<T>, usize> {
-    assert_eq!(x.len(), shape.iter().product::<usize>(), "index_select: x does not match shape");
+    super::assert_holds("index_select: x", x.len(), shape);
+    assert!(axis < shape.len(), "index_select: axis {axis} out of range for rank {}", shape.len());
     let pre: usize = shape[..axis].iter().product();
     let size = shape[axis];
     let post: usize = shape[axis + 1..].iter().product();
@@ -30,7 +31,7 @@ pub fn index_select<T: Copy>(x: &[T], shape: &[usize], axis: usize, idx: &[i32])
 pub fn transpose_last2<T: Copy>(x: &[T], shape: &[usize]) -> Vec<T> {
     let r = shape.len();
     assert!(r >= 2, "transpose_last2: rank below 2");
-    assert_eq!(x.len(), shape.iter().product::<usize>(), "transpose_last2: x does not match shape");
+    super::assert_holds("transpose_last2: x", x.len(), shape);
     let (rows, cols) = (shape[r - 2], shape[r - 1]);
     let batch = x.len() / (rows * cols).max(1);
     let mut out = Vec::with_capacity(x.len());
@@ -47,9 +48,17 @@ pub fn transpose_last2<T: Copy>(x: &[T], shape: &[usize]) -> Vec<T> {
 /// Row-major `parts` (each `(data, shape)`) joined along `axis`.
 ///
 /// # Panics
-/// If the shapes disagree outside `axis`.
+/// If there are no parts, `axis` is out of range, a part's data does not hold its shape, or the
+/// shapes disagree outside `axis`.
 pub fn concat<T: Copy>(parts: &[(&[T], &[usize])], axis: usize) -> Vec<T> {
+    assert!(!parts.is_empty(), "concat: no parts");
     let shape0 = parts[0].1;
+    assert!(axis < shape0.len(), "concat: axis {axis} out of range for rank {}", shape0.len());
+    for (i, (data, shape)) in parts.iter().enumerate() {
+        super::assert_holds("concat: a part", data.len(), shape);
+        let agree = shape.len() == shape0.len() && (0..shape.len()).all(|d| d == axis || shape[d] == shape0[d]);
+        assert!(agree, "concat: part {i} is {shape:?}, part 0 is {shape0:?}: they must agree outside axis {axis}");
+    }
     let outer: usize = shape0[..axis].iter().product();
     let inner: usize = shape0[axis + 1..].iter().product();
     let mut out = Vec::new();

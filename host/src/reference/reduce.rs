@@ -21,7 +21,8 @@ fn run<'a>(x: &'a [f64], len: usize, inner: usize, o: usize, i: usize) -> impl I
 /// # Panics
 /// If `x` does not hold the shape's elements, the axis is out of range, or `op` is an arg op.
 pub fn reduce(x: &[f64], shape: &[usize], op: ReduceOp, axis: Option<usize>) -> Vec<f64> {
-    assert_eq!(x.len(), shape.iter().product::<usize>(), "reduce: x does not match the shape");
+    super::assert_holds("reduce: x", x.len(), shape);
+    assert!(axis.is_none_or(|a| a < shape.len()), "reduce: axis {axis:?} out of range for rank {}", shape.len());
     assert!(!op.is_arg(), "reduce: use arg_reduce for {op:?}");
     let (outer, len, inner) = canonical(shape, axis);
     let mut out = Vec::with_capacity(outer * inner);
@@ -46,7 +47,8 @@ pub fn reduce(x: &[f64], shape: &[usize], op: ReduceOp, axis: Option<usize>) -> 
 /// If `x` does not hold the shape's elements, the axis is out of range, a run is empty, or `op`
 /// is not an arg op.
 pub fn arg_reduce(x: &[f64], shape: &[usize], op: ReduceOp, axis: Option<usize>) -> Vec<usize> {
-    assert_eq!(x.len(), shape.iter().product::<usize>(), "arg_reduce: x does not match the shape");
+    super::assert_holds("arg_reduce: x", x.len(), shape);
+    assert!(axis.is_none_or(|a| a < shape.len()), "arg_reduce: axis {axis:?} out of range for rank {}", shape.len());
     assert!(op.is_arg(), "arg_reduce: {op:?} is not an arg op");
     let (outer, len, inner) = canonical(shape, axis);
     assert!(len > 0, "arg_reduce: empty axis");

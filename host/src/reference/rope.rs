@@ -22,9 +22,17 @@ pub struct RopeShape {
 /// returning `(cos, sin)`.
 ///
 /// # Panics
-/// If `x` does not hold the shape's elements or `offsets` is not `batch` long.
+/// If `x` does not hold the shape's elements, `rotary_dim` is odd or above `head_dim`, or
+/// `offsets` is not `batch` long.
 pub fn rope(x: &[f64], s: RopeShape, layout: RopeLayout, offsets: Option<&[i32]>, cos_sin: impl Fn(i64, usize) -> (f64, f64)) -> Vec<f64> {
-    assert_eq!(x.len(), s.batch * s.seq * s.heads * s.head_dim, "rope: x does not match the shape");
+    super::assert_holds("rope: x", x.len(), &[s.batch, s.seq, s.heads, s.head_dim]);
+    // A rotary part wider than the head would rotate into the next head's elements.
+    assert!(
+        s.rotary_dim % 2 == 0 && s.rotary_dim <= s.head_dim,
+        "rope: rotary_dim {} must be even and at most head_dim {}",
+        s.rotary_dim,
+        s.head_dim
+    );
     assert!(offsets.is_none_or(|o| o.len() == s.batch), "rope: offsets are not [batch]");
     let half = s.rotary_dim / 2;
     let mut out = x.to_vec();

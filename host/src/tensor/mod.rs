@@ -14,6 +14,10 @@ use std::sync::Arc;
 /// shared allocation. View operations ([`Tensor::transpose`], [`Tensor::narrow`],
 /// [`Tensor::broadcast_to`], [`Tensor::reshape`]) share the allocation; ops produce new tensors.
 ///
+/// Every tensor's shape has a product of its dimensions (zero dimensions counted as 1) that
+/// fits in `usize`, checked wherever a shape is made (`numel_checked`); so [`Tensor::numel`]
+/// and the product of any subset of the dimensions never overflow.
+///
 /// ```no_run
 /// use ferrocm::{Device, Tensor, DType};
 /// let dev = Device::new()?;
@@ -39,20 +43,43 @@ impl std::fmt::Debug for Tensor {
     }
 }
 
-/// Row-major (C order) strides of `shape`.
+/// Row-major (C order) strides of `shape` (a tensor's shape: see [`Tensor`]; for a shape whose
+/// size overflows, the strides saturate at `usize::MAX`).
 pub fn contiguous_strides(shape: &[usize]) -> Vec<usize> {
-    let mut strides = vec![1; shape.len()];
+    let mut strides = vec![1usize; shape.len()];
     for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1] * shape[i + 1].max(1);
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1].max(1));
     }
     strides
 }
 
-fn numel_checked(shape: &[usize]) -> Result<usize> {
-    shape
-        .iter()
-        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
-        .ok_or_else(|| Error::Shape { op: "tensor", message: format!("shape {shape:?} has more elements than fit in usize") })
+/// The element count of `shape`, or [`Error::Shape`] when the product of its dimensions
+/// overflows `usize` with zero dimensions counted as 1 (numpy's rule): `[0, 2^40, 2^40]` holds
+/// no element but is refused, so that no product of some of a tensor's dimensions (a
+/// reduction's outer or inner size, a row length) can overflow either.
+pub(crate) fn numel_checked(shape: &[usize]) -> Result<usize> {
+    let nonzero = shape.iter().try_fold(1usize, |acc, &d| acc.checked_mul(d.max(1)));
+    match nonzero {
+        Some(n) if !shape.contains(&0) => Ok(n),
+        Some(_) => Ok(0),
+        None => Err(Error::Shape { op: "tensor", message: format!("shape {shape:?} has more elements than fit in usize") }),
+    }
+}
+
+/// An empty host vector with room for `n` elements, or [`Error::HostOutOfMemory`] instead of
+/// aborting when the host cannot hold them (a broadcast view can have far more elements than
+/// memory).
+fn host_vec_with_capacity<T>(n: usize) -> Result<Vec<T>> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| Error::HostOutOfMemory { bytes: (n as u64).saturating_mul(std::mem::size_of::<T>() as u64) })?;
+    Ok(v)
+}
+
+/// `n` zeroed host elements, fallibly (as [`host_vec_with_capacity`]).
+fn host_vec<T: Element>(n: usize) -> Result<Vec<T>> {
+    let mut v = host_vec_with_capacity(n)?;
+    v.resize(n, T::zeroed());
+    Ok(v)
 }
 
 impl Tensor {
@@ -118,7 +145,7 @@ impl Tensor {
     pub fn rank(&self) -> usize {
         self.shape.len()
     }
-    /// Number of elements.
+    /// Number of elements (cannot overflow: see [`Tensor`]).
     pub fn numel(&self) -> usize {
         self.shape.iter().product()
     }
@@ -131,8 +158,13 @@ impl Tensor {
         &self.storage
     }
 
-    /// True when the elements are laid out row-major without gaps (size-1 dims ignored).
+    /// True when the elements are laid out row-major without gaps (size-1 dims ignored). A
+    /// tensor without elements is contiguous, whatever its strides: there is nothing to lay out
+    /// (`[2, 0]` used to report false, so it could not be reshaped).
     pub fn is_contiguous(&self) -> bool {
+        if self.numel() == 0 {
+            return true;
+        }
         let mut expected = 1;
         for (&d, &s) in self.shape.iter().zip(&self.strides).rev() {
             if d != 1 && s != expected {
@@ -170,7 +202,8 @@ impl Tensor {
     /// work queued on the current stream (synchronous).
     ///
     /// # Errors
-    /// [`Error::DTypeMismatch`]; the backend's error.
+    /// [`Error::DTypeMismatch`]; [`Error::HostOutOfMemory`] when the host cannot hold the
+    /// elements (a broadcast view of a few bytes can have 2^40 of them); the backend's error.
     pub fn to_vec<T: Element>(&self) -> Result<Vec<T>> {
         self.expect_dtype::<T>("to_vec")?;
         let n = self.numel();
@@ -179,15 +212,18 @@ impl Tensor {
         }
         let esz = self.dtype.size();
         if self.is_contiguous() {
-            let mut v = vec![T::zeroed(); n];
+            let mut v = host_vec::<T>(n)?;
             self.device.read_bytes(&self.storage, (self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut v))?;
             return Ok(v);
         }
-        // Read the span the view touches once, then gather on the host.
+        // Read the span the view touches once, then gather on the host. The span lies inside
+        // the storage (views never step outside it), so its sum does not overflow.
         let span = 1 + self.shape.iter().zip(&self.strides).map(|(&d, &s)| (d - 1) * s).sum::<usize>();
-        let mut all = vec![T::zeroed(); span];
+        let mut all = host_vec::<T>(span)?;
         self.device.read_bytes(&self.storage, (self.offset * esz) as u64, bytemuck::cast_slice_mut(&mut all))?;
-        Ok(self.element_offsets().map(|o| all[o]).collect())
+        let mut out = host_vec_with_capacity(n)?;
+        out.extend(self.element_offsets().map(|o| all[o]));
+        Ok(out)
     }
 
     /// The storage offset (relative to `offset`) of every element in row-major order.
@@ -236,9 +272,10 @@ impl Tensor {
     pub fn narrow(&self, axis: usize, start: usize, len: usize) -> Result<Tensor> {
         self.check_axis("narrow", axis)?;
         if start.checked_add(len).is_none_or(|e| e > self.shape[axis]) {
+            // Not `start + len` in the message: it is what overflowed.
             return Err(Error::InvalidArgument {
                 op: "narrow",
-                message: format!("range {start}..{} out of bounds for axis {axis} of size {}", start + len, self.shape[axis]),
+                message: format!("{len} entries from {start} are out of bounds for axis {axis} of size {}", self.shape[axis]),
             });
         }
         let mut t = self.clone();
@@ -257,7 +294,7 @@ impl Tensor {
         }
         let mut t = self.clone();
         // A size-1 axis is never stepped along; give it the stride a contiguous layout would.
-        let stride = if axis == self.rank() { 1 } else { self.shape[axis] * self.strides[axis] };
+        let stride = if axis == self.rank() { 1 } else { self.shape[axis].saturating_mul(self.strides[axis]) };
         t.shape.insert(axis, 1);
         t.strides.insert(axis, stride);
         Ok(t)
@@ -282,8 +319,10 @@ impl Tensor {
     /// stride 0; new leading axes have stride 0).
     ///
     /// # Errors
-    /// [`Error::Shape`] when the shapes are not compatible.
+    /// [`Error::Shape`] when the shapes are not compatible or `shape`'s size overflows `usize`
+    /// (`[2^32, 2^32]`: its element count wrapped to 0, and `sum` of it returned 0).
     pub fn broadcast_to(&self, shape: &[usize]) -> Result<Tensor> {
+        numel_checked(shape)?;
         if shape.len() < self.rank() {
             return Err(Error::Shape { op: "broadcast_to", message: format!("cannot broadcast {:?} to {shape:?}", self.shape) });
         }

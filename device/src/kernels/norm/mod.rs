@@ -6,6 +6,17 @@
 //! `M2 / n`; RMSNorm the mean square `M2 / n + mean^2` (a sum of two non-negative terms, so as
 //! accurate as summing squares). One code path for both keeps the kernel small.
 //!
+//! Scaled before squaring: squares of finite values past 2^64 overflow f32 (`[1e38, -1e38, 0]`
+//! gave NaN). A group of lanes within a wave takes the largest magnitude it holds and, when
+//! that is 2^32 or more, computes its statistic on the values times `1/k` (`k` the power of two
+//! at or below it, so they lie in [1, 2)); the statistic carries `k` across waves and segments,
+//! where [`merge_scaled`] brings two to the larger scale. The output is `(x/k - mean) * rstd`
+//! with `rstd` and `eps` in the same units. Scaling by a power of two is exact, so a row below
+//! 2^32 (k = 1) is computed as without scaling, and a scaled row as by an f32 with a wider
+//! exponent (up to underflow of elements 2^150 times smaller than its largest).
+//! The cost: a max over the lane's registers and a max-reduction within the wave per row; the
+//! scale folds into FMAs the kernel does anyway.
+//!
 //! In FUSED mode a workgroup walks its rows with the weight and bias held in registers (the
 //! same slots hold the same columns in every row); when it holds several rows at once it loads
 //! them through LDS. Either way they are read from global memory once per workgroup.
@@ -14,34 +25,103 @@ use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::dsl::chunk::Elem;
 use crate::dsl::chunk::{load_chunk, store_chunk};
-use crate::dsl::group::reduce_group;
+use crate::dsl::group::{Words, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
-use crate::dsl::math::sqrt;
+use crate::dsl::math::{fma, sqrt};
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 
-/// `(count, mean, M2)` of a set of values.
+/// `(count, mean, M2)` of a set of values, all in the units of one scale (below).
 type Stat = (f32, f32, f32);
 
-/// The lane's statistic over its valid slots.
+/// A statistic and its scale `k`, a power of two from 1 to 2^126: the values' mean is
+/// `mean * k` and their M2 `M2 * k^2`. What crosses waves (LDS) and segments (the 16-byte
+/// STATS slots, `k` in the fourth word).
+#[derive(Clone, Copy)]
+struct Scaled {
+    st: Stat,
+    k: f32,
+}
+
+impl Words for Scaled {
+    const N: usize = 4;
+    #[inline(always)]
+    fn to_words(self) -> [u32; 4] {
+        [self.st.0.to_bits(), self.st.1.to_bits(), self.st.2.to_bits(), self.k.to_bits()]
+    }
+    #[inline(always)]
+    fn from_words(w: [u32; 4]) -> Self {
+        Scaled { st: (f32::from_bits(w[0]), f32::from_bits(w[1]), f32::from_bits(w[2])), k: f32::from_bits(w[3]) }
+    }
+}
+
+/// The statistic of nothing (scale 1, so it never raises another's scale).
+const EMPTY: Scaled = Scaled { st: (0.0, 0.0, 0.0), k: 1.0 };
+
+/// Magnitudes from here on are scaled: their squares (2^64) summed over 2^32 elements stay
+/// finite, with room to spare, below it.
+const SCALE_FROM_EXP: u32 = 127 + 32;
+/// The largest scale, 2^126, so that `1/k` is a normal number (2^-127 would be denormal).
+const MAX_SCALE_EXP: u32 = 127 + 126;
+
+/// The scale for values whose largest magnitude is `m`: 1 below 2^32 and for infinities and NaN
+/// (a non-finite row is NaN throughout either way), else the power of two at or below `m`.
 #[inline(always)]
-fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>) -> Stat {
+fn scale_of(m: f32) -> f32 {
+    let e = m.to_bits() >> 23; // m >= 0: the biased exponent
+    if e < SCALE_FROM_EXP || e == 255 { 1.0 } else { f32::from_bits(e.min(MAX_SCALE_EXP) << 23) }
+}
+
+/// `1/k` for a scale `k` (exact: a power of two, by its exponent bits).
+#[inline(always)]
+fn recip(k: f32) -> f32 {
+    f32::from_bits((254 << 23) - k.to_bits())
+}
+
+/// `k_small / k_big` for scales `k_small <= k_big` (a normal power of two in [2^-125, 1]).
+#[inline(always)]
+fn ratio(k_small: f32, k_big: f32) -> f32 {
+    f32::from_bits(k_small.to_bits().wrapping_sub(k_big.to_bits()).wrapping_add(1.0f32.to_bits()))
+}
+
+/// The largest magnitude among the lane's slots (empty slots hold 0), compared as bit
+/// patterns: for non-negative floats their order is the values' (a NaN counts as the largest,
+/// and gets scale 1). As integers, not floats, so that LLVM does not take the max of the f16
+/// inputs in their packed form and keep those registers alive next to the unpacked ones (16
+/// more VGPRs, a wave per SIMD less, for `norm_f16`).
+#[inline(always)]
+fn max_abs(x: &Slots) -> f32 {
+    let mut m = 0u32;
+    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { m = m.max(x[h * 16 + j].to_bits() & 0x7fff_ffff); }); });
+    f32::from_bits(m)
+}
+
+/// The larger of two magnitudes (non-negative floats or NaN) by their bits, as in [`max_abs`].
+#[inline(always)]
+fn max_bits(a: f32, b: f32) -> f32 {
+    f32::from_bits(a.to_bits().max(b.to_bits()))
+}
+
+/// The lane's statistic over its valid slots, of the values times `inv` (a power of two:
+/// exact, and folded into FMAs the loops make anyway).
+#[inline(always)]
+fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Stat {
     let c = sp.count::<E>() as f32;
     if c == 0.0 {
         return (0.0, 0.0, 0.0);
     }
     // Empty slots hold 0: they add nothing to the sum, but must be left out of M2.
     let mut s = 0.0;
-    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { s += x[h * 16 + j]; }); });
+    crate::unroll!(h < 2 => { crate::unroll!(j < 16 => { s = fma(x[h * 16 + j], inv, s); }); });
     let mean = s / c;
     // Valid slots are the prefix 0 .. c: weight slot s by clamp(c - s, 0, 1), arithmetic
     // rather than 32 live comparison masks.
     let mut m2 = 0.0;
     crate::unroll!(h < 2 => {
         crate::unroll!(j < 16 => {
-            let d = x[h * 16 + j] - mean;
+            let d = fma(x[h * 16 + j], inv, -mean);
             let keep = (c - (h * 16 + j) as f32).clamp(0.0, 1.0);
             m2 += d * d * keep;
         });
@@ -49,17 +129,34 @@ fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>) -> Stat {
     (c, mean, m2)
 }
 
-/// Chan et al.'s pairwise merge, written symmetrically in `a` and `b` (so every lane of a group
-/// computes the same bits); an empty side passes the other through unrounded. Selects, not
-/// branches: it runs in every DPP step.
+/// Chan et al.'s pairwise merge of two statistics in the same units, written symmetrically in
+/// `a` and `b` (so every lane of a group computes the same bits); an empty side passes the other
+/// through unrounded. The mean is `(mean_a + mean_b)/2 + d (n_b - n_a) / 2n`, the weighted mean
+/// in a form that is exact when the means are equal: a constant row keeps its value to the last
+/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. One division (an
+/// f32 division is a dozen instructions) shared by both terms. Selects, not branches: it runs
+/// in every DPP step.
 #[inline(always)]
 fn merge(a: Stat, b: Stat) -> Stat {
     let n = a.0 + b.0;
-    let mean = (a.0 * a.1 + b.0 * b.1) / n;
+    let r = 1.0 / n;
     let d = b.1 - a.1;
-    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 / n));
+    let mean = fma(d, (b.0 - a.0) * 0.5 * r, (a.1 + b.1) * 0.5);
+    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 * r));
     let b_or_both = if b.0 == 0.0 { a } else { both };
     if a.0 == 0.0 { b } else { b_or_both }
+}
+
+/// [`merge`] of statistics of different scales: the smaller-scale side is brought to the larger
+/// scale first (exactly, bar underflow of a side 2^126 times smaller, which then counts only
+/// in the count). Used once per row across waves or segments, not per DPP step.
+#[inline(always)]
+fn merge_scaled(a: Scaled, b: Scaled) -> Scaled {
+    let k = a.k.max(b.k);
+    let (ra, rb) = (ratio(a.k, k), ratio(b.k, k));
+    let a2 = (a.st.0, a.st.1 * ra, a.st.2 * ra * ra);
+    let b2 = (b.st.0, b.st.1 * rb, b.st.2 * rb * rb);
+    Scaled { st: merge(a2, b2), k }
 }
 
 /// The kernel. 16-byte and element accesses and the three modes are separate code (const
@@ -171,34 +268,44 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
         unsafe { sp.store::<E>(a.h_out.add(off), &x) };
     }
     // SAFETY: uniform mode and trip count: every wave calls these the same number of times.
-    let st = if M == mode::APPLY {
+    let sc = if M == mode::APPLY {
         let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
-        unsafe { row_statistic(stats, a.segs, lds, (0.0, 0.0, 0.0), merge) }
+        unsafe { row_statistic(stats, a.segs, lds, EMPTY, merge_scaled) }
     } else {
-        unsafe { reduce_group(local::<E, VEC>(&x, &sp), a.lanes, lds.slots, it & 1, merge) }
+        // One scale per group within a wave (its lanes merge with the cheap `merge`), carried
+        // across waves with the statistic.
+        let in_wave = a.lanes.min(64);
+        let k = scale_of(reduce_lanes(max_abs(&x), in_wave, max_bits));
+        let v = Scaled { st: reduce_lanes(local::<E, VEC>(&x, &sp, recip(k)), in_wave, merge), k };
+        if a.lanes > 64 { unsafe { reduce_waves(v, a.lanes / 64, lds.slots, it & 1, merge_scaled) } } else { v }
     };
     if M == mode::STATS {
         if w.lane == 0 {
             // SAFETY: stats holds rows * segs 16-byte slots.
             unsafe {
                 let p = a.stats.add((row as usize * a.segs as usize + w.seg as usize) * ROW_STAT_FLOATS as usize);
-                store_b128(p as *mut u32, U32x4::from_array([st.0.to_bits(), st.1.to_bits(), st.2.to_bits(), 0]));
+                store_b128(p as *mut u32, U32x4::from_array(sc.to_words()));
             }
         }
         return;
     }
     // LayerNorm: (x - mean) / sqrt(var + eps); RMSNorm: x / sqrt(mean square + eps), the mean
-    // square being var + mean^2. Arithmetic selects: the flag costs no branch.
+    // square being var + mean^2; all in units of the scale (x / k, eps / k^2). Arithmetic
+    // selects: the flag costs no branch.
+    let (st, inv) = (sc.st, recip(sc.k));
     let layer = if a.flags & flags::LAYER != 0 { 1.0 } else { 0.0 };
     let var = st.2 / a.len as f32;
     let shift = st.1 * layer;
     let sq = var + st.1 * st.1 * (1.0 - layer);
-    let rstd = 1.0 / sqrt(sq + a.eps);
+    let t = sq + a.eps * inv * inv;
+    // t is 0 with eps > 0 only when eps / k^2 underflowed and the row is constant (every
+    // x / k - shift is 0): any finite rstd gives the 0 the formula does, infinity gives NaN.
+    let rstd = if t == 0.0 && a.eps > 0.0 { f32::MAX } else { 1.0 / sqrt(t) };
     let mut y = [0f32; SLOTS];
     crate::unroll!(h < 2 => {
         crate::unroll!(j < 16 => {
             let s = h * 16 + j;
-            y[s] = (x[s] - shift) * rstd * wt[s] + bs[s];
+            y[s] = fma(x[s], inv, -shift) * rstd * wt[s] + bs[s];
         });
     });
     // SAFETY: as for the loads.

@@ -26,8 +26,8 @@ use ferrocm_device::abi::DevPtr;
 ///
 /// # Errors
 /// [`Error::InvalidArgument`] for no inputs or an axis out of range; [`Error::DTypeMismatch`];
-/// [`Error::Shape`] for mismatched ranks or sizes; [`Error::DeviceMismatch`]; allocation and
-/// launch errors.
+/// [`Error::Shape`] for mismatched ranks or sizes, or an output whose size overflows `usize`;
+/// [`Error::DeviceMismatch`]; allocation and launch errors.
 pub fn concat(inputs: &[&Tensor], axis: usize) -> Result<Tensor> {
     let op = "concat";
     let first = inputs.first().ok_or_else(|| Error::InvalidArgument { op, message: "no inputs".into() })?;
@@ -49,7 +49,9 @@ pub fn concat(inputs: &[&Tensor], axis: usize) -> Result<Tensor> {
                 message: format!("input {i} is {:?}, input 0 is {:?}: they must agree outside axis {axis}", t.shape(), first.shape()),
             });
         }
-        total += t.shape()[axis];
+        // Checked: two [2^63] views (broadcasts of one element) overflowed usize here.
+        total = usize::checked_add(total, t.shape()[axis])
+            .ok_or_else(|| Error::Shape { op, message: format!("the inputs' sizes along axis {axis} add up to more than fit in usize") })?;
     }
     let mut shape = first.shape().to_vec();
     shape[axis] = total;

@@ -65,13 +65,11 @@ pub fn index_select(x: &Tensor, axis: usize, indices: &Tensor) -> Result<Tensor>
     let out = Tensor::empty(dev, &shape, x.dtype())?;
     let pre: usize = x.shape()[..axis].iter().product();
     let post: usize = x.shape()[axis + 1..].iter().product();
-    if out.numel() == 0 {
+    if out.numel() == 0 || size == 0 {
+        // No kernel runs (nothing to copy, or nothing to copy from), so none checks the indices:
+        // check them here. A `[5, 0]` table and index 7 returned Ok.
+        check_on_host(op, indices, size)?;
         return Ok(out);
-    }
-    if size == 0 {
-        // Every index is out of range of an empty axis.
-        let first = indices.to_vec::<i32>()?[0];
-        return Err(Error::IndexOutOfRange { op, position: 0, index: first as i64, size });
     }
 
     let x = source_view(x, axis)?;
@@ -101,6 +99,16 @@ pub fn index_select(x: &Tensor, axis: usize, indices: &Tensor) -> Result<Tensor>
         return Err(Error::IndexOutOfRange { op, position, index: index as i64, size });
     }
     Ok(out)
+}
+
+/// The first index outside `0..size`, as the kernel would report it, read on the host (for
+/// launches that copy nothing: the indices are all there is to read).
+fn check_on_host(op: &'static str, indices: &Tensor, size: usize) -> Result<()> {
+    let bad = indices.to_vec::<i32>()?.into_iter().enumerate().find(|&(_, i)| usize::try_from(i).is_ok_and(|i| i >= size) || i < 0);
+    match bad {
+        Some((position, index)) => Err(Error::IndexOutOfRange { op, position, index: index as i64, size }),
+        None => Ok(()),
+    }
 }
 
 /// `x` itself when its dimensions after `axis` are contiguous and those before it merge into one
