@@ -22,7 +22,8 @@
 //! [`PinnedBuffer`] (device and page-locked host memory); [`Tensor`] (shape, strides, dtype) and
 //! [`Operands`] (tensors lowered to kernel pointers, kept alive while launches use them);
 //! [`ops`] (validated tensor operations); [`reference`](mod@reference) (CPU definitions of every
-//! op); [`hip`] and [`emulator`] (what only one backend has).
+//! op); [`io`] (model files to the device: safetensors, GGUF); [`hip`] and [`emulator`] (what
+//! only one backend has).
 #![warn(missing_docs)]
 
 mod backend;

@@ -476,6 +476,7 @@ fn tiny_model() -> GgufWriter {
         .tensor("blk.1.i64", &[2], GgmlType::I64, le_bytes(&[-1i64, 9]))
         .tensor("blk.1.f64", &[2], GgmlType::F64, le_bytes(&[0.25f64, 9.0]))
         .tensor("blk.1.k", &[256, 2], GgmlType::Q4_K, q_blocks(GgmlType::Q4_K, 2, 3))
+        .tensor("blk.1.iq", &[256], GgmlType::IQ4_XS, q_blocks(GgmlType::IQ4_XS, 1, 4))
 }
 
 #[test]
@@ -537,6 +538,13 @@ fn gguf_round_trip_through_the_writer() {
     let emb = f.quantized("token_embd.weight").unwrap();
     assert_eq!(emb.bytes(), q_blocks(GgmlType::Q8_0, 8, 1).as_slice());
     assert_eq!((emb.info().shape(), emb.info().blocks()), (vec![4, 64], 8));
+    // As the quantized ops' operand: GGUF [64, 4] is 4 rows of 64.
+    let qt = emb.to_quant_tensor(device()).unwrap();
+    assert_eq!((qt.shape(), qt.format().name()), ([4, 64], "Q8_0"));
+    assert_eq!(qt.to_host_blocks().unwrap(), emb.bytes());
+    let (tensor, kind) = model_error(f.quantized("blk.1.iq").unwrap().to_quant_tensor(device()).unwrap_err());
+    assert_eq!(tensor.as_deref(), Some("blk.1.iq"));
+    assert!(matches!(kind, ModelFileError::UnsupportedDType { ref dtype, .. } if dtype == "IQ4_XS"), "{kind:?}");
     let dev_bytes = emb.to_device_bytes(device()).unwrap();
     assert_eq!((dev_bytes.dtype(), dev_bytes.shape()), (DType::I8, &[8 * 34][..]));
     assert_eq!(bytes_of(&dev_bytes), emb.bytes());
@@ -816,4 +824,8 @@ fn smollm2_gguf_when_available() {
     assert_eq!(bytes_of(q), f.tensor_bytes("blk.29.attn_q.weight").unwrap());
     let e = f.quantized("token_embd.weight").unwrap();
     assert_eq!(e.bytes().len(), 49152 * 576 / 32 * 34);
+    let qt = e.to_quant_tensor(device()).unwrap();
+    assert_eq!(qt.shape(), [49152, 576]);
+    assert_eq!(qt.to_host_blocks().unwrap(), e.bytes());
+    assert_eq!(f.quantized("blk.3.ffn_down.weight").unwrap().to_quant_tensor(device()).unwrap().shape(), [576, 1536]);
 }

@@ -35,7 +35,8 @@ commands:
   profile OP --shape SHAPE [--top N]      build, then where one case's modeled time goes: instruction
                                          classes, the main loop's MFMA share, the hottest blocks
                                          (e.g. profile gemm --shape \"bf16 4096x4096x4096\")
-  fuzz TARGET [--seconds N] [-- ARGS]     run a cargo-fuzz target of fuzz/ (codeobj, launch) for N
+  fuzz TARGET [--seconds N] [-- ARGS]     run a cargo-fuzz target of fuzz/ (codeobj, launch,
+                                         safetensors, gguf) for N
                                          seconds (default 60) with the pinned nightly; the corpus
                                          grows in target/fuzz/corpus/TARGET, findings land in
                                          target/fuzz/artifacts/TARGET (ARGS go to libFuzzer)";
@@ -239,7 +240,7 @@ fn profile(args: &[String]) -> Result<(), String> {
 }
 
 /// The fuzz targets of `fuzz/Cargo.toml`.
-const FUZZ_TARGETS: &[&str] = &["codeobj", "launch"];
+const FUZZ_TARGETS: &[&str] = &["codeobj", "launch", "safetensors", "gguf"];
 
 /// Runs one cargo-fuzz target: release code with overflow checks and debug assertions on
 /// (`--debug-assertions`: a wrapped size is what these targets look for), no sanitizer (the
@@ -283,6 +284,21 @@ fn fuzz(args: &[String]) -> Result<(), String> {
         let tiny = root.join("fuzz/seeds/tiny.co");
         std::fs::copy(&tiny, seed_dir.join("tiny.co")).map_err(|e| format!("{}: {e}", tiny.display()))?;
     }
+    // The model-file parsers start from tiny valid files (random bytes almost never get past
+    // the magic or the JSON), and the safetensors one from a dictionary of its JSON words.
+    let mut dict = Vec::new();
+    if target == "safetensors" || target == "gguf" {
+        let seeds = root.join("fuzz/seeds").join(target);
+        let entries = std::fs::read_dir(&seeds).map_err(|e| format!("{}: {e}", seeds.display()))?;
+        for e in entries {
+            let p = e.map_err(|e| format!("{}: {e}", seeds.display()))?.path();
+            std::fs::copy(&p, seed_dir.join(p.file_name().unwrap_or_default())).map_err(|e| format!("{}: {e}", p.display()))?;
+        }
+        let d = root.join("fuzz/seeds").join(format!("{target}.dict"));
+        if d.is_file() {
+            dict.push(format!("-dict={}", d.display()));
+        }
+    }
     let status = Command::new("cargo")
         .current_dir(root.join("fuzz"))
         .args([&format!("+{toolchain}"), "fuzz", "run", "--sanitizer", "none", "--debug-assertions", "--target-dir"])
@@ -294,7 +310,10 @@ fn fuzz(args: &[String]) -> Result<(), String> {
         .arg(format!("-max_total_time={seconds}"))
         .arg("-timeout=10")
         .arg(format!("-artifact_prefix={}/", artifacts.display()))
+        .args(&dict)
         .args(extra)
+        // The targets use the parsers only: no device code objects needed.
+        .env("FERROCM_SKIP_DEVICE_BUILD", "1")
         .status()
         .map_err(|e| format!("running cargo fuzz: {e}"))?;
     if status.success() { Ok(()) } else { Err(format!("fuzz target {target} failed ({status}); findings are in {}", artifacts.display())) }

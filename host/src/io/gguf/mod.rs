@@ -95,6 +95,37 @@ impl QuantizedTensor {
         &self.file.bytes()[self.range.start as usize..self.range.end as usize]
     }
 
+    /// The weight matrix as ferrocm's quantized-op operand: a GGUF `[K, N]` (fastest first) is
+    /// the `[N, K]` [`QuantTensor`](crate::quant::QuantTensor) of N rows of K weights; a 1-D
+    /// `[K]` is one row. The blocks are copied from the file's mapping as they are.
+    ///
+    /// ```no_run
+    /// # let dev = ferrocm::Device::new()?;
+    /// let f = ferrocm::io::gguf::GgufFile::open("SmolLM2-135M-Instruct.Q4_1.gguf")?;
+    /// let wq = f.quantized("blk.0.attn_q.weight")?.to_quant_tensor(&dev)?;
+    /// assert_eq!(wq.shape(), [576, 576]);
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ModelFileError::UnsupportedDType`] for a type the quantized ops do not implement (see
+    /// [`GgmlType::quant_format`]) or more than 2 dimensions; allocation errors.
+    pub fn to_quant_tensor(&self, device: &Device) -> Result<crate::quant::QuantTensor> {
+        let t = self.ggml_type();
+        let unsupported =
+            |hint: String| file_error(&self.file.path, Some(&self.name), ModelFileError::UnsupportedDType { dtype: t.name().into(), hint });
+        let format = t.quant_format().ok_or_else(|| {
+            let list: Vec<&str> = crate::quant::QuantFormat::ALL.iter().map(|f| f.name()).collect();
+            unsupported(format!("ferrocm's quantized ops take {}", list.join(", ")))
+        })?;
+        let (k, n) = match self.info.dims[..] {
+            [k] => (k, 1),
+            [k, n] => (k, n),
+            _ => return Err(unsupported(format!("a quantized matrix has 1 or 2 dimensions, this has {:?}", self.info.dims))),
+        };
+        crate::quant::QuantTensor::from_blocks(device, format, [n as usize, k as usize], self.bytes())
+    }
+
     /// Uploads the raw blocks as a 1-D tensor of bytes (dtype i8: ferrocm has no u8; the bits
     /// are the file's), through the bounded loader path with default options.
     ///

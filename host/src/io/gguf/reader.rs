@@ -25,6 +25,12 @@ pub const MAX_DIMS: u32 = 4;
 pub const MAX_NESTING: u32 = 8;
 /// Largest accepted `general.alignment` (1 GiB: anything more is a corrupt value).
 const MAX_ALIGNMENT: u64 = 1 << 30;
+/// Vectors of entries (keys, tensor infos, strings, nested arrays) reserve at most this many
+/// slots from a count the file declares; beyond it they grow as entries actually parse. A count
+/// is bounded by the bytes left, but an entry's in-memory size (a `String` is 24 bytes) can be
+/// a few times its smallest encoding, so reserving the full count up front would let a file
+/// make the reader allocate several times its own size before the first entry fails.
+const MAX_RESERVE: usize = 4096;
 
 /// One tensor of a GGUF file: name, dimensions, GGML type, where its bytes are.
 ///
@@ -216,14 +222,14 @@ impl<'a> Cursor<'a> {
             ValueType::I64 => fixed!(I64, i64),
             ValueType::F64 => fixed!(F64, f64),
             ValueType::String => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = Vec::with_capacity(n.min(MAX_RESERVE));
                 for i in 0..n {
                     v.push(self.string(&|| format!("element {i} of the array of key {key}"))?);
                 }
                 Array::String(v)
             }
             ValueType::Array => {
-                let mut v = Vec::with_capacity(n);
+                let mut v = Vec::with_capacity(n.min(MAX_RESERVE));
                 for _ in 0..n {
                     v.push(self.array_value(key, depth + 1)?);
                 }
@@ -285,8 +291,9 @@ impl GgufHeader {
             return Err(c.err(None, ModelFileError::TooLarge { what: "tensor count".into(), value: n_tensors, limit: t_limit }));
         }
 
-        let mut metadata = Vec::with_capacity(n_kv as usize);
-        let mut keys = HashMap::with_capacity(n_kv as usize);
+        let reserve = |n: u64| (n as usize).min(MAX_RESERVE);
+        let mut metadata = Vec::with_capacity(reserve(n_kv));
+        let mut keys = HashMap::with_capacity(reserve(n_kv));
         for i in 0..n_kv {
             let key = c.string(&|| format!("metadata key {i}"))?;
             let t = c.value_type(&key, &|| format!("the type of key {key}"))?;
@@ -315,7 +322,7 @@ impl GgufHeader {
             type_id: u32,
             offset: u64,
         }
-        let mut raws = Vec::with_capacity(n_tensors as usize);
+        let mut raws = Vec::with_capacity(reserve(n_tensors));
         for i in 0..n_tensors {
             let name = c.string(&|| format!("the name of tensor {i}"))?;
             let what = || format!("the info of tensor {name}");

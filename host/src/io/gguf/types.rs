@@ -160,6 +160,12 @@ impl GgmlType {
         (elements / b).checked_mul(self.block_bytes() as u64)
     }
 
+    /// The block format ferrocm's quantized ops take ([`QuantFormat`](crate::quant::QuantFormat)),
+    /// for the types they implement.
+    pub fn quant_format(self) -> Option<crate::quant::QuantFormat> {
+        crate::quant::QuantFormat::from_ggml_type(self.id())
+    }
+
     /// The loader's element type for the unquantized types.
     pub(crate) const fn file_type(self) -> Option<FileType> {
         Some(match self {
@@ -225,5 +231,15 @@ mod tests {
             assert_eq!(GgmlType::from_id(id), None, "{id}");
         }
         assert_eq!(GgmlType::Q8_0.byte_size(33), None);
+    }
+
+    #[test]
+    fn the_quantized_ops_formats_agree_with_the_file_types() {
+        for f in crate::quant::QuantFormat::ALL {
+            let t = GgmlType::from_id(f.ggml_type()).expect("a GGML type");
+            assert_eq!((t.block_size() as usize, t.block_bytes() as usize), (f.block_elems(), f.block_bytes()), "{t}");
+            assert_eq!(t.quant_format(), Some(f));
+        }
+        assert_eq!(GgmlType::Q2_K.quant_format(), None);
     }
 }
