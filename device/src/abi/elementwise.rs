@@ -248,24 +248,24 @@ crate::kernel_abi! {
         /// i32 -> any [`type_code`].
         CAST_FROM_I32 = "cast_from_i32" @ 256 => crate::kernels::elementwise::cast::cast_from_i32,
         /// Any [`unary_op`] on f32 (4 elements per work-item).
-        UNARY_F32 = "unary_f32" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::F32, 4>,
+        UNARY_F32 = "unary_f32" @ 256 => crate::kernels::elementwise::unary::unary::<f32, 4>,
         /// Any [`unary_op`] on f16 (8 elements per work-item).
-        UNARY_F16 = "unary_f16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::F16, 8>,
+        UNARY_F16 = "unary_f16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::abi::F16, 8>,
         /// Any [`unary_op`] on bf16 (8 elements per work-item).
-        UNARY_BF16 = "unary_bf16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::Bf16, 8>,
+        UNARY_BF16 = "unary_bf16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::abi::Bf16, 8>,
         /// Any [`binary_op`] on f32 (4 elements per work-item).
-        BINARY_F32 = "binary_f32" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::F32, 4>,
+        BINARY_F32 = "binary_f32" @ 256 => crate::kernels::elementwise::binary::binary::<f32, 4>,
         /// Any [`binary_op`] on f16 (8 elements per work-item).
-        BINARY_F16 = "binary_f16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::F16, 8>,
+        BINARY_F16 = "binary_f16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::abi::F16, 8>,
         /// Any [`binary_op`] on bf16 (8 elements per work-item).
-        BINARY_BF16 = "binary_bf16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::Bf16, 8>,
+        BINARY_BF16 = "binary_bf16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::abi::Bf16, 8>,
         /// `out = cond ? in1 : in2` on 32-bit values; `cond` (input 0) is i8 or i32 per
         /// `type_code`, nonzero meaning true. 16 elements per work-item for an i8 condition, 4 for i32.
-        WHERE_B32 = "where_b32" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B32>,
+        WHERE_B32 = "where_b32" @ 256 => crate::kernels::elementwise::select::where_::<u32>,
         /// As [`WHERE_B32`] on 16-bit values: 16 elements per work-item for an i8 condition, 8 for i32.
-        WHERE_B16 = "where_b16" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B16>,
+        WHERE_B16 = "where_b16" @ 256 => crate::kernels::elementwise::select::where_::<u16>,
         /// As [`WHERE_B32`] on 8-bit values (fp8, i8): 16 elements per work-item.
-        WHERE_B8 = "where_b8" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::I8>,
+        WHERE_B8 = "where_b8" @ 256 => crate::kernels::elementwise::select::where_::<i8>,
     }
 }
 
