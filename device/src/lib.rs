@@ -33,6 +33,9 @@ pub mod abi;
 pub mod dsl;
 
 #[cfg(target_arch = "amdgpu")]
+pub mod tile;
+
+#[cfg(target_arch = "amdgpu")]
 pub mod kernels;
 
 /// A kernel that panics (index out of bounds, an assertion) traps: `s_trap 2` on the hardware,

@@ -77,6 +77,6 @@ crate::kernel_abi! {
     kernels {
         /// 128x128 blocks, 4 waves of 64x64, v_mfma_f32_16x16x32_fp8_fp8, scales applied every
         /// 128 K with packed FMAs.
-        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256 => crate::kernels::gemm::scaled::gemm_fp8_scaled,
+        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256 => crate::kernels::gemm::blockscaled::gemm_fp8_blockscaled,
     }
 }

@@ -27,6 +27,7 @@ use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
 use crate::dsl::mem::{store_b64, store_b128};
 use crate::dsl::simd::{F32x4, U32x2, U32x4};
+use crate::tile::reg::RegTile;
 use core::sync::atomic::{Ordering, compiler_fence};
 
 /// Floats per staged row (64 columns, no padding: see [`strip_index`]).
@@ -209,15 +210,6 @@ pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: u
     }
 }
 
-/// A wave's accumulators as the epilogue consumes them: 16-row bands of its 64-column output,
-/// each written into the wave's LDS strip (see [`strip_index`]).
-pub trait Strips {
-    /// 16-row bands of the wave's output.
-    const BANDS: usize;
-    /// Writes band `band` (rows `16 * band ..`, all 64 columns) of this lane into `strip`.
-    fn write_band(&self, strip: LdsSlice<f32>, band: usize, lane: usize);
-}
-
 /// Writes this wave's accumulators, whose top-left element is (`row0`, `col0`) of C, staging each
 /// 16-row band through `strip` (this wave's [`STRIP_FLOATS`] of LDS). Every configuration gives
 /// a wave 64 columns.
@@ -225,15 +217,20 @@ pub trait Strips {
 /// The bands and the strip-to-C steps are runtime loops, not unrolled: the per-element epilogue
 /// (beta, bias, five activations, residual, three output types) is large: unrolled per band and
 /// step it made each 128x128 kernel 45k instructions (10.6k now) and the code object 4.3 MB. Only
-/// the accumulator-to-strip writes need constant register indices; `write_band` keeps them
+/// the accumulator-to-strip writes need constant register indices; `RegTile::band` keeps them
 /// constant behind a branch per band.
 #[inline(always)]
-pub fn store<S: Strips>(args: &Params, t: &Target, acc: &S, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
+pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
     let mut band = 0;
-    while band < S::BANDS {
-        // Accumulators -> strip.
-        acc.write_band(strip, band, lane);
+    while band < W::BANDS {
+        // Accumulators -> strip (the accumulator layout's writes: 32 consecutive columns of one
+        // row per 32-lane phase for 32x32 tiles, rows e and e + 4 for 16x16 ones; see
+        // [`strip_index`]).
+        acc.band(band, lane, |row, col, v| {
+            // SAFETY: inside the wave's strip (16 rows, 64 columns).
+            unsafe { strip.write(strip_index(row, col), v) };
+        });
         // LDS executes a wave's accesses in order; this only stops the compiler moving them.
         compiler_fence(Ordering::SeqCst);
         // Strip -> C: consecutive lanes take consecutive 16-byte chunks of a row, so each store
