@@ -48,7 +48,7 @@ use crate::ops::layout::contiguous;
 use crate::tensor::Tensor;
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::gemm::gemm_lds_bytes;
-use ferrocm_device::abi::gemm_fp8::{self as abi, Fp8ScaledArgs, SCALE_BLOCK, group_mode};
+use ferrocm_device::abi::gemm_blockscaled::{self as abi, BlockScaledArgs, SCALE_BLOCK, group_mode};
 
 const OP: &str = "gemm_fp8_blockscaled";
 /// Rows and columns of C per workgroup.
@@ -236,7 +236,7 @@ impl Problem {
             u32::try_from(s).map_err(|_| Error::Unsupported { op: OP, what: format!("{what} stride {s} (more than 2^32)") })
         };
 
-        let args = Fp8ScaledArgs {
+        let args = BlockScaledArgs {
             a: a.as_ptr()?,
             b: b.as_ptr()?,
             c: c.as_ptr()?,

@@ -26,7 +26,7 @@ use crate::launch::LaunchConfig;
 use crate::ops::reduce::addr;
 use crate::ops::rows::plan_rows;
 use crate::tensor::Tensor;
-use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
+use ferrocm_device::abi::rowwise::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::softmax::{self as abi, SOFTMAX_MAX_LANES, SoftmaxArgs, flags};
 use ferrocm_device::abi::{DevPtr, Kernel};
 

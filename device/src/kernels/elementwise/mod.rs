@@ -7,6 +7,7 @@
 pub mod access;
 pub mod binary;
 pub mod cast;
+mod entries;
 pub mod fill;
 pub mod index;
 pub mod nary;

@@ -1,4 +1,4 @@
-//! fp8 GEMM with DeepGEMM-style block scales (see `abi::gemm_fp8`), on the tile layer's K loop.
+//! fp8 GEMM with DeepGEMM-style block scales (see `abi::gemm_blockscaled`), on the tile layer's K loop.
 //!
 //! The consumer differs from the plain GEMM's in one way: the MFMAs of each 128-wide K block
 //! accumulate into `tmp` (the block's first MFMAs take C = 0, so starting a block costs nothing),
@@ -12,7 +12,7 @@
 use super::epilogue;
 use crate::abi::Fp8E4M3Fnuz;
 use crate::abi::gemm::{K_TILE_BYTES, out_type};
-use crate::abi::gemm_fp8::{Fp8ScaledArgs, SCALE_BLOCK, group_mode};
+use crate::abi::gemm_blockscaled::{BlockScaledArgs, SCALE_BLOCK, group_mode};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
@@ -129,7 +129,7 @@ impl Consumer for Promote {
 
 /// The fp8 block-scaled kernel, 128x128 blocks of 4 waves.
 #[inline(always)]
-pub fn gemm_fp8_blockscaled(args: Fp8ScaledArgs) {
+pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
     let threads = WY * WX * 64;
     let (bm, bn) = (WY * TM * 16, WX * TN * 16);
     let thread = workitem_id_x() as usize;

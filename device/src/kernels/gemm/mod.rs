@@ -8,6 +8,7 @@
 //!   by both and by the split-K second pass [`splitk`].
 
 pub mod blockscaled;
+mod entries;
 pub mod epilogue;
 pub mod plain;
 pub mod splitk;

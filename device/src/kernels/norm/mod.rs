@@ -10,8 +10,10 @@
 //! same slots hold the same columns in every row); when it holds several rows at once it loads
 //! them through LDS. Either way they are read from global memory once per workgroup.
 
+mod entries;
+
 use crate::abi::norm::{NormArgs, flags};
-use crate::abi::rows::{ROW_STAT_FLOATS, mode};
+use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
 use crate::dsl::dtype::Chunked;
 use crate::dsl::group::reduce_group;
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
@@ -20,7 +22,7 @@ use crate::dsl::mem::store_b128;
 use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
-use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
+use crate::kernels::rowwise::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 
 /// `(count, mean, M2)` of a set of values.
 type Stat = (f32, f32, f32);

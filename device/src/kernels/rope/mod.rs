@@ -9,6 +9,7 @@
 //! the rotated part copy their chunk (or element) unchanged.
 
 mod angle;
+mod entries;
 
 use crate::abi::rope::{ROPE_BLOCK, RopeArgs, flags, rope_freq_stride};
 use crate::dsl::dtype::Chunked;

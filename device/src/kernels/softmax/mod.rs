@@ -5,7 +5,9 @@
 //! A lane whose elements are all -inf (or which has none) contributes `(-inf, 0)`, which the
 //! merge rule scales by 0 rather than by `exp(-inf - -inf)`.
 
-use crate::abi::rows::{ROW_STAT_FLOATS, mode};
+mod entries;
+
+use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
 use crate::abi::softmax::{SoftmaxArgs, flags};
 use crate::dsl::dtype::Chunked;
 use crate::dsl::group::reduce_group;
@@ -13,7 +15,7 @@ use crate::dsl::math::max_nan;
 use crate::dsl::math::{exp2_fast as exp2, log};
 use crate::dsl::mem::store_b64;
 use crate::dsl::simd::U32x2;
-use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
+use crate::kernels::rowwise::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 use core::f32::consts::LOG2_E;
 
 /// `e^(m - big)`, with 0 for a lane that saw only -inf (or nothing).

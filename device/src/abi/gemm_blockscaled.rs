@@ -11,7 +11,7 @@ use super::{Bf16, Fp8E4M3Fnuz, Ptr, PtrMut};
 /// K elements per scale block (and N rows per B scale block).
 pub const SCALE_BLOCK: u32 = 128;
 
-/// How rows map to groups (`Fp8ScaledArgs::group_mode`).
+/// How rows map to groups (`BlockScaledArgs::group_mode`).
 pub mod group_mode {
     /// One problem (B has one group).
     pub const NONE: u32 = 0;
@@ -26,7 +26,7 @@ pub mod group_mode {
 crate::kernel_abi! {
     /// Arguments of `gemm_fp8_blockscaled_*`. Grid: x = N tiles, y = M tiles, z = groups (masked)
     /// or 1.
-    pub struct Fp8ScaledArgs {
+    pub struct BlockScaledArgs {
         /// A, rows of `lda` elements (K-contiguous).
         pub a: Ptr<Fp8E4M3Fnuz>,
         /// B, `[groups][N][ldb]` (K-contiguous).
@@ -77,6 +77,6 @@ crate::kernel_abi! {
     kernels {
         /// 128x128 blocks, 4 waves of 64x64, v_mfma_f32_16x16x32_fp8_fp8, scales applied every
         /// 128 K with packed FMAs.
-        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256 => crate::kernels::gemm::blockscaled::gemm_fp8_blockscaled,
+        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256,
     }
 }

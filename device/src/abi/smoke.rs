@@ -20,7 +20,7 @@ crate::kernel_abi! {
     }
     kernels {
         /// Fills `n` 32-bit words; launch `ceil(n / STREAM_BLOCK)` workgroups of [`STREAM_BLOCK`].
-        FILL_U32 = "fill_u32" @ 256 => crate::kernels::fill::fill_u32,
+        FILL_U32 = "fill_u32" @ 256,
     }
 }
 
@@ -37,7 +37,7 @@ crate::kernel_abi! {
     kernels {
         /// Copies with one 128-bit load and store per work-item ([`COPY_WORDS_PER_ITEM`] words);
         /// launch `ceil(n / (STREAM_BLOCK * COPY_WORDS_PER_ITEM))` workgroups of [`STREAM_BLOCK`].
-        COPY_U32 = "copy_u32" @ 256 => crate::kernels::copy::copy_u32,
+        COPY_U32 = "copy_u32" @ 256,
     }
 }
 
@@ -56,7 +56,7 @@ crate::kernel_abi! {
     kernels {
         /// f32 saxpy (one FMA-free multiply-add per element, as in BLAS: `a*x` rounded, then `+ y`);
         /// launch `ceil(n / STREAM_BLOCK)` workgroups of [`STREAM_BLOCK`].
-        SAXPY_F32 = "saxpy_f32" @ 256 => crate::kernels::saxpy::saxpy_f32,
+        SAXPY_F32 = "saxpy_f32" @ 256,
     }
 }
 
@@ -83,6 +83,6 @@ crate::kernel_abi! {
         /// One wave (64 work-items, one workgroup) computes a 32x32 f32 tile with
         /// `v_mfma_f32_32x32x8_f16`, staging each 8-wide K slab of A and B through LDS.
         /// Needs [`MFMA_TILE_LDS_BYTES`] of dynamic LDS.
-        MFMA_TILE_32X32_F16 = "mfma_tile_32x32_f16" @ 64 => crate::kernels::mfma_tile::mfma_tile_32x32_f16,
+        MFMA_TILE_32X32_F16 = "mfma_tile_32x32_f16" @ 64,
     }
 }

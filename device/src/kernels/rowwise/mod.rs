@@ -7,7 +7,7 @@
 //! instruction, and the same slot of every row holds the same column, so per-column data
 //! (weights) can stay in registers across rows.
 
-use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
+use crate::abi::rowwise::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
 use crate::dsl::dtype::Chunked;
 use crate::dsl::group::{Words, reduce_lanes};
 use crate::dsl::ids::wave_id_x;
@@ -171,7 +171,7 @@ impl Work {
 }
 
 /// The LDS of a row kernel: the cross-wave reduction slots, one slot to broadcast a row
-/// statistic, then the kernel's own area (norm weights). Matches `abi::rows::ROW_LDS_BYTES`.
+/// statistic, then the kernel's own area (norm weights). Matches `abi::rowwise::ROW_LDS_BYTES`.
 pub struct RowLds {
     /// `dsl::group::reduce_waves` slots.
     pub slots: LdsSlice<U32x4>,
