@@ -11,8 +11,8 @@
 
 use super::epilogue;
 use crate::abi::Fp8E4M3Fnuz;
-use crate::abi::gemm::{K_TILE_BYTES, out_type};
-use crate::abi::gemm_blockscaled::{BlockScaledArgs, SCALE_BLOCK, group_mode};
+use crate::abi::gemm::{K_TILE_BYTES, flags as gemm_flags, out_type};
+use crate::abi::gemm_blockscaled::{BlockScaledArgs, SCALE_BLOCK, flags, group_mode};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
@@ -23,10 +23,9 @@ use crate::tile::lds::LdsTile;
 use crate::tile::pipeline::{Consumer, Pipeline};
 use crate::tile::reg::{Frags, RegTile, Source, Tiles16};
 
+/// MFMA tiles of a wave along M and N: every wave computes 64x64.
 const TM: usize = 4;
 const TN: usize = 4;
-const WY: usize = 2;
-const WX: usize = 2;
 const MAX_CHUNKS: usize = 8;
 const STAGES: usize = 2;
 /// K-tiles per scale block: the pipeline's unit.
@@ -103,18 +102,20 @@ impl Consumer for Promote {
 
     #[inline(always)]
     fn mma(&mut self, g: usize, _slot: usize, j: usize, kt: u32, last: bool) {
-        let first = j % TILES_PER_BLOCK == 0;
-        if g == 0 && first {
-            self.raw = self.scales.load(kt / TILES_PER_BLOCK as u32);
-            // A constant zero: the block's first MFMAs take C = 0, no register is cleared.
-            self.tmp = Tiles16::zero();
-        }
+        let (first, end) = (j % TILES_PER_BLOCK == 0, j % TILES_PER_BLOCK == TILES_PER_BLOCK - 1 || last);
         if g == 0 {
+            if first {
+                // Issued when the block starts and used when it ends: the loads complete behind
+                // its MFMAs.
+                self.raw = self.scales.load(kt / TILES_PER_BLOCK as u32);
+                // A constant zero: the block's first MFMAs take C = 0, no register is cleared.
+                self.tmp = Tiles16::zero();
+            }
             self.tmp.mma::<Fp8E4M3Fnuz>(&self.frags, 0, 0);
             self.tmp.mma::<Fp8E4M3Fnuz>(&self.frags, 1, 0);
         }
         // Promotion at the end of a scale block (or of K).
-        if g == 1 && (j % TILES_PER_BLOCK == TILES_PER_BLOCK - 1 || last) {
+        if g == 1 && end {
             let sb = f32::from_bits(self.raw.1);
             crate::unroll!(i < TM => {
                 let v = self.raw.0[i].to_array();
@@ -127,9 +128,12 @@ impl Consumer for Promote {
     }
 }
 
-/// The fp8 block-scaled kernel, 128x128 blocks of 4 waves.
+/// The fp8 block-scaled kernel: `WY x WX` waves of 64x64 (128x128 blocks of 4 waves; the
+/// small-M block of one), over split `z % splits` of K; `PARTIAL`: the split-K first pass, f32
+/// partials out. (A kernel of its own: with the choice at run time the 128x128 kernel needed
+/// 264 registers, one wave per SIMD; 256 without.)
 #[inline(always)]
-pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
+pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: bool>(args: BlockScaledArgs) {
     let threads = WY * WX * 64;
     let (bm, bn) = (WY * TM * 16, WX * TN * 16);
     let thread = workitem_id_x() as usize;
@@ -138,6 +142,8 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
     let (wy, wx) = (wave / WX, wave % WX);
     let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
     let (n, k) = (args.n as usize, args.k as usize);
+    let splits = args.splits.max(1);
+    let (gz, split) = (workgroup_id_z() / splits, workgroup_id_z() % splits);
 
     // Which group this block computes, and the rows it owns.
     // Per-group element offsets of A, A's scales and C (masked mode's slabs).
@@ -154,7 +160,7 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
             (g as usize, 0, 0, 0, args.m as usize)
         }
         group_mode::MASKED => {
-            let g = workgroup_id_z() as usize;
+            let g = gz as usize;
             // SAFETY: g < groups (grid z), group_info holds a count per group (host-checked).
             let valid = readfirstlane(unsafe { args.group_info.add(g).read() } as u32) as usize;
             if row0 >= valid {
@@ -168,6 +174,10 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
     };
     let k_tiles = args.k.div_ceil(K_TILE_BYTES);
     let full_tiles = args.k / K_TILE_BYTES;
+    // Whole scale blocks per split (the host keeps k_tiles_per_split even), so a split's first
+    // K-tile starts a block.
+    let kt0 = split * args.k_tiles_per_split;
+    let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles);
     // SAFETY: the host checked A, B and C hold every group's rows.
     let (a, b) = unsafe {
         (
@@ -196,7 +206,7 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
     let lds_b = LdsTile::new(&mut lds, bn, STAGES);
     // The wave's first rows of the A and B tiles.
     let (a_row, b_row) = (wy * TM * 16, wx * TN * 16);
-    // B's scales for this block (its 128 columns lie in one 128-row scale block of B).
+    // B's scales for this block (its columns lie in one 128-row scale block of B).
     // SAFETY: offsets inside the scale tensors the host sized.
     let sb = Buffer::new(
         unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) }
@@ -223,10 +233,14 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
         scales,
         raw: ([U32x4::splat(0); TM], 0),
     };
-    Pipeline::<MAX_CHUNKS, STAGES>::new(a, b, lds_a, lds_b).run::<TILES_PER_BLOCK, _>(&mut c, 0, k_tiles, full_tiles);
+    Pipeline::<MAX_CHUNKS, STAGES>::new(a, b, lds_a, lds_b).run::<TILES_PER_BLOCK, _>(&mut c, kt0, kt1, full_tiles);
 
-    // SAFETY: this block's rows of C, sized by the host.
-    let c_block = unsafe { (args.c as *mut u8).add((c_g + row0 * args.ldc as usize) * 2) };
+    // C (bf16), or this split's f32 partials laid out like it.
+    let partial = PARTIAL;
+    let elem = if partial { 4 } else { 2 };
+    let split_off = if partial { split as usize * args.split_stride_c as usize } else { 0 };
+    // SAFETY: this block's rows of C (or of the split's partials), sized by the host.
+    let c_block = unsafe { (args.c as *mut u8).add((split_off + c_g + row0 * args.ldc as usize) * elem) };
     let target = epilogue::Target {
         c: c_block,
         residual: core::ptr::null(),
@@ -234,9 +248,16 @@ pub fn gemm_fp8_blockscaled(args: BlockScaledArgs) {
         n,
         ldc: args.ldc as usize,
         ldr: 0,
-        vector_ok: args.vector_ok != 0 && (c_block as usize) % 16 == 0 && (args.ldc as usize * 2) % 16 == 0,
+        vector_ok: args.flags & flags::VECTOR_OK != 0 && (c_block as usize) % 16 == 0 && (args.ldc as usize * elem) % 16 == 0,
     };
-    let params = epilogue::Params { alpha: 1.0, beta: 0.0, bias: core::ptr::null(), out_type: out_type::BF16, activation: 0, flags: 0 };
+    let params = epilogue::Params {
+        alpha: 1.0,
+        beta: 0.0,
+        bias: core::ptr::null(),
+        out_type: out_type::BF16,
+        activation: 0,
+        flags: if partial { gemm_flags::PARTIAL } else { 0 },
+    };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
     epilogue::store(&params, &target, &Tiles16(c.acc), strip, a_row, col0 + wx * TN * 16, lane);

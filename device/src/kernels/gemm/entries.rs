@@ -34,5 +34,8 @@ GemmReduceArgs! {
 }
 
 BlockScaledArgs! {
-    GEMM_FP8_BLOCKSCALED_128X128 => blockscaled::gemm_fp8_blockscaled,
+    GEMM_FP8_BLOCKSCALED_128X128 => blockscaled::gemm_fp8_blockscaled::<2, 2, false>,
+    GEMM_FP8_BLOCKSCALED_64X64 => blockscaled::gemm_fp8_blockscaled::<1, 1, false>,
+    GEMM_FP8_BLOCKSCALED_128X128_SPLITK => blockscaled::gemm_fp8_blockscaled::<2, 2, true>,
+    GEMM_FP8_BLOCKSCALED_64X64_SPLITK => blockscaled::gemm_fp8_blockscaled::<1, 1, true>,
 }
