@@ -16,11 +16,13 @@
 //! - [`pipeline`]: the K loop, one schedule for every kernel: loads, stores, barrier and
 //!   fragment reads overlapped with MFMAs; kernels plug their per-K-tile work in as a
 //!   [`pipeline::Consumer`], of which [`accumulate::Accumulate`] (MFMAs into one register tile)
-//!   is the plain one.
+//!   is the plain one;
+//! - [`order`]: which output block each workgroup computes (compact blocks of C per XCD).
 
 pub mod accumulate;
 pub mod global;
 pub mod lds;
 pub mod mma;
+pub mod order;
 pub mod pipeline;
 pub mod reg;

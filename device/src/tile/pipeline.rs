@@ -14,6 +14,12 @@
 //! 5. read group 0's fragments of kt + 1;
 //! 6. group 1's MFMAs, behind which step 5's reads complete.
 //!
+//! Steps 3 to 6 run at raised issue priority (`s_setprio 1`): a wave with MFMAs (or the fragment
+//! reads they wait for) ready wins the SIMD's arbiter over a co-resident wave's global loads and
+//! LDS stores, which have slack. The model does not model priorities, only the instructions'
+//! issue turns: bf16 4096^3 is modeled at 991 TFLOP/s without them, 987 with this pair, 982
+//! with the priority also lowered between the groups.
+//!
 //! So every LDS read has half a K-tile of MFMAs to complete behind, the barrier comes between
 //! two MFMA groups (the matrix cores are busy while waves gather at it), and each global load
 //! has a whole step. Why not the barrier after all of a tile's MFMAs: the next tile's fragments
@@ -32,7 +38,7 @@ use super::global::{GlobalTile, Staged};
 use super::lds::LdsTile;
 use super::reg::GROUPS;
 use crate::dsl::simd::U32x4;
-use crate::dsl::sync::{barrier, sched_fence};
+use crate::dsl::sync::{barrier, sched_fence, set_priority};
 
 /// What a kernel does with each K-tile once it is in LDS: its fragment reads and MFMAs, in the
 /// two groups of the step (see the module notes).
@@ -137,6 +143,7 @@ impl<const N: usize, const S: usize> Pipeline<N, S> {
                 // The phases stay in this order: the machine scheduler would otherwise move the
                 // MFMAs (which touch no memory) below the barrier, the LDS traffic above them.
                 sched_fence();
+                set_priority::<1>();
                 c.mma(0, slot, pos, kt, last);
                 sched_fence();
                 barrier();
@@ -146,6 +153,7 @@ impl<const N: usize, const S: usize> Pipeline<N, S> {
                 }
                 sched_fence();
                 c.mma(1, slot, pos, kt, last);
+                set_priority::<0>();
                 sched_fence();
                 kt += 1;
             }};

@@ -20,6 +20,7 @@ use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
+use crate::tile::order;
 use crate::tile::pipeline::{Consumer, Pipeline};
 use crate::tile::reg::{Frags, RegTile, Source, Tiles16};
 
@@ -140,8 +141,9 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
     let wave = readfirstlane(thread as u32 / 64) as usize;
     let lane = lane_id() as usize;
     let (wy, wx) = (wave / WX, wave % WX);
-    let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
     let (n, k) = (args.n as usize, args.k as usize);
+    let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, (args.m as usize).div_ceil(bm) as u32);
+    let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let splits = args.splits.max(1);
     let (gz, split) = (workgroup_id_z() / splits, workgroup_id_z() % splits);
 

@@ -11,6 +11,7 @@ use crate::tile::accumulate::Accumulate;
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
 use crate::tile::mma::MmaInput;
+use crate::tile::order;
 use crate::tile::pipeline::Pipeline;
 use crate::tile::reg::RegTile;
 
@@ -35,8 +36,9 @@ pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: Gem
     let splits = args.splits.max(1);
     let z = workgroup_id_z();
     let (batch, split) = ((z / splits) as usize, z % splits);
-    let (row0, col0) = (workgroup_id_y() as usize * bm, workgroup_id_x() as usize * bn);
     let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
+    let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
+    let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let eb = E::BYTES;
     // (The host keeps K in bytes under 2^32.)
     let k_tiles = (args.k * eb as u32).div_ceil(K_TILE_BYTES);
