@@ -52,6 +52,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <smoke::CopyArgs as KernelArgs>::KERNELS,
     <smoke::SaxpyArgs as KernelArgs>::KERNELS,
     <smoke::MfmaTileArgs as KernelArgs>::KERNELS,
+    <smoke::MfmaTileI8Args as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
     <gemm::GemmReduceArgs as KernelArgs>::KERNELS,
     <gemm_blockscaled::BlockScaledArgs as KernelArgs>::KERNELS,

@@ -1,7 +1,7 @@
 //! The smoke kernels' entry points (`abi::smoke`).
 
-use super::{copy, fill, mfma, saxpy};
-use crate::abi::smoke::{CopyArgs, FillArgs, MfmaTileArgs, SaxpyArgs};
+use super::{copy, fill, mfma, saxpy, tile_i8};
+use crate::abi::smoke::{CopyArgs, FillArgs, MfmaTileArgs, MfmaTileI8Args, SaxpyArgs};
 
 FillArgs! {
     FILL_U32 => fill::fill_u32,
@@ -17,4 +17,8 @@ SaxpyArgs! {
 
 MfmaTileArgs! {
     MFMA_TILE_32X32_F16 => mfma::mfma_tile_32x32_f16,
+}
+
+MfmaTileI8Args! {
+    MFMA_TILE_32X32_I8 => tile_i8::mfma_tile_32x32_i8,
 }
