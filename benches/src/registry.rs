@@ -58,6 +58,8 @@ pub fn registry() -> Vec<Case> {
         gemm_dense(DType::F16, 1024, 1024, 1024, None),
         gemm_fp8_blockscaled(4096, 7168, 2048),
         gemm_fp8_blockscaled(4096, 2112, 7168),
+        // Decode-time expert GEMM: the small-M block with split-K must stream the weights.
+        gemm_fp8_blockscaled(8, 4096, 7168),
         // Decode-time GEMV: the tall-skinny tile with split-K must stream the weights.
         gemm_dense(DType::Bf16, 1, 4096, 4096, None),
         // The memory-bound family (issue 4) at 16M elements.

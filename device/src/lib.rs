@@ -1,13 +1,15 @@
 //! ferrocm device crate: GPU kernels written in plain Rust for AMD Instinct GPUs.
 //!
 //! The crate is compiled twice:
-//! - for `amdgcn-amd-amdhsa` (by `cargo xtask build`): `dsl` and `kernels` are compiled and every
-//!   kernel declared in [`abi`] becomes an `extern "gpu-kernel"` entry point of the code object;
+//! - for `amdgcn-amd-amdhsa` (by `cargo xtask build`): `dsl`, `tile` and `kernels` are compiled and
+//!   every kernel declared in [`abi`] is bound to its body in `kernels` as an `extern "gpu-kernel"`
+//!   entry point of the code object;
 //! - for the host as an ordinary library: only [`abi`] is compiled, so the host packs exactly the
 //!   argument structs the kernels read. A host/device mismatch is a compile error.
 //!
 //! Adding a kernel: declare its argument struct and entry symbol with [`kernel_abi!`] in a file under
-//! `abi/`, write the body in `kernels/`, and add a host op that builds the struct.
+//! `abi/`, write the body in `kernels/` and bind it in its family's `entries.rs`, and add a host op
+//! that builds the struct.
 #![no_std]
 #![cfg_attr(
     target_arch = "amdgpu",
@@ -27,10 +29,15 @@
 #![cfg_attr(target_arch = "amdgpu", allow(internal_features, improper_ctypes))]
 #![warn(missing_docs)]
 
+// `macro_use`: the binding macros `kernel_abi!` defines on amdgpu reach `kernels`.
+#[macro_use]
 pub mod abi;
 
 #[cfg(target_arch = "amdgpu")]
 pub mod dsl;
+
+#[cfg(target_arch = "amdgpu")]
+pub mod tile;
 
 #[cfg(target_arch = "amdgpu")]
 pub mod kernels;

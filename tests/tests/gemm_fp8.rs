@@ -157,6 +157,71 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(proptest_config(8))]
+
+    /// Every configuration (both blocks, every split count; K long enough for the splits to
+    /// matter) in the three layouts: the split-K partials of skipped blocks (padding, rows past a
+    /// masked count) must add up to C's zeros.
+    #[test]
+    fn every_configuration_matches_the_reference(
+        config in prop::sample::select(gemm_fp8::configs()), m in 1usize..150, n in 1usize..150, k in 1usize..1400,
+        layout in 0u8..3, seed in any::<u64>()
+    ) {
+        let mut seed = seed;
+        let opts = gemm_fp8::BlockScaledOptions { config: Some(config) };
+        let (kb, nb) = (scale_blocks(k), scale_blocks(n));
+        match layout {
+            0 => {
+                let d = data(m, 1, n, k, &mut seed);
+                let [a, sa, b, sb] = upload(&d, &[m, k], &[n, k], &[m, kb], &[nb, kb]);
+                let c = gemm_fp8::gemm_fp8_blockscaled_with(&a, &sa, &b, &sb, &opts).unwrap();
+                let (want, bound) = expected(&d, 0..m, 0, n, k);
+                check(&c.to_vec::<bf16>().unwrap(), &want, &bound, &format!("plain {config:?}"))?;
+            }
+            1 => {
+                // Two experts: m rows of expert 1 after a block of padding.
+                let ids: Vec<i32> = std::iter::repeat_n(-1, BLOCK).chain(std::iter::repeat_n(1, m)).collect();
+                let rows = ids.len();
+                let d = data(rows, 2, n, k, &mut seed);
+                let [a, sa, b, sb] = upload(&d, &[rows, k], &[2, n, k], &[rows, kb], &[2, nb, kb]);
+                let ids_t = Tensor::from_slice(device(), &ids, &[rows]).unwrap();
+                let c = gemm_fp8::gemm_fp8_grouped_contiguous_with(&a, &sa, &b, &sb, &ids_t, &opts).unwrap();
+                let got = c.to_vec::<bf16>().unwrap();
+                prop_assert!(got[..BLOCK * n].iter().all(|x| x.to_f64() == 0.0), "{:?}: padding rows must stay 0", config);
+                let (want, bound) = expected(&d, BLOCK..rows, 1, n, k);
+                check(&got[BLOCK * n..], &want, &bound, &format!("contiguous {config:?}"))?;
+            }
+            _ => {
+                let counts = [m / 2, m];
+                let d = data(2 * m, 2, n, k, &mut seed);
+                let [a, sa, b, sb] = upload(&d, &[2, m, k], &[2, n, k], &[2, m, kb], &[2, nb, kb]);
+                let counts_t = Tensor::from_slice(device(), &[counts[0] as i32, counts[1] as i32], &[2]).unwrap();
+                let c = gemm_fp8::gemm_fp8_grouped_masked_with(&a, &sa, &b, &sb, &counts_t, &opts).unwrap();
+                let got = c.to_vec::<bf16>().unwrap();
+                for (g, &valid) in counts.iter().enumerate() {
+                    let slab = &got[g * m * n..(g + 1) * m * n];
+                    let (want, bound) = expected(&d, g * m..g * m + valid, g, n, k);
+                    check(&slab[..valid * n], &want, &bound, &format!("masked {config:?} group {g}"))?;
+                    prop_assert!(slab[valid * n..].iter().all(|x| x.to_f64() == 0.0), "{:?} group {}: rows past {} must stay 0", config, g, valid);
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_chooser_follows_its_documented_rule() {
+    // Decode-time expert GEMM: the small block, K split until the GPU is full.
+    let c = gemm_fp8::choose_config(1, 8, 4096, 7168);
+    assert_eq!((c.block, c.splits), (64, 8));
+    // DeepSeek-V3 prefill shapes fill the GPU with 128x128 blocks alone.
+    assert_eq!(gemm_fp8::choose_config(1, 4096, 7168, 2048), gemm_fp8::BlockScaledConfig { block: 128, splits: 1 });
+    // Short K is never split below 4 scale blocks per split.
+    assert_eq!(gemm_fp8::choose_config(1, 8, 256, 512).splits, 1);
+    assert!(gemm_fp8::configs().iter().all(|c| gemm_fp8::configs().iter().filter(|d| *d == c).count() == 1));
+}
+
 /// Scales in DeepGEMM's layout (column-major: `[ceil(K/128), M]` in memory, passed as the
 /// transposed view) and a strided A (rows padded) give the same result as row-major inputs.
 #[test]

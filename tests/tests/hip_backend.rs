@@ -4,7 +4,7 @@
 //! tests say so and check nothing.
 
 use ferrocm::abi::DevPtr;
-use ferrocm::abi::basic::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
+use ferrocm::abi::smoke::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
 use ferrocm::{BackendKind, Error, LaunchConfig};
 use ferrocm_tests::device;
 

@@ -1,6 +1,6 @@
 //! Every bad launch is refused before anything runs, each with its own error.
 
-use ferrocm::abi::basic::{FILL_U32, FillArgs, SAXPY_F32, SaxpyArgs};
+use ferrocm::abi::smoke::{FILL_U32, FillArgs, SAXPY_F32, SaxpyArgs};
 use ferrocm::abi::{DevPtr, Kernel, PtrMut};
 use ferrocm::{Device, Error, LaunchConfig};
 
@@ -25,7 +25,7 @@ ferrocm::kernel_abi! {
     }
     kernels {
         /// Names the real fill kernel with the wrong struct.
-        SHUFFLED_FILL = "fill_u32" => (),
+        SHUFFLED_FILL = "fill_u32",
     }
 }
 

@@ -253,7 +253,7 @@ fn pinned_round_trips_through_buffers_and_tensors() {
 #[test]
 fn raw_launches_still_run_on_the_current_stream() {
     use ferrocm::LaunchConfig;
-    use ferrocm::abi::basic::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
+    use ferrocm::abi::smoke::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs};
     let dev = device();
     let x = dev.from_slice(&[1.0f32; 100]).unwrap();
     let y = dev.from_slice(&[2.0f32; 100]).unwrap();

@@ -236,36 +236,36 @@ crate::kernel_abi! {
     kernels {
         /// f32 -> any [`type_code`] (F32..I32): 4 elements per work-item (16 for fp8 outputs,
         /// 8 for 16-bit outputs) in groups of 4 (see [`EltArgs::group_elements`]).
-        CAST_FROM_F32 = "cast_from_f32" @ 256 => crate::kernels::elementwise::cast::cast_from_f32,
+        CAST_FROM_F32 = "cast_from_f32" @ 256,
         /// f16 -> any [`type_code`].
-        CAST_FROM_F16 = "cast_from_f16" @ 256 => crate::kernels::elementwise::cast::cast_from_f16,
+        CAST_FROM_F16 = "cast_from_f16" @ 256,
         /// bf16 -> any [`type_code`].
-        CAST_FROM_BF16 = "cast_from_bf16" @ 256 => crate::kernels::elementwise::cast::cast_from_bf16,
+        CAST_FROM_BF16 = "cast_from_bf16" @ 256,
         /// fp8 E4M3FNUZ -> any [`type_code`].
-        CAST_FROM_FP8_E4M3 = "cast_from_fp8e4m3fnuz" @ 256 => crate::kernels::elementwise::cast::cast_from_fp8e4m3,
+        CAST_FROM_FP8_E4M3 = "cast_from_fp8e4m3fnuz" @ 256,
         /// fp8 E5M2FNUZ -> any [`type_code`].
-        CAST_FROM_FP8_E5M2 = "cast_from_fp8e5m2fnuz" @ 256 => crate::kernels::elementwise::cast::cast_from_fp8e5m2,
+        CAST_FROM_FP8_E5M2 = "cast_from_fp8e5m2fnuz" @ 256,
         /// i32 -> any [`type_code`].
-        CAST_FROM_I32 = "cast_from_i32" @ 256 => crate::kernels::elementwise::cast::cast_from_i32,
+        CAST_FROM_I32 = "cast_from_i32" @ 256,
         /// Any [`unary_op`] on f32 (4 elements per work-item).
-        UNARY_F32 = "unary_f32" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::F32, 4>,
+        UNARY_F32 = "unary_f32" @ 256,
         /// Any [`unary_op`] on f16 (8 elements per work-item).
-        UNARY_F16 = "unary_f16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::F16, 8>,
+        UNARY_F16 = "unary_f16" @ 256,
         /// Any [`unary_op`] on bf16 (8 elements per work-item).
-        UNARY_BF16 = "unary_bf16" @ 256 => crate::kernels::elementwise::unary::unary::<crate::kernels::elementwise::dtype::Bf16, 8>,
+        UNARY_BF16 = "unary_bf16" @ 256,
         /// Any [`binary_op`] on f32 (4 elements per work-item).
-        BINARY_F32 = "binary_f32" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::F32, 4>,
+        BINARY_F32 = "binary_f32" @ 256,
         /// Any [`binary_op`] on f16 (8 elements per work-item).
-        BINARY_F16 = "binary_f16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::F16, 8>,
+        BINARY_F16 = "binary_f16" @ 256,
         /// Any [`binary_op`] on bf16 (8 elements per work-item).
-        BINARY_BF16 = "binary_bf16" @ 256 => crate::kernels::elementwise::binary::binary::<crate::kernels::elementwise::dtype::Bf16, 8>,
+        BINARY_BF16 = "binary_bf16" @ 256,
         /// `out = cond ? in1 : in2` on 32-bit values; `cond` (input 0) is i8 or i32 per
         /// `type_code`, nonzero meaning true. 16 elements per work-item for an i8 condition, 4 for i32.
-        WHERE_B32 = "where_b32" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B32>,
+        WHERE_B32 = "where_b32" @ 256,
         /// As [`WHERE_B32`] on 16-bit values: 16 elements per work-item for an i8 condition, 8 for i32.
-        WHERE_B16 = "where_b16" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::B16>,
+        WHERE_B16 = "where_b16" @ 256,
         /// As [`WHERE_B32`] on 8-bit values (fp8, i8): 16 elements per work-item.
-        WHERE_B8 = "where_b8" @ 256 => crate::kernels::elementwise::select::where_::<crate::kernels::elementwise::dtype::I8>,
+        WHERE_B8 = "where_b8" @ 256,
     }
 }
 
@@ -307,6 +307,6 @@ crate::kernel_abi! {
     kernels {
         /// One aligned 16-byte chunk per work-item: launch `ceil(chunks / ELT_BLOCK)` workgroups
         /// of [`ELT_BLOCK`], `chunks` = the aligned 16-byte chunks overlapping the range.
-        FILL_B128 = "fill_b128" @ 256 => crate::kernels::elementwise::fill::fill_b128,
+        FILL_B128 = "fill_b128" @ 256,
     }
 }

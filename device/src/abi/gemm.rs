@@ -103,41 +103,41 @@ crate::kernel_abi! {
     }
     kernels {
         /// bf16 inputs, 128x128 block tile, 4 waves of 64x64, v_mfma_f32_16x16x16_bf16.
-        GEMM_BF16_128X128 = "gemm_bf16_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf16In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_BF16_128X128 = "gemm_bf16_128x128" @ 256,
         /// f16 inputs, 128x128 block tile, 4 waves of 64x64, v_mfma_f32_16x16x16_f16.
-        GEMM_F16_128X128 = "gemm_f16_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F16In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_F16_128X128 = "gemm_f16_128x128" @ 256,
         /// f32 inputs, 128x128 block tile, v_mfma_f32_16x16x4_f32.
-        GEMM_F32_128X128 = "gemm_f32_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F32In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_F32_128X128 = "gemm_f32_128x128" @ 256,
         /// f32 inputs truncated to tf32 (opt-in), 128x128, v_mfma_f32_16x16x8_xf32.
-        GEMM_XF32_128X128 = "gemm_xf32_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Xf32In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_XF32_128X128 = "gemm_xf32_128x128" @ 256,
         /// E4M3FNUZ inputs, 128x128, v_mfma_f32_16x16x32_fp8_fp8.
-        GEMM_FP8_128X128 = "gemm_fp8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_FP8_128X128 = "gemm_fp8_128x128" @ 256,
         /// E5M2FNUZ inputs, 128x128, v_mfma_f32_16x16x32_bf8_bf8.
-        GEMM_BF8_128X128 = "gemm_bf8_128x128" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, crate::kernels::gemm::Tiles16<4, 4>, 2, 2>,
+        GEMM_BF8_128X128 = "gemm_bf8_128x128" @ 256,
         /// bf16, 128x128, 4 waves of 2x2 32x32 tiles, v_mfma_f32_32x32x8_bf16.
-        GEMM_BF16_128X128_M32 = "gemm_bf16_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf16In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_BF16_128X128_M32 = "gemm_bf16_128x128_m32" @ 256,
         /// f16, 128x128, 32x32 tiles, v_mfma_f32_32x32x8_f16.
-        GEMM_F16_128X128_M32 = "gemm_f16_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F16In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_F16_128X128_M32 = "gemm_f16_128x128_m32" @ 256,
         /// f32, 128x128, 32x32 tiles, v_mfma_f32_32x32x2_f32.
-        GEMM_F32_128X128_M32 = "gemm_f32_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F32In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_F32_128X128_M32 = "gemm_f32_128x128_m32" @ 256,
         /// xf32, 128x128, 32x32 tiles, v_mfma_f32_32x32x4_xf32.
-        GEMM_XF32_128X128_M32 = "gemm_xf32_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Xf32In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_XF32_128X128_M32 = "gemm_xf32_128x128_m32" @ 256,
         /// E4M3FNUZ, 128x128, 32x32 tiles, v_mfma_f32_32x32x16_fp8_fp8.
-        GEMM_FP8_128X128_M32 = "gemm_fp8_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_FP8_128X128_M32 = "gemm_fp8_128x128_m32" @ 256,
         /// E5M2FNUZ, 128x128, 32x32 tiles, v_mfma_f32_32x32x16_bf8_bf8.
-        GEMM_BF8_128X128_M32 = "gemm_bf8_128x128_m32" @ 256 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, crate::kernels::gemm::Tiles32<2, 2>, 2, 2>,
+        GEMM_BF8_128X128_M32 = "gemm_bf8_128x128_m32" @ 256,
         /// bf16, 16x64 block of one wave (tall-skinny: M <= 16), v_mfma_f32_16x16x16_bf16.
-        GEMM_BF16_16X64 = "gemm_bf16_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf16In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_BF16_16X64 = "gemm_bf16_16x64" @ 64,
         /// f16, 16x64 block of one wave (tall-skinny).
-        GEMM_F16_16X64 = "gemm_f16_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F16In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_F16_16X64 = "gemm_f16_16x64" @ 64,
         /// f32, 16x64 block of one wave (tall-skinny).
-        GEMM_F32_16X64 = "gemm_f32_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::F32In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_F32_16X64 = "gemm_f32_16x64" @ 64,
         /// xf32, 16x64 block of one wave (tall-skinny).
-        GEMM_XF32_16X64 = "gemm_xf32_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Xf32In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_XF32_16X64 = "gemm_xf32_16x64" @ 64,
         /// E4M3FNUZ, 16x64 block of one wave (tall-skinny).
-        GEMM_FP8_16X64 = "gemm_fp8_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Fp8In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_FP8_16X64 = "gemm_fp8_16x64" @ 64,
         /// E5M2FNUZ, 16x64 block of one wave (tall-skinny).
-        GEMM_BF8_16X64 = "gemm_bf8_16x64" @ 64 => crate::kernels::gemm::gemm::<crate::kernels::gemm::Bf8In, crate::kernels::gemm::Tiles16<1, 4>, 1, 1>,
+        GEMM_BF8_16X64 = "gemm_bf8_16x64" @ 64,
     }
 }
 
@@ -187,7 +187,7 @@ crate::kernel_abi! {
     }
     kernels {
         /// Sums split-K partials and runs the GEMM epilogue.
-        GEMM_SPLITK_REDUCE = "gemm_splitk_reduce" @ 256 => crate::kernels::gemm::reduce::splitk_reduce,
+        GEMM_SPLITK_REDUCE = "gemm_splitk_reduce" @ 256,
     }
 }
 

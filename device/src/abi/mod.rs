@@ -1,9 +1,11 @@
 //! The kernel ABI shared by host and device: one `#[repr(C)]` argument struct per kernel family,
 //! the element types kernels read and write, and the pointer type that carries device addresses.
 //!
+//! This module is the contract only: it names no kernel body and imports nothing of the kernels.
 //! Every kernel is declared once, with [`kernel_abi!`](crate::kernel_abi): the macro emits the struct,
 //! a typed [`Kernel`] handle per entry symbol, the layout table the host checks against the code
-//! object's metadata, and (on amdgpu only) the `extern "gpu-kernel"` entry points.
+//! object's metadata, and (on amdgpu only) the macro with which the kernels side binds each
+//! symbol's `extern "gpu-kernel"` entry point to its body.
 //!
 //! Why the entry points take the struct's fields one by one: on amdgcn, rustc passes an aggregate
 //! argument of a `gpu-kernel` function indirectly (the kernarg segment would hold a pointer to the
@@ -14,16 +16,27 @@
 mod fp8;
 mod ptr;
 
-pub mod basic;
+// `macro_use`: each module's binding macros (see `kernel_abi!`) stay in scope for the kernels.
+#[macro_use]
+pub mod contiguous;
+#[macro_use]
 pub mod elementwise;
+#[macro_use]
 pub mod gemm;
-pub mod gemm_fp8;
-pub mod layout;
+#[macro_use]
+pub mod gemm_blockscaled;
+#[macro_use]
 pub mod movement;
+#[macro_use]
 pub mod norm;
+#[macro_use]
 pub mod reduce;
+#[macro_use]
 pub mod rope;
-pub mod rows;
+pub mod rowwise;
+#[macro_use]
+pub mod smoke;
+#[macro_use]
 pub mod softmax;
 
 pub use fp8::{Fp8E4M3Fnuz, Fp8E5M2Fnuz};
@@ -35,14 +48,15 @@ pub use ptr::DevPtr;
 /// Every kernel symbol the device crate exports, grouped by argument struct. A test checks this
 /// list against the built code object both ways, so a kernel missing here fails the build's tests.
 pub const ALL_KERNELS: &[&[KernelDecl]] = &[
-    <basic::FillArgs as KernelArgs>::KERNELS,
-    <basic::CopyArgs as KernelArgs>::KERNELS,
-    <basic::SaxpyArgs as KernelArgs>::KERNELS,
-    <basic::MfmaTileArgs as KernelArgs>::KERNELS,
+    <smoke::FillArgs as KernelArgs>::KERNELS,
+    <smoke::CopyArgs as KernelArgs>::KERNELS,
+    <smoke::SaxpyArgs as KernelArgs>::KERNELS,
+    <smoke::MfmaTileArgs as KernelArgs>::KERNELS,
+    <smoke::MfmaTileI8Args as KernelArgs>::KERNELS,
     <gemm::GemmArgs as KernelArgs>::KERNELS,
     <gemm::GemmReduceArgs as KernelArgs>::KERNELS,
-    <gemm_fp8::Fp8ScaledArgs as KernelArgs>::KERNELS,
-    <layout::CopyStridedArgs as KernelArgs>::KERNELS,
+    <gemm_blockscaled::BlockScaledArgs as KernelArgs>::KERNELS,
+    <contiguous::CopyStridedArgs as KernelArgs>::KERNELS,
     <elementwise::EltArgs as KernelArgs>::KERNELS,
     <elementwise::FillPatternArgs as KernelArgs>::KERNELS,
     <movement::CopyRowsArgs as KernelArgs>::KERNELS,
@@ -76,7 +90,7 @@ pub struct Bf16(pub u16);
 /// A typed handle naming one kernel symbol and the argument struct it takes.
 ///
 /// Obtained from the constants that [`kernel_abi!`](crate::kernel_abi) declares (for example
-/// [`basic::SAXPY_F32`]); the host's launch takes a `Kernel<A>` and an `&A`, so passing the wrong
+/// [`smoke::SAXPY_F32`]); the host's launch takes a `Kernel<A>` and an `&A`, so passing the wrong
 /// struct to a kernel does not compile.
 pub struct Kernel<A> {
     name: &'static str,
@@ -200,7 +214,9 @@ impl KernArg for half::bf16 {
     }
 }
 
-/// Declares a kernel argument struct and the kernel entry symbols that take it.
+/// Declares a kernel argument struct and the kernel entry symbols that take it: the contract
+/// between host and device. It names no kernel body; the kernels side binds bodies to the symbols
+/// (see below).
 ///
 /// ```ignore
 /// kernel_abi! {
@@ -217,28 +233,30 @@ impl KernArg for half::bf16 {
 ///     }
 ///     kernels {
 ///         /// y = a*x + y over f32.
-///         SAXPY_F32 = "saxpy_f32" => crate::kernels::saxpy::saxpy,
+///         SAXPY_F32 = "saxpy_f32" @ 256,
 ///     }
 /// }
 /// ```
-/// Fields must be scalars or [`Ptr`]/[`PtrMut`]. The body is any expression callable as
-/// `fn(SaxpyArgs)`, typically an `#[inline(always)]` function (or a generic instance of one).
-/// `NAME = "symbol" @ 256 => body` compiles the kernel for workgroups of at most 256 work-items
-/// (see [`KernelDecl`]); without `@` the bound is 1024.
+/// Fields must be scalars or [`Ptr`]/[`PtrMut`] of scalars or of the ABI's element types (the
+/// entry point names those types at the binding site). `NAME = "symbol" @ 256` declares a kernel
+/// compiled for workgroups of at most 256 work-items (see [`KernelDecl`]); without `@` the bound
+/// is 1024.
+///
+/// On amdgpu the macro also defines a binding macro named like the struct (macros live in their
+/// own namespace), in textual scope after the declaration: the kernels side writes
+/// `SaxpyArgs! { SAXPY_F32 => saxpy_f32, }` to export the `extern "gpu-kernel"` entry point
+/// `saxpy_f32` that takes the struct's fields and calls the body (any expression callable as
+/// `fn(SaxpyArgs)`, with `SaxpyArgs` in scope; the ABI's element types `Bf16`, `F16` and the fp8
+/// types are in scope in it). A name the declaration does not list matches no
+/// rule and does not compile; a declared kernel left unbound is missing from the code object,
+/// which the code-object tests report.
 #[macro_export]
 macro_rules! kernel_abi {
     (
         $(#[$meta:meta])*
-        pub struct $name:ident { $($fields:tt)* }
-        kernels { $($kernels:tt)* }
+        pub struct $name:ident { $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)? }
+        kernels { $( $(#[$kmeta:meta])* $konst:ident = $sym:literal $(@ $mt:literal)? ),* $(,)? }
     ) => {
-        $crate::kernel_abi!(@struct [$(#[$meta])*] $name { $($fields)* } [$($kernels)*]);
-        $crate::kernel_abi!(@kernels $name { $($fields)* } $($kernels)*);
-    };
-
-    (@struct [$(#[$meta:meta])*] $name:ident {
-        $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
-    } [ $( $(#[$kmeta:meta])* $konst:ident = $sym:literal $(@ $mt:literal)? => $body:expr ),* $(,)? ]) => {
         $(#[$meta])*
         #[repr(C)]
         #[derive(Clone, Copy, Debug)]
@@ -270,28 +288,36 @@ macro_rules! kernel_abi {
             pub const $konst: $crate::abi::Kernel<$name> =
                 $crate::abi::Kernel::with_max_threads($sym, $crate::kernel_abi!(@bound $($mt)?));
         )*
+
+        $crate::kernel_abi!(@binder [$] $name ( $( $field: $ty ),* ) { $( $field ),* } $( $konst = $sym ),*);
     };
 
     (@bound) => { $crate::abi::DEFAULT_MAX_THREADS };
     (@bound $mt:literal) => { $mt };
 
-    (@kernels $name:ident $fields:tt) => {};
-    (@kernels $name:ident $fields:tt
-        $(#[$kmeta:meta])* $konst:ident = $sym:literal $(@ $mt:literal)? => $body:expr $(, $($rest:tt)*)?
-    ) => {
-        $crate::kernel_abi!(@entry $name $fields $sym $body);
-        $( $crate::kernel_abi!(@kernels $name $fields $($rest)*); )?
-    };
-
-    (@entry $name:ident {
-        $( $(#[$fmeta:meta])* pub $field:ident : $ty:ty ),* $(,)?
-    } $sym:literal $body:expr) => {
+    // The binding macro. `$d` is a `$` token (passed in brackets, where it is not read as the
+    // start of a metavariable), so the generated macro can have metavariables of its own; the fields travel as two token groups, the entry's parameter list and the struct
+    // literal's field list.
+    (@binder [$d:tt] $name:ident $params:tt $inits:tt $( $konst:ident = $sym:literal ),*) => {
         #[cfg(target_arch = "amdgpu")]
-        const _: () = {
-            #[unsafe(export_name = $sym)]
-            extern "gpu-kernel" fn entry($( $field: $ty ),*) {
-                ($body)($name { $( $field ),* })
-            }
-        };
+        #[allow(unused_macros)]
+        macro_rules! $name {
+            () => {};
+            $(
+                ($konst => $d body:expr $d(, $d($d rest:tt)*)?) => {
+                    const _: () = {
+                        // The field types as written in the declaration resolve here, at the
+                        // binding site: the ABI's value types are the only non-primitive ones.
+                        #[allow(unused_imports)]
+                        use $crate::abi::{Bf16, F16, Fp8E4M3Fnuz, Fp8E5M2Fnuz, Ptr, PtrMut};
+                        #[unsafe(export_name = $sym)]
+                        extern "gpu-kernel" fn entry $params {
+                            ($d body)($name $inits)
+                        }
+                    };
+                    $name! { $d($d($d rest)*)? }
+                };
+            )*
+        }
     };
 }

@@ -71,7 +71,7 @@ crate::kernel_abi! {
     kernels {
         /// One `unit`-byte chunk per work-item: launch `ceil(chunks / MOVE_BLOCK)` workgroups of
         /// [`MOVE_BLOCK`].
-        COPY_ROWS = "copy_rows" @ 256 => crate::kernels::movement::rows::copy_rows,
+        COPY_ROWS = "copy_rows" @ 256,
     }
 }
 
@@ -102,10 +102,10 @@ crate::kernel_abi! {
     }
     kernels {
         /// 1-byte elements (fp8, i8): tiles of 64 x 256.
-        TRANSPOSE_B8 = "transpose_b8" @ 256 => crate::kernels::movement::transpose::transpose::<1>,
+        TRANSPOSE_B8 = "transpose_b8" @ 256,
         /// 2-byte elements (f16, bf16): tiles of 64 x 128.
-        TRANSPOSE_B16 = "transpose_b16" @ 256 => crate::kernels::movement::transpose::transpose::<2>,
+        TRANSPOSE_B16 = "transpose_b16" @ 256,
         /// 4-byte elements (f32, i32, u32): tiles of 64 x 64.
-        TRANSPOSE_B32 = "transpose_b32" @ 256 => crate::kernels::movement::transpose::transpose::<4>,
+        TRANSPOSE_B32 = "transpose_b32" @ 256,
     }
 }

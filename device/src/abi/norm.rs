@@ -8,9 +8,9 @@
 //! Statistics in f32: RMSNorm sums squares; LayerNorm keeps `(count, mean, M2)` per lane (two
 //! passes over the lane's registers) and merges them with Chan's rule, so one reduction gives
 //! a variance without the cancellation of `E[x^2] - E[x]^2`. Rows up to [`NORM_MAX_FUSED`]
-//! elements are read once; longer ones take STATS then APPLY passes (see [`super::rows::mode`]).
+//! elements are read once; longer ones take STATS then APPLY passes (see [`super::rowwise::mode`]).
 
-use super::rows::ROW_SLOTS;
+use super::rowwise::ROW_SLOTS;
 use super::{Ptr, PtrMut};
 
 /// Largest group of lanes per row: a 256-item workgroup. The kernels keep a row's 32 values per
@@ -61,7 +61,7 @@ crate::kernel_abi! {
         pub segs: u32,
         /// Elements per segment.
         pub seg_len: u32,
-        /// A `rows::mode` value.
+        /// A `rowwise::mode` value.
         pub mode: u32,
         /// [`flags`] bits.
         pub flags: u32,
@@ -70,11 +70,11 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32 rows.
-        NORM_F32 = "norm_f32" @ 256 => crate::kernels::norm::norm::<f32>,
+        NORM_F32 = "norm_f32" @ 256,
         /// f16 rows.
-        NORM_F16 = "norm_f16" @ 256 => crate::kernels::norm::norm::<crate::abi::F16>,
+        NORM_F16 = "norm_f16" @ 256,
         /// bf16 rows.
-        NORM_BF16 = "norm_bf16" @ 256 => crate::kernels::norm::norm::<crate::abi::Bf16>,
+        NORM_BF16 = "norm_bf16" @ 256,
     }
 }
 
@@ -82,5 +82,5 @@ crate::kernel_abi! {
 /// workgroup) room for the weight and the bias of a row, each rounded up to 16 bytes.
 pub const fn norm_lds_bytes(len: u32, elem_bytes: u32, shared_affine: bool) -> u32 {
     let row = (len * elem_bytes).div_ceil(16) * 16;
-    super::rows::ROW_LDS_BYTES + if shared_affine { 2 * row } else { 0 }
+    super::rowwise::ROW_LDS_BYTES + if shared_affine { 2 * row } else { 0 }
 }

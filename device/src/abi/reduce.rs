@@ -95,11 +95,11 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32 input.
-        REDUCE_ROWS_F32 = "reduce_rows_f32" @ 256 => crate::kernels::reduce::rows::reduce_rows::<f32>,
+        REDUCE_ROWS_F32 = "reduce_rows_f32" @ 256,
         /// f16 input, f32 accumulation.
-        REDUCE_ROWS_F16 = "reduce_rows_f16" @ 256 => crate::kernels::reduce::rows::reduce_rows::<crate::abi::F16>,
+        REDUCE_ROWS_F16 = "reduce_rows_f16" @ 256,
         /// bf16 input, f32 accumulation.
-        REDUCE_ROWS_BF16 = "reduce_rows_bf16" @ 256 => crate::kernels::reduce::rows::reduce_rows::<crate::abi::Bf16>,
+        REDUCE_ROWS_BF16 = "reduce_rows_bf16" @ 256,
     }
 }
 
@@ -140,11 +140,11 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32 input.
-        REDUCE_COLS_F32 = "reduce_cols_f32" @ 256 => crate::kernels::reduce::cols::reduce_cols::<f32>,
+        REDUCE_COLS_F32 = "reduce_cols_f32" @ 256,
         /// f16 input, f32 accumulation.
-        REDUCE_COLS_F16 = "reduce_cols_f16" @ 256 => crate::kernels::reduce::cols::reduce_cols::<crate::abi::F16>,
+        REDUCE_COLS_F16 = "reduce_cols_f16" @ 256,
         /// bf16 input, f32 accumulation.
-        REDUCE_COLS_BF16 = "reduce_cols_bf16" @ 256 => crate::kernels::reduce::cols::reduce_cols::<crate::abi::Bf16>,
+        REDUCE_COLS_BF16 = "reduce_cols_bf16" @ 256,
     }
 }
 
@@ -179,6 +179,6 @@ crate::kernel_abi! {
     }
     kernels {
         /// Combines f32 partials of any input dtype.
-        REDUCE_PARTIALS = "reduce_partials" @ 256 => crate::kernels::reduce::partials::reduce_partials,
+        REDUCE_PARTIALS = "reduce_partials" @ 256,
     }
 }

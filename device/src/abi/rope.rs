@@ -93,10 +93,10 @@ crate::kernel_abi! {
     }
     kernels {
         /// f32.
-        ROPE_F32 = "rope_f32" @ 256 => crate::kernels::rope::rope::<f32>,
+        ROPE_F32 = "rope_f32" @ 256,
         /// f16.
-        ROPE_F16 = "rope_f16" @ 256 => crate::kernels::rope::rope::<crate::abi::F16>,
+        ROPE_F16 = "rope_f16" @ 256,
         /// bf16.
-        ROPE_BF16 = "rope_bf16" @ 256 => crate::kernels::rope::rope::<crate::abi::Bf16>,
+        ROPE_BF16 = "rope_bf16" @ 256,
     }
 }

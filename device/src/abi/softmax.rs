@@ -4,9 +4,9 @@
 //! elements): each lane takes the maximum of its elements, keeps `exp(x - m_lane)` and their
 //! sum, and the group combines `(max, sum)` pairs with the online-softmax rule
 //! `(m, s) + (m', s') = (M, s e^(m - M) + s' e^(m' - M))` in a single reduction. Longer rows
-//! take two passes (STATS then APPLY, see [`super::rows::mode`]).
+//! take two passes (STATS then APPLY, see [`super::rowwise::mode`]).
 
-use super::rows::ROW_SLOTS;
+use super::rowwise::ROW_SLOTS;
 use super::{Ptr, PtrMut};
 
 /// Largest group of lanes per row: a 1024-item workgroup (the kernels' launch bound, so LLVM
@@ -42,17 +42,17 @@ crate::kernel_abi! {
         pub segs: u32,
         /// Elements per segment (`lanes * ROW_SLOTS` for STATS/APPLY).
         pub seg_len: u32,
-        /// A `rows::mode` value.
+        /// A `rowwise::mode` value.
         pub mode: u32,
         /// [`flags`] bits.
         pub flags: u32,
     }
     kernels {
         /// f32 rows.
-        SOFTMAX_F32 = "softmax_f32" @ 1024 => crate::kernels::softmax::softmax::<f32>,
+        SOFTMAX_F32 = "softmax_f32" @ 1024,
         /// f16 rows.
-        SOFTMAX_F16 = "softmax_f16" @ 1024 => crate::kernels::softmax::softmax::<crate::abi::F16>,
+        SOFTMAX_F16 = "softmax_f16" @ 1024,
         /// bf16 rows.
-        SOFTMAX_BF16 = "softmax_bf16" @ 1024 => crate::kernels::softmax::softmax::<crate::abi::Bf16>,
+        SOFTMAX_BF16 = "softmax_bf16" @ 1024,
     }
 }

@@ -3,6 +3,7 @@
 //! A `U32x4` read through an aligned pointer becomes one `global_load_dwordx4` (128 bits per lane),
 //! the access width HBM streaming wants. The helpers make the alignment requirement explicit.
 
+use super::dtype::Chunk;
 use super::simd::{I32x4, U32x2, U32x4};
 
 /// Loads 16 bytes at `p`.
@@ -39,6 +40,24 @@ pub unsafe fn load_b64(p: *const u32) -> U32x2 {
 #[inline(always)]
 pub unsafe fn store_b64(p: *mut u32, v: U32x2) {
     unsafe { (p as *mut U32x2).write(v) }
+}
+
+/// Loads the 16-byte chunk at byte offset `off` from `p` as words.
+///
+/// # Safety
+/// `p + off` is 16-byte aligned and the 16 bytes are readable.
+#[inline(always)]
+pub unsafe fn load_chunk(p: *const u8, off: usize) -> Chunk {
+    unsafe { load_b128(p.add(off) as *const u32).to_array() }
+}
+
+/// Stores a chunk at byte offset `off` from `p`.
+///
+/// # Safety
+/// `p + off` is 16-byte aligned and the 16 bytes are writable.
+#[inline(always)]
+pub unsafe fn store_chunk(p: *mut u8, off: usize, c: Chunk) {
+    unsafe { store_b128(p.add(off) as *mut u32, U32x4::from_array(c)) }
 }
 
 unsafe extern "unadjusted" {

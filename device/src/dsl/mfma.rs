@@ -7,9 +7,10 @@
 //! The `_with::<CBSZ, ABID, BLGP>` forms expose the broadcast modifiers (CBSZ/ABID: broadcast one
 //! A block to the others; BLGP: B lane-group pattern). They are immediates, hence const generics.
 //!
-//! fp8/bf8 operands are 8 packed FNUZ bytes in a `u64` (k order, lowest byte first).
+//! fp8/bf8 and int8 operands are 8 packed bytes in a `u64` (k order, lowest byte first); int8
+//! products accumulate exactly in i32 (wrapping).
 
-use super::simd::{Bf16x4, F16x4, F32x2, F32x4, F32x16};
+use super::simd::{Bf16x4, F16x4, F32x2, F32x4, F32x16, I32x4, I32x16};
 
 unsafe extern "unadjusted" {
     #[link_name = "llvm.amdgcn.mfma.f32.32x32x8f16"]
@@ -44,6 +45,10 @@ unsafe extern "unadjusted" {
     fn llvm_mfma_16x16x8xf32(a: F32x2, b: F32x2, c: F32x4, cbsz: i32, abid: i32, blgp: i32) -> F32x4;
     #[link_name = "llvm.amdgcn.mfma.f32.32x32x4.xf32"]
     fn llvm_mfma_32x32x4xf32(a: F32x2, b: F32x2, c: F32x16, cbsz: i32, abid: i32, blgp: i32) -> F32x16;
+    #[link_name = "llvm.amdgcn.mfma.i32.16x16x32.i8"]
+    fn llvm_mfma_16x16x32_i8(a: i64, b: i64, c: I32x4, cbsz: i32, abid: i32, blgp: i32) -> I32x4;
+    #[link_name = "llvm.amdgcn.mfma.i32.32x32x16.i8"]
+    fn llvm_mfma_32x32x16_i8(a: i64, b: i64, c: I32x16, cbsz: i32, abid: i32, blgp: i32) -> I32x16;
 }
 
 macro_rules! mfma_fn {
@@ -105,3 +110,7 @@ mfma_fn!(/// `v_mfma_f32_16x16x8_xf32`: f32 in, truncated to tf32 by the hardwar
     mfma_16x16x8_xf32, mfma_16x16x8_xf32_with, llvm_mfma_16x16x8xf32, F32x2, F32x4, same);
 mfma_fn!(/// `v_mfma_f32_32x32x4_xf32`: f32 in, truncated to tf32 (32 cycles). Opt-in only.
     mfma_32x32x4_xf32, mfma_32x32x4_xf32_with, llvm_mfma_32x32x4xf32, F32x2, F32x16, same);
+mfma_fn!(/// `v_mfma_i32_16x16x32_i8`: 16x16 += 16x32 * 32x16, i8 in, i32 sums (16 cycles).
+    mfma_16x16x32_i8, mfma_16x16x32_i8_with, llvm_mfma_16x16x32_i8, u64, I32x4, bits64);
+mfma_fn!(/// `v_mfma_i32_32x32x16_i8`: 32x32 += 32x16 * 16x32, i8 in, i32 sums (32 cycles).
+    mfma_32x32x16_i8, mfma_32x32x16_i8_with, llvm_mfma_32x32x16_i8, u64, I32x16, bits64);

@@ -10,11 +10,11 @@
 //! - [`math`]: exp, log, erf, tanh, GELU forms (no libm on the device).
 //! - [`convert`]: f32 <-> bf16/f16 bit conversions.
 //! - [`unroll`]: the `unroll!` macro (constant-indexed register arrays).
-//! - [`chunk`]: f32/f16/bf16 elements and 16-byte chunks of them as f32 values.
+//! - [`dtype`]: the element types, one family: widths, conversions, 16-byte chunks as f32 values.
 //! - [`group`]: reductions over groups of lanes (DPP) and over a workgroup's waves (LDS).
 
-pub mod chunk;
 pub mod convert;
+pub mod dtype;
 pub mod group;
 pub mod ids;
 pub mod lds;

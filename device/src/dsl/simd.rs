@@ -50,5 +50,8 @@ simd_type!(/// Two u32 (one 64-bit access).
     U32x2, u32, 2);
 simd_type!(/// Four u32 (one 128-bit access).
     U32x4, u32, 4);
-simd_type!(/// Four i32: a buffer resource descriptor (V#) as the buffer intrinsics take it.
+simd_type!(/// Four i32: a buffer resource descriptor (V#) as the buffer intrinsics take it, or the
+    /// C/D operand of the 16x16 int8 MFMA.
     I32x4, i32, 4);
+simd_type!(/// Sixteen i32: the C/D operand of the 32x32 int8 MFMA.
+    I32x16, i32, 16);

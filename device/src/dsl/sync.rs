@@ -13,6 +13,8 @@ use core::sync::atomic::{Ordering, compiler_fence};
 unsafe extern "C" {
     #[link_name = "llvm.amdgcn.s.waitcnt"]
     fn s_waitcnt(encoded: i32);
+    #[link_name = "llvm.amdgcn.s.setprio"]
+    fn s_setprio(priority: i16);
 }
 
 /// `s_waitcnt lgkmcnt(0)` in the gfx9 encoding: vmcnt and expcnt left at their maxima (no wait).
@@ -49,4 +51,15 @@ pub fn barrier_with_global() {
 pub fn sched_fence() {
     // SAFETY: mask 0 means "nothing may be scheduled across"; it only constrains the compiler.
     unsafe { amdgpu::sched_barrier::<0>() }
+}
+
+/// `s_setprio P`: the wave's issue priority (0-3) when the SIMD's arbiter picks among waves
+/// ready to issue (CDNA3 ISA, S_SETPRIO). A wave raises it around a burst of MFMAs so that the
+/// matrix core is fed before other waves' memory and LDS instructions; the cycle model ignores
+/// it (emu/src/model/README.md, "Not modeled").
+#[inline(always)]
+pub fn set_priority<const P: i16>() {
+    const { assert!(P >= 0 && P <= 3) };
+    // SAFETY: changes only this wave's arbitration priority.
+    unsafe { s_setprio(P) }
 }

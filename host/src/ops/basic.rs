@@ -4,7 +4,7 @@ use crate::error::{Error, Result};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::Operands;
-use ferrocm_device::abi::basic::{
+use ferrocm_device::abi::smoke::{
     COPY_U32, COPY_WORDS_PER_ITEM, CopyArgs, FILL_U32, FillArgs, MFMA_TILE, MFMA_TILE_32X32_F16, MFMA_TILE_K_STEP, MFMA_TILE_LDS_BYTES,
     MfmaTileArgs, SAXPY_F32, STREAM_BLOCK, SaxpyArgs,
 };

@@ -44,16 +44,85 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::contiguous;
+use crate::ops::movement::transpose_last2;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor, u32_of};
-use ferrocm_device::abi::gemm::gemm_lds_bytes;
-use ferrocm_device::abi::gemm_fp8::{self as abi, Fp8ScaledArgs, SCALE_BLOCK, group_mode};
+use ferrocm_device::abi::gemm::{self as gemm_abi, GemmReduceArgs, K_TILE_BYTES, gemm_lds_bytes};
+use ferrocm_device::abi::gemm_blockscaled::{self as abi, BlockScaledArgs, SCALE_BLOCK, flags, group_mode};
+use ferrocm_device::abi::{DevPtr, Kernel};
 
 const OP: &str = "gemm_fp8_blockscaled";
-/// Rows and columns of C per workgroup.
+/// Rows per block of the contiguous layout's rule (one expert per 128 rows).
 const BLOCK: usize = 128;
-/// Threads per workgroup.
-const THREADS: u32 = 256;
+
+/// One configuration of the block-scaled kernels: the output block of a workgroup and the split
+/// of K. Enumerable ([`configs`]) for tuning sweeps and tests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct BlockScaledConfig {
+    /// Rows and columns of C per workgroup: 128 (4 waves of 64x64) or 64 (one wave, for M <= 64
+    /// per group: decode-time mixture of experts).
+    pub block: u32,
+    /// Slices of K (whole 128-wide scale blocks) reduced by separate workgroups into f32
+    /// partials, then summed in split order by a second kernel (1 = one pass).
+    pub splits: u32,
+}
+
+/// The split counts a configuration may use.
+pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
+/// Compute units of an MI300X (GFX942.md), for the chooser's occupancy arithmetic.
+const CUS: usize = 304;
+/// A split reduces at least this many scale blocks, so its prologue and partial store stay small
+/// next to its main loop.
+const MIN_BLOCKS_PER_SPLIT: usize = 4;
+/// The chooser keeps split-K partials under this many bytes.
+const MAX_PARTIAL_BYTES: usize = 256 << 20;
+/// K-tiles (64 fp8 values) per 128-wide scale block.
+const TILES_PER_BLOCK: usize = SCALE_BLOCK as usize / K_TILE_BYTES as usize;
+
+/// Every configuration: both blocks, each with every split count of [`SPLITS`].
+pub fn configs() -> Vec<BlockScaledConfig> {
+    let mut out = Vec::new();
+    for block in [128, abi::SMALL_BLOCK] {
+        for splits in SPLITS {
+            out.push(BlockScaledConfig { block, splits });
+        }
+    }
+    out
+}
+
+/// The configuration for `blocks_m` row blocks' worth of rows per group (`m` rows, masked mode:
+/// the slab's capacity), `groups` groups launched (masked mode; else 1), N and K. The rule:
+/// - block: 64 when `m <= 64` (decode-time shapes: a 128-row block would spend half or more of its
+///   MFMAs and A traffic on padding rows, and there would be half as many workgroups), else 128;
+/// - splits: doubled (up to 32) while the doubled grid still fits in what the GPU holds at once
+///   (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split keeps at least 4
+///   scale blocks, and the f32 partials stay under 256 MiB. Splitting only adds parallelism that
+///   would otherwise sit idle: a grid that already takes a second round is not split, since the
+///   partials' round trip and the reduction cost more than the round (measured at 4096x2112x7168,
+///   544 blocks: 81.5 us one pass, 102.8 us split in two). A decode-time expert GEMM (M = 8,
+///   N = 4096, K = 7168: 64 blocks) needs the splits to stream its weights from every CU.
+pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
+    let small = m <= abi::SMALL_BLOCK as usize;
+    let (block, per_cu) = if small { (abi::SMALL_BLOCK as usize, 8) } else { (128, 2) };
+    let blocks = m.div_ceil(block).max(1) * n.div_ceil(block).max(1) * groups.max(1);
+    let scale_blocks = k.div_ceil(SCALE_BLOCK as usize);
+    let mut splits = 1usize;
+    while splits * 2 <= *SPLITS.last().unwrap() as usize
+        && blocks * splits * 2 <= CUS * per_cu
+        && scale_blocks / (splits * 2) >= MIN_BLOCKS_PER_SPLIT
+        && splits * 2 * groups.max(1) * m * n * 4 <= MAX_PARTIAL_BYTES
+    {
+        splits *= 2;
+    }
+    BlockScaledConfig { block: block as u32, splits: splits as u32 }
+}
+
+/// Options of the block-scaled GEMMs.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BlockScaledOptions {
+    /// Run this configuration instead of [`choose_config`]'s (one of [`configs`]).
+    pub config: Option<BlockScaledConfig>,
+}
 
 /// `ceil(x / 128)`: scale blocks along a dimension of `x`.
 pub fn scale_blocks(x: usize) -> usize {
@@ -68,13 +137,21 @@ pub fn scale_blocks(x: usize) -> usize {
 /// for inconsistent shapes; [`Error::Unsupported`] for rows too long to address with 32-bit
 /// offsets; allocation and launch errors.
 pub fn gemm_fp8_blockscaled(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor) -> Result<Tensor> {
+    gemm_fp8_blockscaled_with(a, a_scale, b, b_scale, &BlockScaledOptions::default())
+}
+
+/// [`gemm_fp8_blockscaled`] with options (a forced configuration).
+///
+/// # Errors
+/// As [`gemm_fp8_blockscaled`]; [`Error::InvalidArgument`] for a configuration not in [`configs`].
+pub fn gemm_fp8_blockscaled_with(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, opts: &BlockScaledOptions) -> Result<Tensor> {
     rank(a, 2, "A")?;
     rank(b, 2, "B")?;
     let (m, k, n) = (a.shape()[0], a.shape()[1], b.shape()[0]);
     let (b3, bs3) = (b.unsqueeze(0)?, b_scale.unsqueeze(0)?);
     let c = Tensor::empty(a.device(), &[m, n], DType::Bf16)?;
     let p = Problem { groups: 1, m, n, k };
-    p.launch(group_mode::NONE, a, a_scale, &b3, &bs3, None, &c)?;
+    p.launch(group_mode::NONE, a, a_scale, &b3, &bs3, None, &c, opts)?;
     Ok(c)
 }
 
@@ -92,6 +169,22 @@ pub fn gemm_fp8_blockscaled(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &
 /// that breaks the layout rule (named in the message), [`Error::DTypeMismatch`] unless
 /// `expert_ids` is i32 `[M]`.
 pub fn gemm_fp8_grouped_contiguous(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, expert_ids: &Tensor) -> Result<Tensor> {
+    gemm_fp8_grouped_contiguous_with(a, a_scale, b, b_scale, expert_ids, &BlockScaledOptions::default())
+}
+
+/// [`gemm_fp8_grouped_contiguous`] with options (a forced configuration).
+///
+/// # Errors
+/// As [`gemm_fp8_grouped_contiguous`]; [`Error::InvalidArgument`] for a configuration not in
+/// [`configs`].
+pub fn gemm_fp8_grouped_contiguous_with(
+    a: &Tensor,
+    a_scale: &Tensor,
+    b: &Tensor,
+    b_scale: &Tensor,
+    expert_ids: &Tensor,
+    opts: &BlockScaledOptions,
+) -> Result<Tensor> {
     rank(a, 2, "A")?;
     rank(b, 3, "B")?;
     let (m, k) = (a.shape()[0], a.shape()[1]);
@@ -102,7 +195,7 @@ pub fn gemm_fp8_grouped_contiguous(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_s
     let c = Tensor::zeros(a.device(), &[m, n], DType::Bf16)?;
     let ids = contiguous(expert_ids)?;
     let p = Problem { groups, m, n, k };
-    p.launch(group_mode::CONTIGUOUS, a, a_scale, b, b_scale, Some(&ids), &c)?;
+    p.launch(group_mode::CONTIGUOUS, a, a_scale, b, b_scale, Some(&ids), &c, opts)?;
     Ok(c)
 }
 
@@ -115,6 +208,22 @@ pub fn gemm_fp8_grouped_contiguous(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_s
 /// As [`gemm_fp8_blockscaled`]; [`Error::InvalidArgument`] for a count outside `0..=M`,
 /// [`Error::DTypeMismatch`] unless `valid_rows` is i32 `[G]`.
 pub fn gemm_fp8_grouped_masked(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale: &Tensor, valid_rows: &Tensor) -> Result<Tensor> {
+    gemm_fp8_grouped_masked_with(a, a_scale, b, b_scale, valid_rows, &BlockScaledOptions::default())
+}
+
+/// [`gemm_fp8_grouped_masked`] with options (a forced configuration).
+///
+/// # Errors
+/// As [`gemm_fp8_grouped_masked`]; [`Error::InvalidArgument`] for a configuration not in
+/// [`configs`].
+pub fn gemm_fp8_grouped_masked_with(
+    a: &Tensor,
+    a_scale: &Tensor,
+    b: &Tensor,
+    b_scale: &Tensor,
+    valid_rows: &Tensor,
+    opts: &BlockScaledOptions,
+) -> Result<Tensor> {
     rank(a, 3, "A")?;
     rank(b, 3, "B")?;
     let (groups, m, k) = (a.shape()[0], a.shape()[1], a.shape()[2]);
@@ -130,7 +239,7 @@ pub fn gemm_fp8_grouped_masked(a: &Tensor, a_scale: &Tensor, b: &Tensor, b_scale
     let c = Tensor::zeros(a.device(), &[groups, m, n], DType::Bf16)?;
     let counts = contiguous(valid_rows)?;
     let p = Problem { groups, m, n, k };
-    p.launch(group_mode::MASKED, a, a_scale, b, b_scale, Some(&counts), &c)?;
+    p.launch(group_mode::MASKED, a, a_scale, b, b_scale, Some(&counts), &c, opts)?;
     Ok(c)
 }
 
@@ -184,6 +293,7 @@ impl Problem {
         b_scale: &Tensor,
         info: Option<&Tensor>,
         c: &Tensor,
+        opts: &BlockScaledOptions,
     ) -> Result<()> {
         let (g, m, n, k) = (self.groups, self.m, self.n, self.k);
         let (kb, nb) = (scale_blocks(k), scale_blocks(n));
@@ -214,28 +324,49 @@ impl Problem {
             return Ok(());
         }
 
+        let cfg = match opts.config {
+            Some(cfg) => {
+                if !configs().contains(&cfg) {
+                    return Err(Error::InvalidArgument { op: OP, message: format!("{cfg:?} is not one of gemm_fp8::configs()") });
+                }
+                cfg
+            }
+            None => choose_config(if masked { g } else { 1 }, m, n, k),
+        };
+        let block = cfg.block as usize;
+
         // Operands: rows K-contiguous (else copied so).
         let a = k_contiguous(a)?;
         let b = k_contiguous(b)?;
         let (lda, ldb) = (row_stride(&a), row_stride(&b));
         for (what, ld) in [("A", lda), ("B", ldb)] {
             // A block's rows must be addressable by the kernel's 32-bit buffer offsets.
-            if (BLOCK - 1) as u64 * ld as u64 + k as u64 > u32::MAX as u64 {
-                return Err(Error::Unsupported { op: OP, what: format!("{what} rows of {ld} bytes (128 of them must span under 4 GiB)") });
+            if (block - 1) as u64 * ld as u64 + k as u64 > u32::MAX as u64 {
+                return Err(Error::Unsupported {
+                    op: OP,
+                    what: format!("{what} rows of {ld} bytes ({block} of them must span under 4 GiB)"),
+                });
             }
         }
-        // A's scales with each K block's rows contiguous (DeepGEMM's layout, read in place);
-        // other layouts are repacked (M x K/128 values: small next to A).
+        // A's scales with each K block's rows contiguous (DeepGEMM's layout, read in place, 4 rows
+        // per 16-byte load); other layouts are transposed into it by the LDS-tiled transpose
+        // (M x K/128 values: small next to A; the strided gather took 5.0 us for the row-major
+        // [4096, 56] of 4096x2112x7168).
         let sa_r = a_scale.rank();
         let a_scale = if m <= 1 || a_scale.strides()[sa_r - 2] == 1 {
             a_scale.clone()
         } else {
-            contiguous(&a_scale.transpose(sa_r - 2, sa_r - 1)?)?.transpose(sa_r - 2, sa_r - 1)?
+            transpose_last2(a_scale)?.transpose(sa_r - 2, sa_r - 1)?
         };
         let group_stride = |t: &Tensor| if t.shape()[0] <= 1 { 0 } else { t.strides()[0] as u64 };
         let stride_u32 = |what: &str, s: usize| u32_of(OP, what, s);
+        // Whole scale blocks per split; none left empty.
+        let k_blocks = scale_blocks(k).max(1);
+        let per_split = k_blocks.div_ceil(cfg.splits as usize);
+        let splits = k_blocks.div_ceil(per_split);
+        let c_elems = if masked { g * m * n } else { m * n };
 
-        let args = Fp8ScaledArgs {
+        let mut args = BlockScaledArgs {
             a: ops.input("A", &a)?,
             b: ops.input("B", &b)?,
             c: ops.output("C", c)?,
@@ -245,6 +376,7 @@ impl Problem {
             a_group_stride: if masked { group_stride(&a) } else { 0 },
             b_group_stride: group_stride(&b),
             c_group_stride: if masked { (m * n) as u64 } else { 0 },
+            split_stride_c: 0,
             sa_group_stride: if masked { group_stride(&a_scale) } else { 0 },
             sb_group_stride: group_stride(b_scale),
             m: dim(m)?,
@@ -257,15 +389,66 @@ impl Problem {
             sb_nb_stride: stride_u32("b_scale row", b_scale.strides()[1])?,
             sb_kb_stride: stride_u32("b_scale column", b_scale.strides()[2])?,
             group_mode: mode,
-            vector_ok: 1,
+            flags: flags::VECTOR_OK,
+            k_tiles_per_split: dim(per_split * TILES_PER_BLOCK)?,
+            splits: dim(splits)?,
         };
-        let grid = [dim(n.div_ceil(BLOCK))?, dim(m.div_ceil(BLOCK))?, if masked { dim(g)? } else { 1 }];
-        let launch = LaunchConfig { grid, block: [THREADS, 1, 1], dynamic_lds_bytes: gemm_lds_bytes(BLOCK as u32, BLOCK as u32) };
-        // SAFETY: every tensor's dtype and shape were checked against the problem; A and B are
-        // K-contiguous with their row strides passed; the group indices were checked on the
-        // host (ids in -1..G, each 128-row block one expert; counts in 0..=M); C is a fresh
-        // contiguous bf16 tensor of the output shape.
-        unsafe { ops.launch(abi::GEMM_FP8_BLOCKSCALED_128X128, launch, &args) }
+        let (kernel, threads): (Kernel<BlockScaledArgs>, u32) = match (block == 128, splits > 1) {
+            (true, false) => (abi::GEMM_FP8_BLOCKSCALED_128X128, 256),
+            (true, true) => (abi::GEMM_FP8_BLOCKSCALED_128X128_SPLITK, 256),
+            (false, false) => (abi::GEMM_FP8_BLOCKSCALED_64X64, 64),
+            (false, true) => (abi::GEMM_FP8_BLOCKSCALED_64X64_SPLITK, 64),
+        };
+        let grid = [dim(n.div_ceil(block))?, dim(m.div_ceil(block))?, dim(if masked { g } else { 1 } * splits)?];
+        let launch = LaunchConfig { grid, block: [threads, 1, 1], dynamic_lds_bytes: gemm_lds_bytes(cfg.block, cfg.block) };
+        let dev = c.device();
+        if splits == 1 {
+            // SAFETY: every tensor's dtype and shape were checked against the problem; A and B
+            // are K-contiguous with their row strides passed, A's scales with theirs; the group
+            // indices were checked on the host (ids in -1..G, each 128-row block one expert;
+            // counts in 0..=M); C is a fresh contiguous bf16 tensor of the output shape.
+            return unsafe { ops.launch(kernel, launch, &args) };
+        }
+
+        // Split-K: f32 partials laid out like C per split, zeroed (blocks of padding rows and
+        // rows past a masked group's count are never written and must add up to C's zeros),
+        // then the reduction adds them in split order and rounds to bf16.
+        let partial = Tensor::zeros(dev, &[splits * c_elems], DType::F32)?;
+        let partial_ptr = ops.output::<f32>("split-K partials", &partial)?;
+        let c_ptr = ops.output_bytes("C", c)?;
+        args.c = partial_ptr.cast();
+        args.split_stride_c = c_elems as u64;
+        // SAFETY: as above; the partials hold every split's C-shaped f32 results.
+        unsafe { ops.launch(kernel, launch, &args)? };
+        let c_addr = c_ptr.addr();
+        let rows = c_elems / n;
+        let red = GemmReduceArgs {
+            partial: partial_ptr,
+            c: c_ptr,
+            bias: DevPtr::NULL,
+            residual: DevPtr::NULL,
+            split_stride: c_elems as u64,
+            batch_stride_r: 0,
+            rows: dim(rows)?,
+            m: dim(rows)?,
+            n: dim(n)?,
+            ldr: 0,
+            splits: dim(splits)?,
+            alpha: 1.0,
+            beta: 0.0,
+            out_type: gemm_abi::out_type::BF16,
+            activation: gemm_abi::activation::NONE,
+            flags: if c_addr % 16 == 0 && n % 4 == 0 { gemm_abi::flags::VECTOR_OK } else { 0 },
+        };
+        let items = rows * n.div_ceil(gemm_abi::REDUCE_COLS as usize);
+        let launch = LaunchConfig {
+            grid: [dim(items.div_ceil(gemm_abi::REDUCE_THREADS as usize))?, 1, 1],
+            block: [gemm_abi::REDUCE_THREADS, 1, 1],
+            dynamic_lds_bytes: 0,
+        };
+        // SAFETY: the partials were written by the launch above (work on a stream runs in
+        // order) and hold `splits` C-shaped f32 arrays; C is `rows x n` contiguous bf16.
+        unsafe { ops.launch(gemm_abi::GEMM_SPLITK_REDUCE, launch, &red) }
     }
 }
 

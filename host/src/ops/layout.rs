@@ -3,8 +3,8 @@
 use crate::error::{Error, Result};
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
-use ferrocm_device::abi::layout::{
-    COPY_STRIDED_B8, COPY_STRIDED_B16, COPY_STRIDED_B32, COPY_STRIDED_B64, CopyStridedArgs, LAYOUT_BLOCK, MAX_RANK,
+use ferrocm_device::abi::contiguous::{
+    CONTIGUOUS_BLOCK, COPY_STRIDED_B8, COPY_STRIDED_B16, COPY_STRIDED_B32, COPY_STRIDED_B64, CopyStridedArgs, MAX_RANK,
 };
 
 /// Most workgroups a grid-strided layout kernel is launched with (enough to fill the GPU).
@@ -77,8 +77,8 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
         stride5: st[5],
         n,
     };
-    let blocks = n.div_ceil(LAYOUT_BLOCK as u64).min(MAX_GRID as u64) as u32;
-    let cfg = LaunchConfig::linear(blocks, LAYOUT_BLOCK);
+    let blocks = n.div_ceil(CONTIGUOUS_BLOCK as u64).min(MAX_GRID as u64) as u32;
+    let cfg = LaunchConfig::linear(blocks, CONTIGUOUS_BLOCK);
     // SAFETY: every index of the view lies inside its storage (a Tensor invariant); dst holds n
     // elements of the same size.
     unsafe {

@@ -37,7 +37,7 @@ use crate::ops::rows::plan_rows;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags, norm_lds_bytes};
-use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
+use ferrocm_device::abi::rowwise::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 /// RMSNorm over the last axis.

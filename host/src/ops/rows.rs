@@ -3,7 +3,7 @@
 
 use crate::error::{Error, Result};
 use crate::tensor::u32_of;
-use ferrocm_device::abi::rows::{ROW_MIN_BLOCK, ROW_SLOTS, ROW_SLOTS_SCALAR};
+use ferrocm_device::abi::rowwise::{ROW_MIN_BLOCK, ROW_SLOTS, ROW_SLOTS_SCALAR};
 
 /// Workgroups a fused row kernel launches at most; each walks its share of the rows. 2 per
 /// compute unit of an MI300X (304 CUs): with 4+ waves each holding 8 KB of loads in flight that

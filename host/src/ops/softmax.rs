@@ -25,7 +25,7 @@ use crate::error::{Error, Result};
 use crate::ops::rows::plan_rows;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
-use ferrocm_device::abi::rows::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
+use ferrocm_device::abi::rowwise::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::softmax::{self as abi, SOFTMAX_MAX_LANES, SoftmaxArgs, flags};
 use ferrocm_device::abi::{DevPtr, Kernel};
 

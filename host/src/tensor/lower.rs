@@ -24,7 +24,7 @@ pub fn u32_of(op: &'static str, what: &str, v: usize) -> Result<u32> {
 /// The operands of one op's launches, checked and lowered to kernel pointers.
 ///
 /// ```no_run
-/// use ferrocm::{Device, LaunchConfig, Operands, Tensor, abi::basic::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs}};
+/// use ferrocm::{Device, LaunchConfig, Operands, Tensor, abi::smoke::{SAXPY_F32, STREAM_BLOCK, SaxpyArgs}};
 /// let dev = Device::new()?;
 /// let x = Tensor::from_slice(&dev, &[1.0f32, 2.0], &[2])?;
 /// let y = Tensor::from_slice(&dev, &[10.0f32, 20.0], &[2])?;

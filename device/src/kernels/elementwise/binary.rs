@@ -1,8 +1,8 @@
 //! `out = op(a, b)` for the [`binary_op`]s with numpy broadcasting, computed in f32.
 
-use super::dtype::Dt;
 use super::nary::{EltFn, Inputs, run};
 use crate::abi::elementwise::{EltArgs, binary_op};
+use crate::dsl::dtype::Element;
 use crate::dsl::math;
 use core::marker::PhantomData;
 
@@ -12,7 +12,7 @@ struct Binary<D> {
     _d: PhantomData<D>,
 }
 
-impl<D: Dt> EltFn for Binary<D> {
+impl<D: Element> EltFn for Binary<D> {
     /// Decodes both inputs, applies the op (matched outside the element loops), encodes.
     #[inline(always)]
     fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N] {
@@ -51,7 +51,7 @@ impl<D: Dt> EltFn for Binary<D> {
 
 /// The binary kernel for dtype `D`, `EPL` elements per work-item (`16 / D::BYTES`).
 #[inline(always)]
-pub fn binary<D: Dt, const EPL: usize>(args: EltArgs) {
+pub fn binary<D: Element, const EPL: usize>(args: EltArgs) {
     let f = Binary::<D> { op: args.op, _d: PhantomData };
     run::<EPL, EPL, 2, D, D, D, D, _>(&args, &f);
 }

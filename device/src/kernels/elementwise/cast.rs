@@ -14,15 +14,16 @@
 //! `16 / max(input bytes, output bytes)`: the wider side moves 128 bits per lane per group, the
 //! narrower 32 or 64, and every access instruction uses whole lines (see `nary`).
 
-use super::dtype::{Bf16, Dt, F16, F32, Fp8E4M3, Fp8E5M2, I32};
 use super::nary::{EltFn, Inputs, run};
 use crate::abi::elementwise::{EltArgs, type_code};
+use crate::abi::{Bf16, F16, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
+use crate::dsl::dtype::Element;
 use core::marker::PhantomData;
 
 /// The function of an `I -> O` cast.
 struct Cast<I, O>(PhantomData<(I, O)>);
 
-impl<I: Dt, O: Dt> EltFn for Cast<I, O> {
+impl<I: Element, O: Element> EltFn for Cast<I, O> {
     #[inline(always)]
     fn apply<const N: usize>(&self, x: &Inputs<N>) -> [u32; N] {
         let mut y = [0u32; N];
@@ -42,7 +43,7 @@ impl<I: Dt, O: Dt> EltFn for Cast<I, O> {
 
 /// `I -> O` over the launch, `EPL` elements per work-item in groups of `E`.
 #[inline(always)]
-fn cast<I: Dt, O: Dt, const EPL: usize, const E: usize>(args: &EltArgs) {
+fn cast<I: Element, O: Element, const EPL: usize, const E: usize>(args: &EltArgs) {
     run::<EPL, E, 1, I, I, I, O, _>(args, &Cast::<I, O>(PhantomData));
 }
 
@@ -61,14 +62,14 @@ macro_rules! cast_kernel {
         $(#[$meta])*
         #[inline(always)]
         pub fn $name(args: EltArgs) {
-            const I: usize = <$in as Dt>::BYTES;
+            const I: usize = <$in as Element>::BYTES;
             match args.type_code {
-                type_code::F32 => cast::<$in, F32, { epl(I, 4) }, { group(I, 4) }>(&args),
+                type_code::F32 => cast::<$in, f32, { epl(I, 4) }, { group(I, 4) }>(&args),
                 type_code::F16 => cast::<$in, F16, { epl(I, 2) }, { group(I, 2) }>(&args),
                 type_code::BF16 => cast::<$in, Bf16, { epl(I, 2) }, { group(I, 2) }>(&args),
-                type_code::FP8_E4M3 => cast::<$in, Fp8E4M3, { epl(I, 1) }, { group(I, 1) }>(&args),
-                type_code::FP8_E5M2 => cast::<$in, Fp8E5M2, { epl(I, 1) }, { group(I, 1) }>(&args),
-                type_code::I32 => cast::<$in, I32, { epl(I, 4) }, { group(I, 4) }>(&args),
+                type_code::FP8_E4M3 => cast::<$in, Fp8E4M3Fnuz, { epl(I, 1) }, { group(I, 1) }>(&args),
+                type_code::FP8_E5M2 => cast::<$in, Fp8E5M2Fnuz, { epl(I, 1) }, { group(I, 1) }>(&args),
+                type_code::I32 => cast::<$in, i32, { epl(I, 4) }, { group(I, 4) }>(&args),
                 // The host only passes the codes above.
                 _ => {}
             }
@@ -77,14 +78,14 @@ macro_rules! cast_kernel {
 }
 
 cast_kernel!(/// f32 -> `type_code`.
-    cast_from_f32, F32);
+    cast_from_f32, f32);
 cast_kernel!(/// f16 -> `type_code`.
     cast_from_f16, F16);
 cast_kernel!(/// bf16 -> `type_code`.
     cast_from_bf16, Bf16);
 cast_kernel!(/// fp8 E4M3FNUZ -> `type_code`.
-    cast_from_fp8e4m3, Fp8E4M3);
+    cast_from_fp8e4m3, Fp8E4M3Fnuz);
 cast_kernel!(/// fp8 E5M2FNUZ -> `type_code`.
-    cast_from_fp8e5m2, Fp8E5M2);
+    cast_from_fp8e5m2, Fp8E5M2Fnuz);
 cast_kernel!(/// i32 -> `type_code`.
-    cast_from_i32, I32);
+    cast_from_i32, i32);

@@ -20,10 +20,10 @@
 //!   moves one element). Used for misaligned operands and innermost sizes that are not a
 //!   multiple of `E`.
 
-use super::chunk::{load_one, load_vec, store_one, store_vec};
-use super::dtype::Dt;
+use super::access::{load_one, load_vec, store_one, store_vec};
 use super::index::{Indexer, MAX_INPUTS};
 use crate::abi::elementwise::{ELT_BLOCK, EltArgs, elt_flags};
+use crate::dsl::dtype::Element;
 use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
 
 /// Raw input runs handed to a kernel's function: `x[j][k]` is element `k` of input `j`.
@@ -34,7 +34,7 @@ pub type Inputs<const EPL: usize> = [[u32; EPL]; MAX_INPUTS];
 /// # Safety
 /// `off` and the run lie inside the input (host-checked); `vec` only when 16-byte aligned.
 #[inline(always)]
-unsafe fn load_run<D: Dt, const EPL: usize>(p: *const u8, off: u32, stride: u32, vec: bool, valid: u32) -> [u32; EPL] {
+unsafe fn load_run<D: Element, const EPL: usize>(p: *const u8, off: u32, stride: u32, vec: bool, valid: u32) -> [u32; EPL] {
     let mut x = [0u32; EPL];
     // SAFETY: caller.
     unsafe {
@@ -70,7 +70,10 @@ const WAVE: u32 = 64;
 /// ones are not touched), output type `DO`, `EPL` elements per work-item in groups of `E`
 /// (`16 / ` the widest operand's bytes; `E` divides `EPL`).
 #[inline(always)]
-pub fn run<const EPL: usize, const E: usize, const NIN: usize, D0: Dt, D1: Dt, D2: Dt, DO: Dt, F: EltFn>(args: &EltArgs, f: &F) {
+pub fn run<const EPL: usize, const E: usize, const NIN: usize, D0: Element, D1: Element, D2: Element, DO: Element, F: EltFn>(
+    args: &EltArgs,
+    f: &F,
+) {
     let n = args.n;
     let ix = Indexer::new(args);
     let tid = workitem_id_x();

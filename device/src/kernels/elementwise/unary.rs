@@ -1,8 +1,8 @@
 //! `out = op(x)` for the [`unary_op`]s, computed in f32.
 
-use super::dtype::Dt;
 use super::nary::{EltFn, Inputs, run};
 use crate::abi::elementwise::{EltArgs, unary_op};
+use crate::dsl::dtype::Element;
 use crate::dsl::math;
 use core::marker::PhantomData;
 
@@ -14,7 +14,7 @@ struct Unary<D> {
     _d: PhantomData<D>,
 }
 
-impl<D: Dt> EltFn for Unary<D> {
+impl<D: Element> EltFn for Unary<D> {
     /// Decodes, applies the op, encodes. The match is outside the per-element loops (the op is
     /// uniform), so each arm is a straight run of one operation.
     #[inline(always)]
@@ -61,7 +61,7 @@ impl<D: Dt> EltFn for Unary<D> {
 
 /// The unary kernel for dtype `D`, `EPL` elements per work-item (`16 / D::BYTES`).
 #[inline(always)]
-pub fn unary<D: Dt, const EPL: usize>(args: EltArgs) {
+pub fn unary<D: Element, const EPL: usize>(args: EltArgs) {
     let f = Unary::<D> { op: args.op, alpha: args.alpha, beta: args.beta, _d: PhantomData };
     run::<EPL, EPL, 1, D, D, D, D, _>(&args, &f);
 }

@@ -27,6 +27,7 @@ use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
 use crate::dsl::mem::{store_b64, store_b128};
 use crate::dsl::simd::{F32x4, U32x2, U32x4};
+use crate::tile::reg::RegTile;
 use core::sync::atomic::{Ordering, compiler_fence};
 
 /// Floats per staged row (64 columns, no padding: see [`strip_index`]).
@@ -117,22 +118,73 @@ pub struct Target {
     pub vector_ok: bool,
 }
 
-/// The epilogue of `V` consecutive elements of row `row` starting at column `col`, from the
-/// strip (row `srow`, column `scol`) to C.
+/// True when the epilogue is `alpha * acc` alone (or raw partials): no per-element reads.
+#[inline(always)]
+fn bare(args: &Params) -> bool {
+    args.flags & flags::PARTIAL != 0
+        || (args.flags & (flags::BETA | flags::BIAS | flags::RESIDUAL) == 0 && args.activation == activation::NONE)
+}
+
+/// The per-element epilogue of the accumulator `acc` at (`row`, `col`) of C (inside C): alpha,
+/// beta * C, bias, activation, residual.
+#[inline(always)]
+pub fn element(args: &Params, t: &Target, acc: f32, row: usize, col: usize) -> f32 {
+    let ty = args.out_type;
+    let mut x = args.alpha * acc;
+    // SAFETY: row < m, col < n: inside C, bias and residual.
+    unsafe {
+        if args.flags & flags::BETA != 0 {
+            x += args.beta * load_out(t.c, ty, row * t.ldc + col);
+        }
+        if args.flags & flags::BIAS != 0 {
+            x += args.bias.add(col).read();
+        }
+        x = activate(args.activation, x);
+        if args.flags & flags::RESIDUAL != 0 {
+            x += load_out(t.residual, ty, row * t.ldr + col);
+        }
+    }
+    x
+}
+
+/// `V` consecutive finished values of row `row` from column `col`, from the strip (row `srow`,
+/// column `scol`) to C; `alpha` applied here when the epilogue is bare.
 #[inline(always)]
 fn process<const V: usize>(args: &Params, t: &Target, strip: LdsSlice<f32>, srow: usize, scol: usize, row: usize, col: usize) {
-    let mut v = [0f32; 8];
-    crate::unroll!(q < 2 => {
-        if q * 4 < V {
-            // SAFETY: inside the strip.
-            let x: F32x4 = unsafe { strip.read_as(strip_index(srow, scol + 4 * q)) };
-            let x = x.to_array();
-            crate::unroll!(e < 4 => {
-                v[4 * q + e] = x[e];
-            });
+    let scale = if bare(args) && args.flags & flags::PARTIAL == 0 { args.alpha } else { 1.0 };
+    if t.vector_ok && col + V <= t.n {
+        let mut v = [0f32; 8];
+        crate::unroll!(q < 2 => {
+            if q * 4 < V {
+                // SAFETY: inside the strip.
+                let x: F32x4 = unsafe { strip.read_as(strip_index(srow, scol + 4 * q)) };
+                let x = x.to_array();
+                crate::unroll!(e < 4 => {
+                    v[4 * q + e] = x[e] * scale;
+                });
+            }
+        });
+        store_row::<V>(args, t, v, row, col);
+    } else {
+        // Element stores (an unaligned C or the columns at its edge), a runtime loop over the
+        // strip: unrolled, its per-column masks were hoisted out of the loops into SGPRs and
+        // spilled.
+        let ty = if args.flags & flags::PARTIAL != 0 { out_type::F32 } else { args.out_type };
+        let mut e = 0;
+        while e < V && col + e < t.n {
+            // SAFETY: inside the strip; row < m, col + e < n: inside C.
+            unsafe {
+                let x = strip.read(strip_index(srow, scol + e)) * scale;
+                let at = row * t.ldc + col + e;
+                if ty == out_type::F32 {
+                    (t.c as *mut f32).add(at).write(x);
+                } else {
+                    (t.c as *mut u16).add(at).write(convert(ty, x) as u16);
+                }
+            }
+            e += 1;
         }
-    });
-    finish::<V>(args, t, v, row, col);
+    }
 }
 
 /// The epilogue of the accumulators `v[..V]` of row `row`, columns `col..col + V`, stored to C
@@ -142,10 +194,7 @@ fn process<const V: usize>(args: &Params, t: &Target, strip: LdsSlice<f32>, srow
 #[inline(always)]
 pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: usize, col: usize) {
     let partial = args.flags & flags::PARTIAL != 0;
-    let ty = if partial { out_type::F32 } else { args.out_type };
-    let full = col + V <= t.n;
-    let plain = args.flags & (flags::BETA | flags::BIAS | flags::RESIDUAL) == 0 && args.activation == activation::NONE;
-    if !partial && plain {
+    if !partial && bare(args) {
         // The common case (a bare product): no per-element reads or branches.
         crate::unroll!(e < 8 => {
             if e < V {
@@ -154,26 +203,19 @@ pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: u
         });
     } else if !partial {
         crate::unroll!(e < 8 => {
-            if e < V && (full || col + e < t.n) {
-                let idx = row * t.ldc + col + e;
-                let mut x = args.alpha * v[e];
-                // SAFETY: row < m, col + e < n: inside C, bias and residual.
-                unsafe {
-                    if args.flags & flags::BETA != 0 {
-                        x += args.beta * load_out(t.c, ty, idx);
-                    }
-                    if args.flags & flags::BIAS != 0 {
-                        x += args.bias.add(col + e).read();
-                    }
-                    x = activate(args.activation, x);
-                    if args.flags & flags::RESIDUAL != 0 {
-                        x += load_out(t.residual, ty, row * t.ldr + col + e);
-                    }
-                }
-                v[e] = x;
+            if e < V && col + e < t.n {
+                v[e] = element(args, t, v[e], row, col + e);
             }
         });
     }
+    store_row::<V>(args, t, v, row, col);
+}
+
+/// Stores the finished values `v[..V]` of row `row`, columns `col..` (see [`finish`]).
+#[inline(always)]
+fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize, col: usize) {
+    let ty = if args.flags & flags::PARTIAL != 0 { out_type::F32 } else { args.out_type };
+    let full = col + V <= t.n;
     let vector = full && t.vector_ok;
     let base = row * t.ldc + col;
     // SAFETY: every element written is inside C (row < m, col + e < n); the vector store only when
@@ -209,33 +251,49 @@ pub fn finish<const V: usize>(args: &Params, t: &Target, mut v: [f32; 8], row: u
     }
 }
 
-/// A wave's accumulators as the epilogue consumes them: 16-row bands of its 64-column output,
-/// each written into the wave's LDS strip (see [`strip_index`]).
-pub trait Strips {
-    /// 16-row bands of the wave's output.
-    const BANDS: usize;
-    /// Writes band `band` (rows `16 * band ..`, all 64 columns) of this lane into `strip`.
-    fn write_band(&self, strip: LdsSlice<f32>, band: usize, lane: usize);
-}
-
 /// Writes this wave's accumulators, whose top-left element is (`row0`, `col0`) of C, staging each
 /// 16-row band through `strip` (this wave's [`STRIP_FLOATS`] of LDS). Every configuration gives
 /// a wave 64 columns.
 ///
-/// The bands and the strip-to-C steps are runtime loops, not unrolled: the per-element epilogue
-/// (beta, bias, five activations, residual, three output types) is large: unrolled per band and
-/// step it made each 128x128 kernel 45k instructions (10.6k now) and the code object 4.3 MB. Only
-/// the accumulator-to-strip writes need constant register indices; `write_band` keeps them
-/// constant behind a branch per band.
+/// The bands, the element pass and the strip-to-C steps are runtime loops, not unrolled: the
+/// per-element epilogue (beta, bias, five activations, residual, three output types) is large:
+/// unrolled per band and step it made each 128x128 kernel 45k instructions and the code object
+/// 4.3 MB. Only the accumulator-to-strip writes need constant register indices; `RegTile::band`
+/// keeps them constant behind a branch per band.
 #[inline(always)]
-pub fn store<S: Strips>(args: &Params, t: &Target, acc: &S, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
+pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
     let mut band = 0;
-    while band < S::BANDS {
-        // Accumulators -> strip.
-        acc.write_band(strip, band, lane);
+    while band < W::BANDS {
+        // Accumulators -> strip (the accumulator layout's writes: 32 consecutive columns of one
+        // row per 32-lane phase for 32x32 tiles, rows e and e + 4 for 16x16 ones; see
+        // [`strip_index`]).
+        acc.band(band, lane, |row, col, v| {
+            // SAFETY: inside the wave's strip (16 rows, 64 columns).
+            unsafe { strip.write(strip_index(row, col), v) };
+        });
         // LDS executes a wave's accesses in order; this only stops the compiler moving them.
         compiler_fence(Ordering::SeqCst);
+        if !bare(args) {
+            // The per-element epilogue, in place in the strip: lane l takes column l of each of
+            // the 16 rows (a runtime loop: the element code (five activations, three types of C
+            // and residual) exists once per kernel; unrolled over a lane's registers it was 12
+            // copies, most of each GEMM kernel's code). 32 lanes touch 32 consecutive columns
+            // of a row: all banks, and whole lines of C, bias and residual.
+            let (row, col) = (row0 + 16 * band, col0 + lane);
+            // The band's rows inside C (a uniform bound: one divergent branch, for the column).
+            let rows = t.m.saturating_sub(row).min(16);
+            if col < t.n {
+                let mut r = 0;
+                while r < rows {
+                    let idx = strip_index(r, lane);
+                    // SAFETY: inside the wave's strip; row + r, col inside C.
+                    unsafe { strip.write(idx, element(args, t, strip.read(idx), row + r, col)) };
+                    r += 1;
+                }
+            }
+            compiler_fence(Ordering::SeqCst);
+        }
         // Strip -> C: consecutive lanes take consecutive 16-byte chunks of a row, so each store
         // instruction writes whole 64-byte lines (4 rows of f32 or 8 rows of a half type).
         if f32_out {

@@ -1,5 +1,6 @@
-//! Data-movement kernels: [`rows`] (gather / index_select / concat block copies) and
+//! Data-movement kernels: [`gather`] (embedding / index_select row gathers, concat block copies) and
 //! [`transpose`] (last two axes, tiled through LDS).
 
-pub mod rows;
+mod entries;
+pub mod gather;
 pub mod transpose;

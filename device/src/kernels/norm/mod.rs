@@ -21,17 +21,19 @@
 //! same slots hold the same columns in every row); when it holds several rows at once it loads
 //! them through LDS. Either way they are read from global memory once per workgroup.
 
+mod entries;
+
 use crate::abi::norm::{NormArgs, flags};
-use crate::abi::rows::{ROW_STAT_FLOATS, mode};
-use crate::dsl::chunk::Elem;
-use crate::dsl::chunk::{load_chunk, store_chunk};
+use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::group::{Words, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::math::{fma, sqrt};
 use crate::dsl::mem::store_b128;
+use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
-use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
+use crate::kernels::rowwise::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 
 /// `(count, mean, M2)` of a set of values, all in the units of one scale (below).
 type Stat = (f32, f32, f32);
@@ -107,7 +109,7 @@ fn max_bits(a: f32, b: f32) -> f32 {
 /// The lane's statistic over its valid slots, of the values times `inv` (a power of two:
 /// exact, and folded into FMAs the loops make anyway).
 #[inline(always)]
-fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Stat {
+fn local<E: Chunked, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Stat {
     let c = sp.count::<E>() as f32;
     if c == 0.0 {
         return (0.0, 0.0, 0.0);
@@ -162,7 +164,7 @@ fn merge_scaled(a: Scaled, b: Scaled) -> Scaled {
 /// The kernel. 16-byte and element accesses and the three modes are separate code (const
 /// parameters) so no loop branches on them (LLVM would unswitch it into a copy per combination).
 #[inline(always)]
-pub fn norm<E: Elem>(a: NormArgs) {
+pub fn norm<E: Chunked>(a: NormArgs) {
     if a.flags & flags::VECTOR_OK != 0 { run::<E, true>(&a) } else { run::<E, false>(&a) }
 }
 
@@ -173,7 +175,7 @@ pub fn norm<E: Elem>(a: NormArgs) {
 /// # Safety
 /// `n` elements are readable at `src` and writable at `dst`; the caller barriers before reading.
 #[inline(always)]
-unsafe fn copy_to_lds<E: Elem, const VEC: bool>(src: *const u8, dst: *mut u8, n: usize) {
+unsafe fn copy_to_lds<E: Chunked, const VEC: bool>(src: *const u8, dst: *mut u8, n: usize) {
     let (t, block) = (workitem_id_x() as usize, workgroup_size_x().max(1) as usize);
     let mut i = t;
     if VEC {
@@ -198,7 +200,7 @@ unsafe fn copy_to_lds<E: Elem, const VEC: bool>(src: *const u8, dst: *mut u8, n:
 /// # Safety
 /// Every wave calls this (it may barrier); weight and bias hold `len` elements when flagged.
 #[inline(always)]
-unsafe fn load_affine<E: Elem, const VEC: bool>(a: &NormArgs, cols: &Spread<VEC>, col0: usize, lds: &RowLds) -> (Slots, Slots) {
+unsafe fn load_affine<E: Chunked, const VEC: bool>(a: &NormArgs, cols: &Spread<VEC>, col0: usize, lds: &RowLds) -> (Slots, Slots) {
     let (hw, hb) = (a.flags & flags::WEIGHT != 0, a.flags & flags::BIAS != 0);
     let shared = workgroup_size_x() / a.lanes.max(1) > 1;
     let bytes = (cols.n as usize * E::BYTES).next_multiple_of(16);
@@ -222,7 +224,7 @@ unsafe fn load_affine<E: Elem, const VEC: bool>(a: &NormArgs, cols: &Spread<VEC>
 }
 
 #[inline(always)]
-fn run<E: Elem, const VEC: bool>(a: &NormArgs) {
+fn run<E: Chunked, const VEC: bool>(a: &NormArgs) {
     let w = Work::new(a.lanes, a.rows, a.segs, a.mode);
     let lds = RowLds::new();
     // Weight and bias of this lane's columns, for all its rows (STATS needs neither).
@@ -253,7 +255,7 @@ fn run<E: Elem, const VEC: bool>(a: &NormArgs) {
 
 /// One row (FUSED, iteration `it`) or segment (STATS, APPLY) of the group.
 #[inline(always)]
-fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u32, lds: &RowLds, wt: &Slots, bs: &Slots) {
+fn segment<E: Chunked, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u32, lds: &RowLds, wt: &Slots, bs: &Slots) {
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };

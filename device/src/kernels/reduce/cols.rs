@@ -17,10 +17,11 @@ use super::acc::Reducer;
 use super::out::store_results;
 use super::{is_arg, with_reducer};
 use crate::abi::reduce::{REDUCE_BLOCK, ReduceColsArgs, flags};
-use crate::dsl::chunk::{Elem, load_chunk};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::group::Words;
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::mem::load_chunk;
 use crate::dsl::mem::store_b128;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
@@ -32,7 +33,7 @@ const BLOCK: usize = REDUCE_BLOCK as usize;
 
 /// The kernel: dispatches on the op code and the access width.
 #[inline(always)]
-pub fn reduce_cols<E: Elem>(a: ReduceColsArgs) {
+pub fn reduce_cols<E: Chunked>(a: ReduceColsArgs) {
     if a.flags & flags::VECTOR_OK != 0 {
         with_reducer!(a.op, R => run::<E, R, true>(&a))
     } else {
@@ -122,7 +123,7 @@ impl Tree {
 }
 
 #[inline(always)]
-fn run<E: Elem, R: Reducer, const VEC: bool>(a: &ReduceColsArgs) {
+fn run<E: Chunked, R: Reducer, const VEC: bool>(a: &ReduceColsArgs) {
     let v = if VEC { E::PER_CHUNK } else { 1 };
     let t = workitem_id_x() as usize;
     // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
@@ -229,7 +230,7 @@ fn run<E: Elem, R: Reducer, const VEC: bool>(a: &ReduceColsArgs) {
 
 /// One column unit of row `off` bytes from `base`: a chunk's elements, or one element.
 #[inline(always)]
-fn load_unit<E: Elem, const VEC: bool>(base: *const u8, off: usize) -> [f32; 8] {
+fn load_unit<E: Chunked, const VEC: bool>(base: *const u8, off: usize) -> [f32; 8] {
     // SAFETY: the caller's row is below len and its unit inside inner; chunks are 16-byte
     // aligned under VECTOR_OK.
     unsafe {

@@ -8,6 +8,7 @@
 
 pub mod acc;
 pub mod cols;
+mod entries;
 pub mod out;
 pub mod partials;
 pub mod rows;

@@ -10,10 +10,11 @@ use super::acc::Reducer;
 use super::out::{result_bits, store_result};
 use super::{is_arg, with_reducer};
 use crate::abi::reduce::{REDUCE_BLOCK, ReduceRowsArgs, flags, out_type};
-use crate::dsl::chunk::{Elem, load_chunk};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::group::reduce_group;
 use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
 use crate::dsl::lds::LdsArena;
+use crate::dsl::mem::load_chunk;
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 
@@ -22,12 +23,12 @@ const IN_FLIGHT: usize = 4;
 
 /// The kernel: dispatches on the op code.
 #[inline(always)]
-pub fn reduce_rows<E: Elem>(a: ReduceRowsArgs) {
+pub fn reduce_rows<E: Chunked>(a: ReduceRowsArgs) {
     with_reducer!(a.op, R => run::<E, R>(&a))
 }
 
 #[inline(always)]
-fn run<E: Elem, R: Reducer>(a: &ReduceRowsArgs) {
+fn run<E: Chunked, R: Reducer>(a: &ReduceRowsArgs) {
     let t = workitem_id_x();
     // max(1): the host never passes 0, and LLVM then drops the divide-by-zero panics.
     let (lanes, splits) = (a.lanes.max(1), a.splits.max(1));
@@ -102,7 +103,7 @@ fn run<E: Elem, R: Reducer>(a: &ReduceRowsArgs) {
 /// Pushes elements `[begin, end)` of the row at `base` read as 16-byte chunks; `begin` is a
 /// multiple of the chunk, and elements of a last partial chunk are read one by one.
 #[inline(always)]
-fn scan_chunks<E: Elem, R: Reducer>(base: *const u8, begin: usize, end: usize, lane: usize, lanes: usize) -> R::S {
+fn scan_chunks<E: Chunked, R: Reducer>(base: *const u8, begin: usize, end: usize, lane: usize, lanes: usize) -> R::S {
     let v = E::PER_CHUNK;
     let (c1, mut c) = (end / v, begin / v + lane);
     let mut s = R::empty();
@@ -135,7 +136,7 @@ fn scan_chunks<E: Elem, R: Reducer>(base: *const u8, begin: usize, end: usize, l
 
 /// Pushes elements `[begin, end)` one by one: lane `j` reads `begin + j`, `begin + j + lanes`, ...
 #[inline(always)]
-fn scan_elements<E: Elem, R: Reducer>(base: *const u8, begin: usize, end: usize, lane: usize, lanes: usize) -> R::S {
+fn scan_elements<E: Chunked, R: Reducer>(base: *const u8, begin: usize, end: usize, lane: usize, lanes: usize) -> R::S {
     let mut e = begin + lane;
     let mut s = R::empty();
     while e + (IN_FLIGHT - 1) * lanes < end {

@@ -9,18 +9,20 @@
 //! the rotated part copy their chunk (or element) unchanged.
 
 mod angle;
+mod entries;
 
 use crate::abi::rope::{ROPE_BLOCK, RopeArgs, flags, rope_freq_stride};
-use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
 use crate::dsl::lds::dynamic_lds;
 use crate::dsl::mem::{load_b128, store_b128};
+use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::sync::barrier;
 use angle::sincos_pos;
 
 /// The kernel: dispatches on the access width and the pair layout.
 #[inline(always)]
-pub fn rope<E: Elem>(a: RopeArgs) {
+pub fn rope<E: Chunked>(a: RopeArgs) {
     match (a.flags & flags::VECTOR_OK != 0, a.flags & flags::HALF_SPLIT != 0) {
         (true, true) => run::<E, true, true>(&a),
         (true, false) => run::<E, true, false>(&a),
@@ -106,7 +108,7 @@ unsafe fn stage_freqs(a: &RopeArgs, units: usize, pairs: usize) {
 }
 
 #[inline(always)]
-fn run<E: Elem, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
+fn run<E: Chunked, const VEC: bool, const HALF: bool>(a: &RopeArgs) {
     // Elements per access, pairs per rotated unit.
     let v = if VEC { E::PER_CHUNK } else { 1 };
     let pairs = if !VEC {
@@ -219,7 +221,7 @@ fn cos_sin(a: &RopeArgs, tok: u32, i0: usize, n: usize, f: &Freqs) -> Trig {
 /// # Safety
 /// The unit's elements lie inside both head vectors (16-byte aligned chunks with VEC).
 #[inline(always)]
-unsafe fn rotate<E: Elem, const VEC: bool, const HALF: bool>(
+unsafe fn rotate<E: Chunked, const VEC: bool, const HALF: bool>(
     src: *const u8,
     dst: *mut u8,
     u: usize,

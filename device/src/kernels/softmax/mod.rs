@@ -5,15 +5,17 @@
 //! A lane whose elements are all -inf (or which has none) contributes `(-inf, 0)`, which the
 //! merge rule scales by 0 rather than by `exp(-inf - -inf)`.
 
-use crate::abi::rows::{ROW_STAT_FLOATS, mode};
+mod entries;
+
+use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
 use crate::abi::softmax::{SoftmaxArgs, flags};
-use crate::dsl::chunk::Elem;
+use crate::dsl::dtype::Chunked;
 use crate::dsl::group::reduce_group;
 use crate::dsl::math::max_nan;
 use crate::dsl::math::{exp2_fast as exp2, log};
 use crate::dsl::mem::store_b64;
 use crate::dsl::simd::U32x2;
-use crate::kernels::rows::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
+use crate::kernels::rowwise::{RowLds, SLOTS, Slots, Spread, Work, row_statistic};
 use core::f32::consts::LOG2_E;
 
 /// `e^(m - big)`, with 0 for a lane that saw only -inf (or nothing).
@@ -52,7 +54,7 @@ fn local(x: &Slots) -> (f32, f32, Slots) {
 /// a copy per combination) and each path keeps only the registers it needs: `exp(x - m)` for
 /// softmax, `x` for log-softmax.
 #[inline(always)]
-pub fn softmax<E: Elem>(a: SoftmaxArgs) {
+pub fn softmax<E: Chunked>(a: SoftmaxArgs) {
     match (a.flags & flags::LOG != 0, a.flags & flags::VECTOR_OK != 0) {
         (false, true) => run::<E, false, true>(&a),
         (false, false) => run::<E, false, false>(&a),
@@ -62,7 +64,7 @@ pub fn softmax<E: Elem>(a: SoftmaxArgs) {
 }
 
 #[inline(always)]
-fn run<E: Elem, const LOG: bool, const VEC: bool>(a: &SoftmaxArgs) {
+fn run<E: Chunked, const LOG: bool, const VEC: bool>(a: &SoftmaxArgs) {
     let w = Work::new(a.lanes, a.rows, a.segs, a.mode);
     let lds = RowLds::new();
     // FUSED: one row per group (the host launches a group per row; no loop, so LLVM has nothing
@@ -76,7 +78,7 @@ fn run<E: Elem, const LOG: bool, const VEC: bool>(a: &SoftmaxArgs) {
 
 /// One row (FUSED, iteration `it`) or segment (STATS, APPLY) of the group.
 #[inline(always)]
-fn segment<E: Elem, const LOG: bool, const VEC: bool, const M: u32>(a: &SoftmaxArgs, w: &Work, it: u32, lds: &RowLds) {
+fn segment<E: Chunked, const LOG: bool, const VEC: bool, const M: u32>(a: &SoftmaxArgs, w: &Work, it: u32, lds: &RowLds) {
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };

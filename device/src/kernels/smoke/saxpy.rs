@@ -1,6 +1,6 @@
 //! `y = a*x + y` in f32.
 
-use crate::abi::basic::SaxpyArgs;
+use crate::abi::smoke::SaxpyArgs;
 use crate::dsl::ids::global_id_x;
 
 /// One element per work-item: the product is rounded before the add (no contraction to FMA), so

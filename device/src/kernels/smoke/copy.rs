@@ -1,6 +1,6 @@
 //! `dst[i] = src[i]`, 128 bits per work-item.
 
-use crate::abi::basic::{COPY_WORDS_PER_ITEM, CopyArgs};
+use crate::abi::smoke::{COPY_WORDS_PER_ITEM, CopyArgs};
 use crate::dsl::ids::global_id_x;
 use crate::dsl::mem::{load_b128, store_b128};
 

@@ -1,6 +1,6 @@
 //! Strided gather into contiguous memory.
 
-use crate::abi::layout::{CopyStridedArgs, MAX_RANK};
+use crate::abi::contiguous::{CopyStridedArgs, MAX_RANK};
 use crate::dsl::ids::{global_id_x, grid_size_x};
 
 /// One element per work-item, grid-strided so any size fits a bounded grid. The destination is
@@ -30,4 +30,11 @@ pub fn copy_strided<T: Copy>(args: CopyStridedArgs) {
         }
         i += step;
     }
+}
+
+CopyStridedArgs! {
+    COPY_STRIDED_B8 => copy_strided::<u8>,
+    COPY_STRIDED_B16 => copy_strided::<u16>,
+    COPY_STRIDED_B32 => copy_strided::<u32>,
+    COPY_STRIDED_B64 => copy_strided::<u64>,
 }

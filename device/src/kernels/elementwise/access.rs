@@ -4,7 +4,7 @@
 //!
 //! Register arrays here are only indexed with constants (`unroll!`), so they stay in VGPRs.
 
-use super::dtype::Dt;
+use crate::dsl::dtype::Element;
 use crate::dsl::mem::{load_b64, load_b128, store_b64, store_b128};
 use crate::dsl::simd::{U32x2, U32x4};
 
@@ -13,7 +13,7 @@ const MAX_WORDS: usize = 16;
 
 /// Element `k`'s bits from a little-endian word array.
 #[inline(always)]
-fn extract<D: Dt>(w: &[u32; MAX_WORDS], k: usize) -> u32 {
+fn extract<D: Element>(w: &[u32; MAX_WORDS], k: usize) -> u32 {
     let byte = k * D::BYTES;
     let word = w[byte / 4];
     match D::BYTES {
@@ -30,7 +30,7 @@ fn extract<D: Dt>(w: &[u32; MAX_WORDS], k: usize) -> u32 {
 /// `p` is aligned to the run's size (16 bytes for runs of 16 or more), `EPL * BYTES` is 4, 8,
 /// 16, 32 or 64, and the bytes are readable.
 #[inline(always)]
-pub unsafe fn load_vec<D: Dt, const EPL: usize>(p: *const u8) -> [u32; EPL] {
+pub unsafe fn load_vec<D: Element, const EPL: usize>(p: *const u8) -> [u32; EPL] {
     let bytes = EPL * D::BYTES;
     let mut w = [0u32; MAX_WORDS];
     // SAFETY (all three arms): inside the run, aligned to its size (caller).
@@ -63,7 +63,7 @@ pub unsafe fn load_vec<D: Dt, const EPL: usize>(p: *const u8) -> [u32; EPL] {
 /// # Safety
 /// As [`load_vec`], for writing. Only the low `BYTES` of each value are stored.
 #[inline(always)]
-pub unsafe fn store_vec<D: Dt, const EPL: usize>(p: *mut u8, v: &[u32; EPL]) {
+pub unsafe fn store_vec<D: Element, const EPL: usize>(p: *mut u8, v: &[u32; EPL]) {
     let bytes = EPL * D::BYTES;
     let mut w = [0u32; MAX_WORDS];
     crate::unroll!(k < EPL => {
@@ -93,7 +93,7 @@ pub unsafe fn store_vec<D: Dt, const EPL: usize>(p: *mut u8, v: &[u32; EPL]) {
 /// # Safety
 /// The element is readable.
 #[inline(always)]
-pub unsafe fn load_one<D: Dt>(p: *const u8, idx: u32) -> u32 {
+pub unsafe fn load_one<D: Element>(p: *const u8, idx: u32) -> u32 {
     let i = idx as usize;
     // SAFETY: caller.
     unsafe {
@@ -110,7 +110,7 @@ pub unsafe fn load_one<D: Dt>(p: *const u8, idx: u32) -> u32 {
 /// # Safety
 /// The element is writable.
 #[inline(always)]
-pub unsafe fn store_one<D: Dt>(p: *mut u8, idx: u32, bits: u32) {
+pub unsafe fn store_one<D: Element>(p: *mut u8, idx: u32, bits: u32) {
     let i = idx as usize;
     // SAFETY: caller.
     unsafe {

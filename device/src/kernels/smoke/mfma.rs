@@ -5,7 +5,7 @@
 //! the scatter of the accumulator layout to row-major C.
 
 use crate::abi::F16;
-use crate::abi::basic::{MFMA_TILE, MFMA_TILE_K_STEP, MfmaTileArgs};
+use crate::abi::smoke::{MFMA_TILE, MFMA_TILE_K_STEP, MfmaTileArgs};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mfma::mfma_32x32x8_f16;
 use crate::dsl::simd::{F16x4, F32x16};

@@ -7,13 +7,14 @@
 //! instruction, and the same slot of every row holds the same column, so per-column data
 //! (weights) can stay in registers across rows.
 
-use crate::abi::rows::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
-use crate::dsl::chunk::{Elem, load_chunk, store_chunk};
+use crate::abi::rowwise::{ROW_SLOTS, ROW_SLOTS_SCALAR, ROW_STAT_FLOATS, mode};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::group::{Words, reduce_lanes};
 use crate::dsl::ids::wave_id_x;
 use crate::dsl::ids::{grid_size_x, workgroup_id_x, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::mem::load_b128;
+use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::simd::U32x4;
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::lane_id;
@@ -44,7 +45,7 @@ pub struct Spread<const VEC: bool> {
 impl<const VEC: bool> Spread<VEC> {
     /// The segment-relative element index of slot `s`.
     #[inline(always)]
-    pub fn index<E: Elem>(&self, s: usize) -> u32 {
+    pub fn index<E: Chunked>(&self, s: usize) -> u32 {
         let v = E::PER_CHUNK as u32;
         let s = s as u32;
         if VEC { (self.lane + self.lanes * (s / v)) * v + s % v } else { self.lane + self.lanes * s }
@@ -52,14 +53,14 @@ impl<const VEC: bool> Spread<VEC> {
 
     /// True when slot `s` holds an element.
     #[inline(always)]
-    pub fn valid<E: Elem>(&self, s: usize) -> bool {
+    pub fn valid<E: Chunked>(&self, s: usize) -> bool {
         (VEC || s < SLOTS_SCALAR) && self.index::<E>(s) < self.n
     }
 
     /// Elements the lane holds. They fill slots `0 .. count` (a prefix), so "slot `s` is
     /// valid" is also `s < count`, which code can use as arithmetic instead of a mask.
     #[inline(always)]
-    pub fn count<E: Elem>(&self) -> u32 {
+    pub fn count<E: Chunked>(&self) -> u32 {
         let v = E::PER_CHUNK as u32;
         if VEC {
             // Chunks lane, lane + lanes, ... below n / v, at most SLOTS / v of them.
@@ -75,7 +76,7 @@ impl<const VEC: bool> Spread<VEC> {
     /// # Safety
     /// The segment's `n` elements at `base` are readable (16-byte aligned with `VEC`).
     #[inline(always)]
-    pub unsafe fn load<E: Elem>(&self, base: *const u8, fill: f32) -> Slots {
+    pub unsafe fn load<E: Chunked>(&self, base: *const u8, fill: f32) -> Slots {
         let mut x = [fill; SLOTS];
         let v = E::PER_CHUNK;
         if VEC {
@@ -106,7 +107,7 @@ impl<const VEC: bool> Spread<VEC> {
     /// # Safety
     /// The segment's `n` elements at `base` are writable (16-byte aligned with `VEC`).
     #[inline(always)]
-    pub unsafe fn store<E: Elem>(&self, base: *mut u8, x: &Slots) {
+    pub unsafe fn store<E: Chunked>(&self, base: *mut u8, x: &Slots) {
         let v = E::PER_CHUNK;
         if VEC {
             crate::unroll!(k < 8 => {
@@ -170,7 +171,7 @@ impl Work {
 }
 
 /// The LDS of a row kernel: the cross-wave reduction slots, one slot to broadcast a row
-/// statistic, then the kernel's own area (norm weights). Matches `abi::rows::ROW_LDS_BYTES`.
+/// statistic, then the kernel's own area (norm weights). Matches `abi::rowwise::ROW_LDS_BYTES`.
 pub struct RowLds {
     /// `dsl::group::reduce_waves` slots.
     pub slots: LdsSlice<U32x4>,

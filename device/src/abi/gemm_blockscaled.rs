@@ -11,7 +11,7 @@ use super::{Bf16, Fp8E4M3Fnuz, Ptr, PtrMut};
 /// K elements per scale block (and N rows per B scale block).
 pub const SCALE_BLOCK: u32 = 128;
 
-/// How rows map to groups (`Fp8ScaledArgs::group_mode`).
+/// How rows map to groups (`BlockScaledArgs::group_mode`).
 pub mod group_mode {
     /// One problem (B has one group).
     pub const NONE: u32 = 0;
@@ -23,15 +23,26 @@ pub mod group_mode {
     pub const MASKED: u32 = 2;
 }
 
+/// Bits of `BlockScaledArgs::flags`.
+pub mod flags {
+    /// C takes 16-byte stores where aligned (the kernel checks alignment itself); without it,
+    /// element stores.
+    pub const VECTOR_OK: u32 = 1 << 0;
+}
+
+/// Rows of C per workgroup of the small-M kernel (one wave of 64x64).
+pub const SMALL_BLOCK: u32 = 64;
+
 crate::kernel_abi! {
-    /// Arguments of `gemm_fp8_blockscaled_*`. Grid: x = N tiles, y = M tiles, z = groups (masked)
-    /// or 1.
-    pub struct Fp8ScaledArgs {
+    /// Arguments of `gemm_fp8_blockscaled_*`. Grid: x = N blocks, y = M blocks,
+    /// z = (groups in masked mode, else 1) x splits, group-major.
+    pub struct BlockScaledArgs {
         /// A, rows of `lda` elements (K-contiguous).
         pub a: Ptr<Fp8E4M3Fnuz>,
         /// B, `[groups][N][ldb]` (K-contiguous).
         pub b: Ptr<Fp8E4M3Fnuz>,
-        /// C, rows of `ldc` bf16, one row per row of A.
+        /// C, rows of `ldc` bf16, one row per row of A (for the `*_splitk` kernels: the f32
+        /// partials, each split's laid out like C, `split_stride_c` elements apart).
         pub c: PtrMut<Bf16>,
         /// A's scales: `sa[g * sa_group_stride + kb * sa_kb_stride + row]` (each K block's rows
         /// contiguous, DeepGEMM's layout; the host repacks others).
@@ -46,6 +57,8 @@ crate::kernel_abi! {
         pub b_group_stride: u64,
         /// Elements between consecutive groups' C (masked mode).
         pub c_group_stride: u64,
+        /// Elements between consecutive splits' f32 partials (`*_splitk` kernels).
+        pub split_stride_c: u64,
         /// Elements between consecutive groups' A scales (masked mode).
         pub sa_group_stride: u64,
         /// Elements between consecutive groups' B scales.
@@ -70,13 +83,24 @@ crate::kernel_abi! {
         pub sb_kb_stride: u32,
         /// A [`group_mode`] value.
         pub group_mode: u32,
-        /// 1: C takes 16-byte stores where aligned (the kernel checks alignment itself); 0 forces
-        /// element stores.
-        pub vector_ok: u32,
+        /// [`flags`] bits.
+        pub flags: u32,
+        /// K-tiles (64 K values) each split reduces: a multiple of 2, whole scale blocks (the
+        /// whole K when 1 split).
+        pub k_tiles_per_split: u32,
+        /// Splits of K.
+        pub splits: u32,
     }
     kernels {
         /// 128x128 blocks, 4 waves of 64x64, v_mfma_f32_16x16x32_fp8_fp8, scales applied every
         /// 128 K with packed FMAs.
-        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256 => crate::kernels::gemm::scaled::gemm_fp8_scaled,
+        GEMM_FP8_BLOCKSCALED_128X128 = "gemm_fp8_blockscaled_128x128" @ 256,
+        /// The small-M block (decode-time mixture of experts, M <= 64 per group): 64x64, one wave.
+        GEMM_FP8_BLOCKSCALED_64X64 = "gemm_fp8_blockscaled_64x64" @ 64,
+        /// The split-K first pass of the 128x128 kernel: each split's promoted f32 sums to `c`
+        /// (f32), for `gemm_splitk_reduce` to add in split order and round to bf16.
+        GEMM_FP8_BLOCKSCALED_128X128_SPLITK = "gemm_fp8_blockscaled_128x128_splitk" @ 256,
+        /// The split-K first pass of the 64x64 kernel.
+        GEMM_FP8_BLOCKSCALED_64X64_SPLITK = "gemm_fp8_blockscaled_64x64_splitk" @ 64,
     }
 }

@@ -1,6 +1,6 @@
 //! `dst[i] = value`.
 
-use crate::abi::basic::FillArgs;
+use crate::abi::smoke::FillArgs;
 use crate::dsl::ids::global_id_x;
 
 /// One word per work-item.

@@ -1,12 +1,12 @@
-//! Layout kernels: strided gathers into contiguous memory (the "make contiguous" of views, and
+//! Contiguous copies: strided gathers into contiguous memory (the "make contiguous" of views, and
 //! the packing GEMM uses for operands whose K is not the contiguous dimension).
 
 use super::{Ptr, PtrMut};
 
 /// Largest rank a strided copy handles (more dimensions are merged or refused by the host).
 pub const MAX_RANK: usize = 6;
-/// Work-items per workgroup of the layout kernels.
-pub const LAYOUT_BLOCK: u32 = 256;
+/// Work-items per workgroup of the contiguous-copy kernels.
+pub const CONTIGUOUS_BLOCK: u32 = 256;
 
 crate::kernel_abi! {
     /// Arguments of `copy_strided_*`: `dst[i] = src[offset(i)]` for the row-major index `i` of a
@@ -46,13 +46,13 @@ crate::kernel_abi! {
     }
     kernels {
         /// 1-byte elements.
-        COPY_STRIDED_B8 = "copy_strided_b8" @ 256 => crate::kernels::layout::copy_strided::<u8>,
+        COPY_STRIDED_B8 = "copy_strided_b8" @ 256,
         /// 2-byte elements.
-        COPY_STRIDED_B16 = "copy_strided_b16" @ 256 => crate::kernels::layout::copy_strided::<u16>,
+        COPY_STRIDED_B16 = "copy_strided_b16" @ 256,
         /// 4-byte elements.
-        COPY_STRIDED_B32 = "copy_strided_b32" @ 256 => crate::kernels::layout::copy_strided::<u32>,
+        COPY_STRIDED_B32 = "copy_strided_b32" @ 256,
         /// 8-byte elements.
-        COPY_STRIDED_B64 = "copy_strided_b64" @ 256 => crate::kernels::layout::copy_strided::<u64>,
+        COPY_STRIDED_B64 = "copy_strided_b64" @ 256,
     }
 }
 

@@ -1,5 +1,5 @@
 //! The first kernels: the smallest programs that exercise each part of the path (global memory,
-//! scalar arguments, 128-bit accesses, LDS, barriers, MFMA).
+//! scalar arguments, 128-bit accesses, LDS, barriers, MFMA, the tile layer).
 
 use super::{F16, Ptr, PtrMut};
 
@@ -20,7 +20,7 @@ crate::kernel_abi! {
     }
     kernels {
         /// Fills `n` 32-bit words; launch `ceil(n / STREAM_BLOCK)` workgroups of [`STREAM_BLOCK`].
-        FILL_U32 = "fill_u32" @ 256 => crate::kernels::fill::fill_u32,
+        FILL_U32 = "fill_u32" @ 256,
     }
 }
 
@@ -37,7 +37,7 @@ crate::kernel_abi! {
     kernels {
         /// Copies with one 128-bit load and store per work-item ([`COPY_WORDS_PER_ITEM`] words);
         /// launch `ceil(n / (STREAM_BLOCK * COPY_WORDS_PER_ITEM))` workgroups of [`STREAM_BLOCK`].
-        COPY_U32 = "copy_u32" @ 256 => crate::kernels::copy::copy_u32,
+        COPY_U32 = "copy_u32" @ 256,
     }
 }
 
@@ -56,7 +56,7 @@ crate::kernel_abi! {
     kernels {
         /// f32 saxpy (one FMA-free multiply-add per element, as in BLAS: `a*x` rounded, then `+ y`);
         /// launch `ceil(n / STREAM_BLOCK)` workgroups of [`STREAM_BLOCK`].
-        SAXPY_F32 = "saxpy_f32" @ 256 => crate::kernels::saxpy::saxpy_f32,
+        SAXPY_F32 = "saxpy_f32" @ 256,
     }
 }
 
@@ -83,6 +83,31 @@ crate::kernel_abi! {
         /// One wave (64 work-items, one workgroup) computes a 32x32 f32 tile with
         /// `v_mfma_f32_32x32x8_f16`, staging each 8-wide K slab of A and B through LDS.
         /// Needs [`MFMA_TILE_LDS_BYTES`] of dynamic LDS.
-        MFMA_TILE_32X32_F16 = "mfma_tile_32x32_f16" @ 64 => crate::kernels::mfma_tile::mfma_tile_32x32_f16,
+        MFMA_TILE_32X32_F16 = "mfma_tile_32x32_f16" @ 64,
+    }
+}
+
+/// Rows and columns of the int8 tile product.
+pub const TILE_I8: u32 = 32;
+/// Dynamic LDS of the int8 tile product: two stages of A's and B's 32 rows of a 64-byte K-tile.
+pub const TILE_I8_LDS_BYTES: u32 = 2 * 2 * TILE_I8 * 64;
+
+crate::kernel_abi! {
+    /// Arguments of `mfma_tile_32x32_i8`: `c = a * b^T` for one 32x32 i32 tile, exactly (wrapping).
+    pub struct MfmaTileI8Args {
+        /// A, 32 x k, row-major i8 (K-contiguous).
+        pub a: Ptr<i8>,
+        /// B, 32 x k, row-major i8 (K-contiguous: the product takes its transpose).
+        pub b: Ptr<i8>,
+        /// C, 32 x 32, row-major i32 (overwritten).
+        pub c: PtrMut<i32>,
+        /// The inner dimension (any; the last K-tile is zero-filled).
+        pub k: u32,
+    }
+    kernels {
+        /// One wave runs the tile layer end to end on int8: global tiles, swizzled LDS stages,
+        /// the K-loop pipeline, a 32x32 register tile on `v_mfma_i32_32x32x16_i8`. Needs
+        /// [`TILE_I8_LDS_BYTES`] of dynamic LDS.
+        MFMA_TILE_32X32_I8 = "mfma_tile_32x32_i8" @ 64,
     }
 }

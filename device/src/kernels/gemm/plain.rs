@@ -1,0 +1,116 @@
+//! The plain GEMM kernel: one workgroup computes one `BM x BN` block of C with `WY x WX` waves,
+//! each a register tile `W` of MFMA tiles, over its split's K-tiles (the tile layer's pipeline),
+//! then runs the epilogue (or writes raw f32 partials for split-K).
+
+use super::epilogue;
+use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::tile::accumulate::Accumulate;
+use crate::tile::global::GlobalTile;
+use crate::tile::lds::LdsTile;
+use crate::tile::mma::MmaInput;
+use crate::tile::order;
+use crate::tile::pipeline::Pipeline;
+use crate::tile::reg::RegTile;
+
+/// Max 16-byte chunks one thread moves per operand per K-tile (sizes the register stage).
+const MAX_CHUNKS_PER_THREAD: usize = 8;
+/// LDS stages of the K loop (the host sizes LDS with `abi::gemm::gemm_lds_bytes`).
+pub const STAGES: usize = 2;
+/// K-tiles per unit of the pipeline's hot loop (constant stages and fragment slots).
+const UNIT: usize = 2;
+
+/// The GEMM kernel for input type `E`, per-wave register tiles `W`, `WY x WX` waves.
+#[inline(always)]
+pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: GemmArgs) {
+    let threads = WY * WX * 64;
+    let (wm, wn) = (W::TM * W::DIM, W::TN * W::DIM);
+    let (bm, bn) = (WY * wm, WX * wn);
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (wy, wx) = (wave / WX, wave % WX);
+
+    let splits = args.splits.max(1);
+    let z = workgroup_id_z();
+    let (batch, split) = ((z / splits) as usize, z % splits);
+    let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
+    let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
+    let (row0, col0) = (by as usize * bm, bx as usize * bn);
+    let eb = E::BYTES;
+    // (The host keeps K in bytes under 2^32.)
+    let k_tiles = (args.k * eb as u32).div_ceil(K_TILE_BYTES);
+    let kt0 = split * args.k_tiles_per_split;
+    let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles);
+    let k_bytes = k * eb;
+    // K-tiles entirely inside K take 128-bit loads; the last partial one is zero-filled.
+    let full_tiles = (k_bytes / K_TILE_BYTES as usize) as u32;
+    // SAFETY: the host checked that every batch's matrices lie in the buffers, and the spans of
+    // the blocks' rows.
+    let (a, b) = unsafe {
+        (
+            GlobalTile::<MAX_CHUNKS_PER_THREAD>::new(
+                args.a.add((batch as u64 * args.batch_stride_a) as usize * eb + row0 * args.lda as usize * eb),
+                args.lda as usize * eb,
+                m.saturating_sub(row0),
+                k_bytes,
+                bm,
+                thread,
+                threads,
+            ),
+            GlobalTile::<MAX_CHUNKS_PER_THREAD>::new(
+                args.b.add((batch as u64 * args.batch_stride_b) as usize * eb + col0 * args.ldb as usize * eb),
+                args.ldb as usize * eb,
+                n.saturating_sub(col0),
+                k_bytes,
+                bn,
+                thread,
+                threads,
+            ),
+        )
+    };
+
+    let mut lds = LdsArena::new();
+    let lds_a = LdsTile::new(&mut lds, bm, STAGES);
+    let lds_b = LdsTile::new(&mut lds, bn, STAGES);
+    // The wave's first rows of the A and B tiles (its output block's rows and columns).
+    let (a_row, b_row) = (wy * wm, wx * wn);
+    let mut acc = Accumulate::<E, W>::new(a_row, b_row, lane);
+    Pipeline::<MAX_CHUNKS_PER_THREAD, STAGES>::new(a, b, lds_a, lds_b).run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
+
+    // Epilogue: the operand LDS is free after the pipeline; each wave stages its strips in its
+    // own part of it.
+    let partial = args.flags & flags::PARTIAL != 0;
+    let c_elem = if partial || args.out_type == out_type::F32 { 4 } else { 2 };
+    let c_off = if partial {
+        split as usize * args.split_stride_c as usize + batch * args.batch_stride_c as usize
+    } else {
+        batch * args.batch_stride_c as usize
+    };
+    let vector_ok = args.flags & flags::VECTOR_OK != 0;
+    // SAFETY: offsets of this batch/split inside the buffers the host sized.
+    let target = unsafe {
+        epilogue::Target {
+            c: args.c.add(c_off * c_elem),
+            residual: args.residual.add(batch * args.batch_stride_r as usize * c_elem),
+            m,
+            n,
+            ldc: args.ldc as usize,
+            ldr: args.ldr as usize,
+            vector_ok: vector_ok && (args.c as usize + c_off * c_elem) % 16 == 0 && (args.ldc as usize * c_elem) % 16 == 0,
+        }
+    };
+    let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
+    let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
+    let params = epilogue::Params {
+        alpha: args.alpha,
+        beta: args.beta,
+        bias: args.bias,
+        out_type: args.out_type,
+        activation: args.activation,
+        flags: args.flags,
+    };
+    epilogue::store(&params, &target, &acc.acc, strip, row0 + a_row, col0 + b_row, lane);
+}
