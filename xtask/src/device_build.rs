@@ -6,9 +6,9 @@
 //! Pipeline: rustc compiles and optimises the crate (fat LTO) to LLVM bitcode; the build sets
 //! each kernel's `amdgpu-flat-work-group-size` from the launch bound declared in
 //! `ferrocm_device::abi` (rustc has no way to say it, and without it LLVM budgets every kernel for
-//! 1024-item workgroups: 128 registers per wave); then `llc` and `rust-lld` from the same
-//! toolchain (rustup's `llvm-tools` component, the same LLVM as rustc) produce the code object
-//! and its listing.
+//! 1024-item workgroups: 128 registers per wave) and defines the loads to LDS rustc cannot
+//! declare (`LDS_LOAD_SYMBOL`); then `llc` and `rust-lld` from the same toolchain (rustup's
+//! `llvm-tools` component, the same LLVM as rustc) produce the code object and its listing.
 //!
 //! The nested cargo runs with a cleared environment: a build script inherits `RUSTFLAGS`,
 //! `CARGO_*`, `RUSTUP_TOOLCHAIN` and friends from the outer build, and any of them leaking in would
@@ -241,7 +241,7 @@ pub fn check_toolchain(toolchain: &str) -> Result<Tools, BuildError> {
     let vv = String::from_utf8_lossy(&rustc(&["-vV"])?.stdout).into_owned();
     let host = vv.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("x86_64-unknown-linux-gnu").trim().to_string();
     let tools = Tools { dir: sysroot.join("lib/rustlib").join(host).join("bin") };
-    for t in ["llc", "llvm-dis", "llvm-as", "rust-lld"] {
+    for t in ["llc", "llvm-dis", "llvm-as", "opt", "rust-lld"] {
         if !tools.tool(t).is_file() {
             return Err(BuildError::LlvmToolsMissing { toolchain: toolchain.to_string() });
         }
