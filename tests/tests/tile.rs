@@ -1,7 +1,8 @@
 //! The tile layer end to end on the int8 matrix core (the smoke kernel `mfma_tile_32x32_i8`):
-//! global tiles, swizzled LDS stages, the K-loop pipeline with a zero-filled last K-tile, a 32x32
-//! register tile and its accumulator layout, against an exact integer reference, with no LDS
-//! bank conflicts.
+//! global tiles, swizzled LDS stages, the K-loop pipeline with a zero-filled last K-tile and either
+//! producer (loads straight into LDS when K is a multiple of 4, through registers otherwise), a
+//! 32x32 register tile and its accumulator layout, against an exact integer reference, with no
+//! LDS bank conflicts.
 
 use ferrocm::LaunchConfig;
 use ferrocm::abi::smoke::{MFMA_TILE_32X32_I8, MfmaTileI8Args, TILE_I8, TILE_I8_LDS_BYTES};
@@ -73,4 +74,20 @@ fn int8_extremes_and_no_bank_conflicts() {
     assert_eq!(got, reference(&a, &b, k));
     assert_eq!(c.mfma.get("v_mfma_i32_32x32x16_i8").copied(), Some((k / 16) as u64), "{:?}", c.mfma);
     assert_eq!(c.lds.bank_conflict_cycles, 0, "LDS bank conflicts");
+    // K = 256 is a multiple of 4: both operands went straight into LDS, 4 bytes per lane, once
+    // each; C is stored one i32 per lane.
+    let dwords = c.global.lane_accesses_by_width.get(&4).copied().unwrap_or(0);
+    assert_eq!(dwords as usize, 2 * n * k / 4 + n * n, "{:?}", c.global.lane_accesses_by_width);
+}
+
+#[test]
+fn both_producers_at_the_edges() {
+    let _device = exclusive();
+    let n = TILE_I8 as usize;
+    let mut seed = 3;
+    // Direct: whole K-tiles, a partial one (K % 64 != 0), less than one. Staged: K % 4 != 0.
+    for k in [64, 128, 196, 4, 60, 1, 63, 65, 333] {
+        let (a, b) = (bytes(n * k, &mut seed), bytes(n * k, &mut seed));
+        assert_eq!(run(&a, &b, k), reference(&a, &b, k), "k = {k}");
+    }
 }

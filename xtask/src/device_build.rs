@@ -6,9 +6,9 @@
 //! Pipeline: rustc compiles and optimises the crate (fat LTO) to LLVM bitcode; the build sets
 //! each kernel's `amdgpu-flat-work-group-size` from the launch bound declared in
 //! `ferrocm_device::abi` (rustc has no way to say it, and without it LLVM budgets every kernel for
-//! 1024-item workgroups: 128 registers per wave); then `llc` and `rust-lld` from the same
-//! toolchain (rustup's `llvm-tools` component, the same LLVM as rustc) produce the code object
-//! and its listing.
+//! 1024-item workgroups: 128 registers per wave) and defines the loads to LDS rustc cannot
+//! declare (`LDS_LOAD_SYMBOL`); then `llc` and `rust-lld` from the same toolchain (rustup's
+//! `llvm-tools` component, the same LLVM as rustc) produce the code object and its listing.
 //!
 //! The nested cargo runs with a cleared environment: a build script inherits `RUSTFLAGS`,
 //! `CARGO_*`, `RUSTUP_TOOLCHAIN` and friends from the outer build, and any of them leaking in would
@@ -241,7 +241,7 @@ pub fn check_toolchain(toolchain: &str) -> Result<Tools, BuildError> {
     let vv = String::from_utf8_lossy(&rustc(&["-vV"])?.stdout).into_owned();
     let host = vv.lines().find_map(|l| l.strip_prefix("host: ")).unwrap_or("x86_64-unknown-linux-gnu").trim().to_string();
     let tools = Tools { dir: sysroot.join("lib/rustlib").join(host).join("bin") };
-    for t in ["llc", "llvm-dis", "llvm-as", "rust-lld"] {
+    for t in ["llc", "llvm-dis", "llvm-as", "opt", "rust-lld"] {
         if !tools.tool(t).is_file() {
             return Err(BuildError::LlvmToolsMissing { toolchain: toolchain.to_string() });
         }
@@ -294,6 +294,50 @@ pub fn set_launch_bounds(ir: &str, bounds: &std::collections::BTreeMap<&str, u32
     Ok(out)
 }
 
+/// The symbol the device crate declares for a 4-byte global -> LDS load
+/// (`dsl::mem::Buffer::load_lds_b32`), and the definition the build gives it.
+///
+/// Why here: the LLVM intrinsic (`llvm.amdgcn.raw.buffer.load.lds`) takes its LDS destination as
+/// a `ptr addrspace(3)`, a type Rust cannot name; rustc checks link_llvm_intrinsics signatures and
+/// refuses the declaration ("intrinsic signature mismatch ... expected ptr addrspace(3), found
+/// ptr"). So the device crate calls an ordinary external symbol with a generic pointer, and the
+/// build defines it as an always-inlined wrapper that casts the pointer and calls the intrinsic
+/// (size 4, instruction offset 0, no cache bits). (A Rust definition kept out of line does not
+/// work: rustc does not mark functions noinline on this target, so LTO inlines it away.)
+/// Because rustc's attribute inference saw a call to an unknown function in the kernels that use
+/// it (and then assumed they need every hidden kernel argument, the hostcall buffer included),
+/// the build inlines the wrapper and reruns LLVM's AMDGPU attribute inference before code
+/// generation when the symbol is used.
+pub const LDS_LOAD_SYMBOL: &str = "ferrocm.buffer.load.lds.b32";
+const LDS_LOAD_DEFINITION: &str =
+    "define internal void @ferrocm.buffer.load.lds.b32(<4 x i32> %rsrc, ptr %lds, i32 %voffset, i32 %soffset) alwaysinline nounwind {
+  %l = addrspacecast ptr %lds to ptr addrspace(3)
+  call void @llvm.amdgcn.raw.buffer.load.lds(<4 x i32> %rsrc, ptr addrspace(3) %l, i32 4, i32 %voffset, i32 %soffset, i32 0, i32 0)
+  ret void
+}
+declare void @llvm.amdgcn.raw.buffer.load.lds(<4 x i32>, ptr addrspace(3), i32 immarg, i32, i32, i32 immarg, i32 immarg)
+";
+
+/// Replaces the declaration of [`LDS_LOAD_SYMBOL`] (if the device code uses it) by its
+/// definition; the second value says whether it did.
+pub fn define_lds_load(ir: &str) -> Result<(String, bool), BuildError> {
+    let prefix = format!("declare void @{LDS_LOAD_SYMBOL}(");
+    let mut out = String::with_capacity(ir.len() + LDS_LOAD_DEFINITION.len());
+    let mut used = false;
+    for line in ir.split_inclusive('\n') {
+        if line.starts_with(&prefix) {
+            if !line.contains("(<4 x i32>, ptr") {
+                return Err(BuildError::KernelMismatch(format!("{LDS_LOAD_SYMBOL} is declared with another signature: {line}")));
+            }
+            out += LDS_LOAD_DEFINITION;
+            used = true;
+        } else {
+            out += line;
+        }
+    }
+    Ok((out, used))
+}
+
 fn run_tool(cmd: &mut Command, tool: &str) -> Result<Vec<u8>, BuildError> {
     let out = cmd.output().map_err(|e| BuildError::ToolFailed { tool: tool.to_string(), message: e.to_string() })?;
     if !out.status.success() {
@@ -338,11 +382,23 @@ fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str) ->
     std::fs::create_dir_all(&work).map_err(|e| BuildError::Io(work.clone(), e))?;
     let ir = run_tool(Command::new(tools.tool("llvm-dis")).arg(&bc).args(["-o", "-"]), "llvm-dis")?;
     let bounds = declared_kernels();
-    let patched = set_launch_bounds(&String::from_utf8_lossy(&ir), &bounds)?;
+    let (patched, lds_loads) = define_lds_load(&set_launch_bounds(&String::from_utf8_lossy(&ir), &bounds)?)?;
     let ll = work.join("ferrocm_device.ll");
     std::fs::write(&ll, patched).map_err(|e| BuildError::Io(ll.clone(), e))?;
     let bc2 = work.join("ferrocm_device.bounded.bc");
-    run_tool(Command::new(tools.tool("llvm-as")).arg(&ll).arg("-o").arg(&bc2), "llvm-as")?;
+    if lds_loads {
+        // See LDS_LOAD_SYMBOL: inline the wrapper, then redo the attribute inference it spoiled.
+        run_tool(
+            Command::new(tools.tool("opt"))
+                .args(["-mtriple=amdgcn-amd-amdhsa", &format!("-mcpu={arch}"), "-passes=always-inline,amdgpu-attributor"])
+                .arg(&ll)
+                .arg("-o")
+                .arg(&bc2),
+            "opt",
+        )?;
+    } else {
+        run_tool(Command::new(tools.tool("llvm-as")).arg(&ll).arg("-o").arg(&bc2), "llvm-as")?;
+    }
     let llc = |kind: &str, out: &Path| -> Result<(), BuildError> {
         run_tool(
             Command::new(tools.tool("llc"))
@@ -469,6 +525,18 @@ mod tests {
         assert!(out.contains("define void @helper() #1 {"));
         let none = std::collections::BTreeMap::new();
         assert!(matches!(set_launch_bounds(ir, &none), Err(BuildError::KernelMismatch(_))));
+    }
+
+    #[test]
+    fn the_lds_load_declaration_becomes_its_definition() {
+        let ir = "declare void @ferrocm.buffer.load.lds.b32(<4 x i32>, ptr noundef, i32 noundef, i32 noundef) unnamed_addr #3\n";
+        let (out, used) = define_lds_load(ir).unwrap();
+        assert!(used);
+        assert!(out.contains("define internal void @ferrocm.buffer.load.lds.b32("), "{out}");
+        assert!(out.contains("call void @llvm.amdgcn.raw.buffer.load.lds("), "{out}");
+        assert!(!out.contains("declare void @ferrocm"), "{out}");
+        assert_eq!(define_lds_load("define void @x() {\n}\n").unwrap(), ("define void @x() {\n}\n".to_string(), false));
+        assert!(define_lds_load("declare void @ferrocm.buffer.load.lds.b32(i32)\n").is_err());
     }
 
     #[test]

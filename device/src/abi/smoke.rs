@@ -89,8 +89,8 @@ crate::kernel_abi! {
 
 /// Rows and columns of the int8 tile product.
 pub const TILE_I8: u32 = 32;
-/// Dynamic LDS of the int8 tile product: two stages of A's and B's 32 rows of a 64-byte K-tile.
-pub const TILE_I8_LDS_BYTES: u32 = 2 * 2 * TILE_I8 * 64;
+/// Dynamic LDS of the int8 tile product: three stages of A's and B's 32 rows of a 64-byte K-tile.
+pub const TILE_I8_LDS_BYTES: u32 = 3 * 2 * TILE_I8 * 64;
 
 crate::kernel_abi! {
     /// Arguments of `mfma_tile_32x32_i8`: `c = a * b^T` for one 32x32 i32 tile, exactly (wrapping).
@@ -105,8 +105,9 @@ crate::kernel_abi! {
         pub k: u32,
     }
     kernels {
-        /// One wave runs the tile layer end to end on int8: global tiles, swizzled LDS stages,
-        /// the K-loop pipeline, a 32x32 register tile on `v_mfma_i32_32x32x16_i8`. Needs
+        /// One wave runs the tile layer end to end on int8: global tiles (loaded straight into LDS
+        /// when `k` is a multiple of 4, through registers otherwise), swizzled LDS stages, the
+        /// K-loop pipeline, a 32x32 register tile on `v_mfma_i32_32x32x16_i8`. Needs
         /// [`TILE_I8_LDS_BYTES`] of dynamic LDS.
         MFMA_TILE_32X32_I8 = "mfma_tile_32x32_i8" @ 64,
     }

@@ -61,6 +61,11 @@ pub unsafe fn store_chunk(p: *mut u8, off: usize, c: Chunk) {
 }
 
 unsafe extern "unadjusted" {
+    /// `llvm.amdgcn.raw.buffer.load.lds` with a 4-byte size, through a wrapper the device build
+    /// defines (`xtask::device_build::LDS_LOAD_SYMBOL`): rustc cannot declare the intrinsic itself,
+    /// whose LDS pointer is a `ptr addrspace(3)`, a type Rust has no name for.
+    #[link_name = "ferrocm.buffer.load.lds.b32"]
+    fn buffer_load_lds_b32(rsrc: I32x4, lds: *mut u8, voffset: i32, soffset: i32);
     #[link_name = "llvm.amdgcn.raw.buffer.load.v4i32"]
     fn raw_buffer_load_v4(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x4;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
@@ -133,5 +138,17 @@ impl Buffer {
     #[inline(always)]
     pub unsafe fn load_b32(&self, voffset: u32, soffset: u32) -> u32 {
         unsafe { raw_buffer_load_b32(self.rsrc, voffset as i32, soffset as i32, 0) as u32 }
+    }
+
+    /// Loads 4 bytes per lane at `voffset + soffset` straight into LDS: lane l's dword lands at
+    /// `lds + 4 l` (`buffer_load_dword ... lds`, M0 = `lds`; CDNA3 ISA, MUBUF loads to LDS). A lane
+    /// out of range writes zero. Completion is counted by `vmcnt`, not `lgkmcnt`.
+    ///
+    /// # Safety
+    /// `lds` is a wave-uniform LDS address with 256 writable bytes that nobody else accesses until
+    /// the loads are complete and published; in-range bytes are readable.
+    #[inline(always)]
+    pub unsafe fn load_lds_b32(&self, lds: *mut u8, voffset: u32, soffset: u32) {
+        unsafe { buffer_load_lds_b32(self.rsrc, lds, voffset as i32, soffset as i32) }
     }
 }

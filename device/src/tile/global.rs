@@ -18,7 +18,7 @@ use crate::dsl::simd::U32x4;
 use crate::dsl::wave::readfirstlane;
 
 /// A thread's chunks of one K-tile in registers (`N` at most; the tile uses `count` of them).
-pub type Staged<const N: usize> = [U32x4; N];
+pub type Stage<const N: usize> = [U32x4; N];
 
 /// One operand's block rows, and this thread's share of each K-tile.
 pub struct GlobalTile<const N: usize> {
@@ -76,7 +76,7 @@ impl<const N: usize> GlobalTile<N> {
     /// Loads this thread's chunks of K-tile `kt` into `regs` (16 bytes each). `partial`: the tile
     /// reaches past K, whose bytes are zeroed.
     #[inline(always)]
-    pub fn load(&self, kt: u32, partial: bool, regs: &mut Staged<N>) {
+    pub fn load(&self, kt: u32, partial: bool, regs: &mut Stage<N>) {
         // The K offset is uniform, but LLVM may keep a loop counter in VGPRs; a scalar offset
         // must be an SGPR, so say so (else each load gets a waterfall loop).
         let kb = readfirstlane(kt * K_TILE_BYTES as u32);
@@ -107,7 +107,7 @@ impl<const N: usize> GlobalTile<N> {
     /// # Safety
     /// `lds` has this block's rows; no wave reads the stage until the next barrier.
     #[inline(always)]
-    pub unsafe fn store(&self, lds: LdsTile, stage: usize, regs: &Staged<N>) {
+    pub unsafe fn store(&self, lds: LdsTile, stage: usize, regs: &Stage<N>) {
         crate::unroll!(i < N => {
             if i < self.count {
                 let c = self.thread + i * self.threads;

@@ -1,13 +1,15 @@
 //! The K loop of a matrix-core kernel: K-tiles move global memory -> registers -> LDS stage ->
 //! fragments -> MFMAs, each step overlapping the next tiles' movement with this tile's MFMAs.
 //!
-//! `S` LDS stages; the producer stages each K-tile through registers: the tile loaded at step kt
-//! is stored at step kt + 1, into the stage freed by the barrier of step kt, and read S - 1 steps
-//! later. One step (K-tile kt, LDS stage `kt % S`, fragment slot `kt % 2`):
+//! `S` LDS stages, filled by a [`Producer`]: [`Staged`] moves each K-tile through registers with
+//! 128-bit loads (the tile loaded at step kt is stored at step kt + 1, into the stage freed by the
+//! barrier of step kt, and read S - 1 steps later); [`Direct`] loads it straight into LDS. One
+//! step (K-tile kt, LDS stage `kt % S`, fragment slot `kt % 2`):
 //!
 //! 1. read group 1's fragments of kt (group 0's were read during the previous step);
-//! 2. store the registers (K-tile kt + S - 1) into its stage; issue the global loads of
-//!    K-tile kt + S into the registers: they complete behind this step's MFMAs;
+//! 2. the producer's share: store the registers (K-tile kt + S - 1) into its stage and issue the
+//!    global loads of K-tile kt + S into the registers, which complete behind this step's MFMAs
+//!    (staged), or issue K-tile kt + S - 1's loads into its stage (direct);
 //! 3. group 0's MFMAs;
 //! 4. barrier: every wave's stores of step 2 are visible, every read of the stage step 2 of the
 //!    next step overwrites is done;
@@ -34,11 +36,12 @@
 //! K-tile counters are u32: SALU has no 64-bit ordered compares, so usize counters would live
 //! in VGPRs.
 
-use super::global::{GlobalTile, Staged};
+use super::direct::DirectTile;
+use super::global::{GlobalTile, Stage};
 use super::lds::LdsTile;
 use super::reg::GROUPS;
 use crate::dsl::simd::U32x4;
-use crate::dsl::sync::{barrier, sched_fence, set_priority};
+use crate::dsl::sync::{barrier, barrier_with_global, sched_fence, set_priority};
 
 /// What a kernel does with each K-tile once it is in LDS: its fragment reads and MFMAs, in the
 /// two groups of the step (see the module notes).
@@ -54,22 +57,49 @@ pub trait Consumer {
     fn mma(&mut self, g: usize, slot: usize, j: usize, kt: u32, last: bool);
 }
 
-/// The two operands' global and LDS tiles and the producer's register stage.
-pub struct Pipeline<const N: usize, const S: usize> {
+/// How K-tiles get from global memory into LDS stages: the pipeline calls it at fixed points of
+/// every step (see the module notes).
+pub trait Producer {
+    /// LDS stages.
+    const STAGES: usize;
+    /// Steps between the step that starts moving a K-tile and the one that first reads it: the
+    /// hot loop needs every tile up to that far ahead to be full.
+    const AHEAD: u32;
+    /// A's and B's LDS tiles.
+    fn lds(&self) -> (LdsTile, LdsTile);
+    /// Moves K-tiles `kt0 ..` into stages `0 .. STAGES - 1` (those below `kt1`; tiles below
+    /// `full` lie inside K), or starts moving them, before the first barrier.
+    ///
+    /// # Safety
+    /// No wave reads the stages before the next [`Producer::publish`].
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32);
+    /// Step `kt`'s share (unit position `pos`): K-tiles `kt + 1 ..` as far as this producer runs
+    /// ahead. `hot`: every tile it touches exists and lies inside K.
+    ///
+    /// # Safety
+    /// The stage it writes was freed by the previous step's barrier.
+    unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, full: u32);
+    /// The workgroup barrier that publishes what this producer wrote.
+    fn publish(&self);
+}
+
+/// The register-staged producer: the tile loaded at step kt (128-bit loads) is stored at step
+/// kt + 1 into the stage freed by step kt's barrier, and read S - 1 steps later.
+pub struct Staged<const N: usize, const S: usize> {
     a: GlobalTile<N>,
     b: GlobalTile<N>,
     lds_a: LdsTile,
     lds_b: LdsTile,
-    ra: Staged<N>,
-    rb: Staged<N>,
+    ra: Stage<N>,
+    rb: Stage<N>,
 }
 
-impl<const N: usize, const S: usize> Pipeline<N, S> {
-    /// A pipeline moving `a` and `b` through `lds_a` and `lds_b` (each `S` stages of its rows).
+impl<const N: usize, const S: usize> Staged<N, S> {
+    /// Moves `a` and `b` through `lds_a` and `lds_b` (each `S` stages of its rows).
     #[inline(always)]
     pub fn new(a: GlobalTile<N>, b: GlobalTile<N>, lds_a: LdsTile, lds_b: LdsTile) -> Self {
         const { assert!(S >= 2, "the producer stores into the stage the previous step freed") };
-        Pipeline { a, b, lds_a, lds_b, ra: [U32x4::splat(0); N], rb: [U32x4::splat(0); N] }
+        Staged { a, b, lds_a, lds_b, ra: [U32x4::splat(0); N], rb: [U32x4::splat(0); N] }
     }
 
     /// Global -> registers for K-tile `kt`; `full`: the tile lies inside K.
@@ -91,54 +121,173 @@ impl<const N: usize, const S: usize> Pipeline<N, S> {
             self.b.store(self.lds_b, stage, &self.rb);
         }
     }
+}
 
-    /// Runs K-tiles `kt0..kt1` through `c` in units of `U` steps; tiles below `full` lie inside K
-    /// (128-bit loads), the one at `full` is partial. Ends after a barrier: the LDS tiles are
-    /// free for the epilogue.
+impl<const N: usize, const S: usize> Producer for Staged<N, S> {
+    const STAGES: usize = S;
+    const AHEAD: u32 = S as u32;
+
     #[inline(always)]
-    pub fn run<const U: usize, C: Consumer>(&mut self, c: &mut C, kt0: u32, kt1: u32, full: u32) {
-        const { assert!(U % S == 0 && U % 2 == 0, "stages and fragment slots must be constants in a unit") };
-        const { assert!(GROUPS == 2) };
-        let s = S as u32;
-        // Prologue: K-tiles kt0 .. kt0 + S - 1 into stages 0 .. S - 2 through the registers, the
-        // next one into the registers.
+    fn lds(&self) -> (LdsTile, LdsTile) {
+        (self.lds_a, self.lds_b)
+    }
+
+    #[inline(always)]
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32) {
+        // K-tiles kt0 .. kt0 + S - 1 into stages 0 .. S - 2, the next one into the registers.
         crate::unroll_max!(st < S - 1, 4 => {
             let kt = kt0 + st as u32;
             if kt < kt1 {
                 self.load(kt, kt < full);
-                // SAFETY: no stage is read before the barrier below.
+                // SAFETY: caller.
                 unsafe { self.store(st) };
             }
         });
-        if kt0 + s - 1 < kt1 {
-            self.load(kt0 + s - 1, kt0 + s - 1 < full);
+        let next = kt0 + S as u32 - 1;
+        if next < kt1 {
+            self.load(next, next < full);
         }
+    }
+
+    #[inline(always)]
+    unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, full: u32) {
+        let s = S as u32;
+        if hot || kt + s - 1 < kt1 {
+            // SAFETY: stage (kt + S - 1) % S held K-tile kt - 1 (caller).
+            unsafe { self.store((pos + S - 1) % S) };
+        }
+        if hot {
+            self.load(kt + s, true);
+        } else if kt + s < kt1 {
+            self.load(kt + s, kt + s < full);
+        }
+    }
+
+    #[inline(always)]
+    fn publish(&self) {
         barrier();
+    }
+}
+
+/// The direct producer: K-tiles go from global memory straight into LDS (`buffer_load_dword ...
+/// lds`, 4 bytes per lane, no registers), the tile kt + S - 1 at step kt into the stage freed by
+/// the previous step's barrier, and every wave waits for its own loads before the barrier that
+/// publishes them.
+///
+/// Why the GEMMs do not use it: LLVM cannot tell which LDS bytes a load to LDS writes (rustc can
+/// attach no alias scope to it), so it puts an `s_waitcnt vmcnt(0)` before every LDS read that
+/// follows one (measured on this toolchain): the fragment reads after each step's barrier wait
+/// for all loads in flight, so loads run ahead of their use by at most half a step, against the
+/// staged producer's whole step; and 4 bytes per lane take four times the load instructions of
+/// 128-bit ones. It serves kernels whose K loop is short next to their latency budget (the int8
+/// smoke kernel runs on it).
+pub struct Direct<const D: usize, const S: usize> {
+    a: DirectTile<D>,
+    b: DirectTile<D>,
+    lds_a: LdsTile,
+    lds_b: LdsTile,
+}
+
+impl<const D: usize, const S: usize> Direct<D, S> {
+    /// Moves `a` and `b` into `lds_a` and `lds_b` (each `S` stages of its rows).
+    #[inline(always)]
+    pub fn new(a: DirectTile<D>, b: DirectTile<D>, lds_a: LdsTile, lds_b: LdsTile) -> Self {
+        const { assert!(S >= 2, "the producer loads into the stage the previous step freed") };
+        Direct { a, b, lds_a, lds_b }
+    }
+
+    /// K-tile `kt` into stage `stage`.
+    ///
+    /// # Safety
+    /// Nobody reads or writes the stage until the next barrier.
+    #[inline(always)]
+    unsafe fn load(&self, kt: u32, full: bool, stage: usize) {
+        // SAFETY: caller.
+        unsafe {
+            self.a.load(kt, !full, self.lds_a, stage);
+            self.b.load(kt, !full, self.lds_b, stage);
+        }
+    }
+}
+
+impl<const D: usize, const S: usize> Producer for Direct<D, S> {
+    const STAGES: usize = S;
+    const AHEAD: u32 = S as u32 - 1;
+
+    #[inline(always)]
+    fn lds(&self) -> (LdsTile, LdsTile) {
+        (self.lds_a, self.lds_b)
+    }
+
+    #[inline(always)]
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32) {
+        crate::unroll_max!(st < S - 1, 4 => {
+            let kt = kt0 + st as u32;
+            if kt < kt1 {
+                // SAFETY: caller.
+                unsafe { self.load(kt, kt < full, st) };
+            }
+        });
+    }
+
+    #[inline(always)]
+    unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, full: u32) {
+        let next = kt + S as u32 - 1;
+        if hot || next < kt1 {
+            // SAFETY: stage (kt + S - 1) % S held K-tile kt - 1 (caller).
+            unsafe { self.load(next, hot || next < full, (pos + S - 1) % S) };
+        }
+    }
+
+    #[inline(always)]
+    fn publish(&self) {
+        // The loads write LDS through the vector-memory path: each wave's must be complete
+        // (vmcnt) before the barrier, not only its LDS instructions.
+        barrier_with_global();
+    }
+}
+
+/// The K loop: a producer moving K-tiles into LDS, the schedule of the module notes.
+pub struct Pipeline<P: Producer> {
+    p: P,
+}
+
+impl<P: Producer> Pipeline<P> {
+    /// A pipeline over producer `p`.
+    #[inline(always)]
+    pub fn new(p: P) -> Self {
+        Pipeline { p }
+    }
+
+    /// Runs K-tiles `kt0..kt1` through `c` in units of `U` steps; tiles below `full` lie inside K
+    /// (the last, at `full`, is partial). Ends after a barrier: the LDS tiles are free for the
+    /// epilogue.
+    #[inline(always)]
+    pub fn run<const U: usize, C: Consumer>(&mut self, c: &mut C, kt0: u32, kt1: u32, full: u32) {
+        const { assert!(U % P::STAGES == 0 && U % 2 == 0, "stages and fragment slots must be constants in a unit") };
+        const { assert!(GROUPS == 2) };
+        let (lds_a, lds_b) = self.p.lds();
+        let stages = P::STAGES;
+        // SAFETY: no stage is read before the barrier below.
+        unsafe { self.p.prologue(kt0, kt1, full) };
+        self.p.publish();
         if kt0 < kt1 {
             // SAFETY: stage 0 was published by the barrier above.
-            unsafe { c.read(0, 0, self.lds_a, self.lds_b, 0) };
+            unsafe { c.read(0, 0, lds_a, lds_b, 0) };
         }
 
         let mut kt = kt0;
-        // One step on K-tile kt at unit position `j`. `hot`: every tile it stores or loads
+        // One step on K-tile kt at unit position `j`. `hot`: every tile the producer touches
         // exists and lies inside K (known statically).
         macro_rules! step {
             ($j:expr, $hot:expr) => {{
                 let pos: usize = $j;
-                let (stage, slot) = (pos % S, pos % 2);
-                // SAFETY (reads): stage `stage` was published by an earlier barrier (the prologue's
-                // or, for kt - S + 1's store, step kt - S + 1's).
-                unsafe { c.read(1, slot, self.lds_a, self.lds_b, stage) };
-                if $hot || kt + s - 1 < kt1 {
-                    // SAFETY: stage (kt + S - 1) % S held K-tile kt - 1, whose last reads ended
-                    // before the previous step's barrier; nobody reads it before this step's.
-                    unsafe { self.store((pos + S - 1) % S) };
-                }
-                if $hot {
-                    self.load(kt + s, true);
-                } else if kt + s < kt1 {
-                    self.load(kt + s, kt + s < full);
-                }
+                let (stage, slot) = (pos % stages, pos % 2);
+                // SAFETY (reads): stage `stage` was published by an earlier barrier.
+                unsafe { c.read(1, slot, lds_a, lds_b, stage) };
+                // SAFETY: the stage it writes held K-tile kt - 1, whose last reads ended before
+                // the previous step's barrier; nobody reads it before this step's.
+                unsafe { self.p.produce(kt, pos, $hot, kt1, full) };
                 let last = !$hot && kt + 1 == kt1;
                 // The phases stay in this order: the machine scheduler would otherwise move the
                 // MFMAs (which touch no memory) below the barrier, the LDS traffic above them.
@@ -146,10 +295,10 @@ impl<const N: usize, const S: usize> Pipeline<N, S> {
                 set_priority::<1>();
                 c.mma(0, slot, pos, kt, last);
                 sched_fence();
-                barrier();
+                self.p.publish();
                 if $hot || kt + 1 < kt1 {
-                    // SAFETY: K-tile kt + 1 was stored at step kt + 2 - S <= kt, before the barrier.
-                    unsafe { c.read(0, 1 - slot, self.lds_a, self.lds_b, (pos + 1) % S) };
+                    // SAFETY: K-tile kt + 1 was written before the barrier above.
+                    unsafe { c.read(0, 1 - slot, lds_a, lds_b, (pos + 1) % stages) };
                 }
                 sched_fence();
                 c.mma(1, slot, pos, kt, last);
@@ -159,9 +308,9 @@ impl<const N: usize, const S: usize> Pipeline<N, S> {
             }};
         }
 
-        // Hot loop: the last step of a unit loads K-tile kt + U - 1 + S, which must be full.
+        // Hot loop: the last step of a unit touches K-tile kt + U - 1 + AHEAD, which must be full.
         let hot_end = kt1.min(full);
-        while kt + ((U + S - 1) as u32) < hot_end {
+        while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
             crate::unroll_max!(j < U, 6 => {
                 step!(j, true);
             });

@@ -21,7 +21,7 @@ use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
 use crate::tile::order;
-use crate::tile::pipeline::{Consumer, Pipeline};
+use crate::tile::pipeline::{Consumer, Pipeline, Staged};
 use crate::tile::reg::{Frags, RegTile, Source, Tiles16};
 
 /// MFMA tiles of a wave along M and N: every wave computes 64x64.
@@ -235,7 +235,7 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
         scales,
         raw: ([U32x4::splat(0); TM], 0),
     };
-    Pipeline::<MAX_CHUNKS, STAGES>::new(a, b, lds_a, lds_b).run::<TILES_PER_BLOCK, _>(&mut c, kt0, kt1, full_tiles);
+    Pipeline::new(Staged::<MAX_CHUNKS, STAGES>::new(a, b, lds_a, lds_b)).run::<TILES_PER_BLOCK, _>(&mut c, kt0, kt1, full_tiles);
 
     // C (bf16), or this split's f32 partials laid out like it.
     let partial = PARTIAL;

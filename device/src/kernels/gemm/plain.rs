@@ -12,7 +12,7 @@ use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
 use crate::tile::mma::MmaInput;
 use crate::tile::order;
-use crate::tile::pipeline::Pipeline;
+use crate::tile::pipeline::{Pipeline, Staged};
 use crate::tile::reg::RegTile;
 
 /// Max 16-byte chunks one thread moves per operand per K-tile (sizes the register stage).
@@ -78,7 +78,7 @@ pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: Gem
     // The wave's first rows of the A and B tiles (its output block's rows and columns).
     let (a_row, b_row) = (wy * wm, wx * wn);
     let mut acc = Accumulate::<E, W>::new(a_row, b_row, lane);
-    Pipeline::<MAX_CHUNKS_PER_THREAD, STAGES>::new(a, b, lds_a, lds_b).run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
+    Pipeline::new(Staged::<MAX_CHUNKS_PER_THREAD, STAGES>::new(a, b, lds_a, lds_b)).run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
 
     // Epilogue: the operand LDS is free after the pipeline; each wave stages its strips in its
     // own part of it.
