@@ -20,6 +20,9 @@ pub trait Elem: Copy {
     const BYTES: usize;
     /// Elements per 16-byte chunk (4 for f32, 8 for the 16-bit types).
     const PER_CHUNK: usize;
+    /// The largest finite value (kernels whose f32 arithmetic cannot overflow for a narrow type
+    /// skip their guards for it at compile time).
+    const MAX: f32;
 
     /// The chunk's elements as f32 (the first [`Elem::PER_CHUNK`] entries).
     fn unpack(c: Chunk) -> [f32; 8];
@@ -46,6 +49,7 @@ pub trait Elem: Copy {
 impl Elem for f32 {
     const BYTES: usize = 4;
     const PER_CHUNK: usize = 4;
+    const MAX: f32 = f32::MAX;
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {
@@ -78,6 +82,7 @@ fn pair(lo: u16, hi: u16) -> u32 {
 impl Elem for f16 {
     const BYTES: usize = 2;
     const PER_CHUNK: usize = 8;
+    const MAX: f32 = 65504.0;
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {
@@ -106,6 +111,7 @@ impl Elem for f16 {
 impl Elem for Bf16 {
     const BYTES: usize = 2;
     const PER_CHUNK: usize = 8;
+    const MAX: f32 = f32::from_bits(0x7f7f_0000);
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {

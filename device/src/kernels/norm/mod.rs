@@ -25,7 +25,7 @@ use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rows::{ROW_STAT_FLOATS, mode};
 use crate::dsl::chunk::Elem;
 use crate::dsl::chunk::{load_chunk, store_chunk};
-use crate::dsl::group::{Words, reduce_lanes, reduce_waves};
+use crate::dsl::group::{Words, reduce_group, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::math::{fma, sqrt};
 use crate::dsl::mem::store_b128;
@@ -63,6 +63,16 @@ const EMPTY: Scaled = Scaled { st: (0.0, 0.0, 0.0), k: 1.0 };
 /// Magnitudes from here on are scaled: their squares (2^64) summed over 2^32 elements stay
 /// finite, with room to spare, below it.
 const SCALE_FROM_EXP: u32 = 127 + 32;
+/// 2^32, the same bound as a value.
+const SCALE_FROM: f32 = 4_294_967_296.0;
+
+/// Whether values of `E` can need scaling at all: an f16 is at most 65504, so `norm_f16` keeps
+/// the unscaled code (and its registers: the scaled path needs 16 more VGPRs, which would cost
+/// it a wave per SIMD).
+#[inline(always)]
+fn may_scale<E: Elem>() -> bool {
+    E::MAX >= SCALE_FROM
+}
 /// The largest scale, 2^126, so that `1/k` is a normal number (2^-127 would be denormal).
 const MAX_SCALE_EXP: u32 = 127 + 126;
 
@@ -257,6 +267,21 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };
+    // APPLY: the row's statistic before the segment is loaded, so that the segments' scaled
+    // merges do not run while its 32 values are live (it sets the kernel's VGPR count).
+    // SAFETY: uniform mode and trip count: every wave calls this the same number of times.
+    let applied = if M == mode::APPLY {
+        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
+        if may_scale::<E>() {
+            unsafe { row_statistic(stats, a.segs, lds, EMPTY, merge_scaled) }
+        } else {
+            // Every scale is 1.
+            let st = unsafe { row_statistic(stats, a.segs, lds, EMPTY.st, merge) };
+            Scaled { st, k: 1.0 }
+        }
+    } else {
+        EMPTY
+    };
     // SAFETY: the segment lies inside row `row` of every row tensor; groups past the last row
     // touch nothing.
     let mut x = unsafe { sp.load::<E>(a.x.add(off), 0.0) };
@@ -269,8 +294,9 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
     }
     // SAFETY: uniform mode and trip count: every wave calls these the same number of times.
     let sc = if M == mode::APPLY {
-        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
-        unsafe { row_statistic(stats, a.segs, lds, EMPTY, merge_scaled) }
+        applied
+    } else if !may_scale::<E>() {
+        Scaled { st: unsafe { reduce_group(local::<E, VEC>(&x, &sp, 1.0), a.lanes, lds.slots, it & 1, merge) }, k: 1.0 }
     } else {
         // One scale per group within a wave (its lanes merge with the cheap `merge`), carried
         // across waves with the statistic.
