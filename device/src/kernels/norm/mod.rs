@@ -140,18 +140,20 @@ fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Sta
 }
 
 /// Chan et al.'s pairwise merge of two statistics in the same units, written symmetrically in
-/// `a` and `b` (so every lane of a group computes the same bits); an empty side passes the other
-/// through unrounded. The mean is `(mean_a + mean_b)/2 + d (n_b - n_a) / 2n`, the weighted mean
-/// in a form that is exact when the means are equal: a constant row keeps its value to the last
-/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. One division (an
-/// f32 division is a dozen instructions) shared by both terms. Selects, not branches: it runs
-/// in every DPP step.
+/// `a` and `b` (so every lane of a DPP step computes the same bits): the weighted mean, and
+/// `M2 = M2_a + M2_b + d^2 n_a n_b / n`. Equal means (`d = 0`) merge to exactly that mean
+/// (their sum halved, exact and sign-symmetric): a constant row keeps its value to the last
+/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. An empty side
+/// passes the other through unrounded. One division shared by both terms (an f32 division is a
+/// dozen instructions); selects, not branches: it runs in every DPP step. (A canonical-order
+/// Welford form needed 4 more SGPRs than `norm_f32` has; a `(mean_a + mean_b)/2 + ...` form
+/// lost ulps of the larger mean merging one element into thousands.)
 #[inline(always)]
 fn merge(a: Stat, b: Stat) -> Stat {
     let n = a.0 + b.0;
     let r = 1.0 / n;
     let d = b.1 - a.1;
-    let mean = fma(d, (b.0 - a.0) * 0.5 * r, (a.1 + b.1) * 0.5);
+    let mean = if d == 0.0 { (a.1 + b.1) * 0.5 } else { (a.0 * a.1 + b.0 * b.1) * r };
     let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 * r));
     let b_or_both = if b.0 == 0.0 { a } else { both };
     if a.0 == 0.0 { b } else { b_or_both }
