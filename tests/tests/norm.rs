@@ -250,4 +250,7 @@ fn rows_whose_squares_overflow_f32_are_normalised() {
             }
         }
     }
+    // A constant row of huge values: LayerNorm is exactly 0 (its mean is kept exactly).
+    let (t, _) = tensor(&[f32::MAX as f64; 3], &[1, 3], DType::F32);
+    assert_eq!(read(&norm::layer_norm(&t, None, None, 1e-6).unwrap()), vec![0.0; 3]);
 }

@@ -140,15 +140,22 @@ fn local<E: Elem, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> Sta
 }
 
 /// Chan et al.'s pairwise merge of two statistics in the same units, written symmetrically in
-/// `a` and `b` (so every lane of a group computes the same bits); an empty side passes the other
-/// through unrounded. Selects, not branches: it runs in every DPP step. (Unchanged by the
-/// scaling: variants that kept equal means exact cost 3-4% of modeled time in the benchmarks.)
+/// `a` and `b` (so every lane of a DPP step computes the same bits): the weighted mean, and
+/// `M2 = M2_a + M2_b + d^2 n_a n_b / n`. Equal means (`d = 0`) merge to exactly that mean
+/// (their sum halved, exact and sign-symmetric): a constant row keeps its value to the last
+/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. An empty side
+/// passes the other through unrounded. One division shared by both terms (an f32 division is a
+/// dozen instructions); selects, not branches: it runs in every DPP step. (A canonical-order
+/// Welford form needed 4 more SGPRs than `norm_f32` has; a `(mean_a + mean_b)/2 + ...` form
+/// lost ulps of the larger mean merging one element into thousands; the original form without
+/// the equal-means case measured 32.0 us instead of 30.9 on the bf16 benchmark.)
 #[inline(always)]
 fn merge(a: Stat, b: Stat) -> Stat {
     let n = a.0 + b.0;
-    let mean = (a.0 * a.1 + b.0 * b.1) / n;
+    let r = 1.0 / n;
     let d = b.1 - a.1;
-    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 / n));
+    let mean = if d == 0.0 { (a.1 + b.1) * 0.5 } else { (a.0 * a.1 + b.0 * b.1) * r };
+    let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 * r));
     let b_or_both = if b.0 == 0.0 { a } else { both };
     if a.0 == 0.0 { b } else { b_or_both }
 }
@@ -321,10 +328,8 @@ fn segment<E: Elem, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it: u
     let sq = var + st.1 * st.1 * (1.0 - layer);
     let t = sq + a.eps * inv * inv;
     // t is 0 with eps > 0 only when eps / k^2 underflowed and the variance is 0 (a constant
-    // row of values past 2^32): a finite rstd keeps the result finite, as the reference's
-    // (x - mean) / sqrt(eps) is, where infinity would give NaN. The result is 0 when the f32
-    // mean is exact, else its rounding error times a huge rstd, as for any constant row far
-    // above sqrt(eps) without scaling.
+    // row of values past 2^32, whose mean `merge` keeps exact): a finite rstd gives the 0 the
+    // reference's (x - mean) / sqrt(eps) does, where infinity would give NaN.
     let rstd = if t == 0.0 && a.eps > 0.0 { f32::MAX } else { 1.0 / sqrt(t) };
     let mut y = [0f32; SLOTS];
     crate::unroll!(h < 2 => {
