@@ -44,6 +44,9 @@ pub type Chunk = [u32; 4];
 pub trait Chunked: Element {
     /// Elements per 16-byte chunk.
     const PER_CHUNK: usize;
+    /// The largest finite value (kernels whose f32 arithmetic cannot overflow for a narrow type
+    /// skip their guards for it at compile time).
+    const MAX: f32;
 
     /// The chunk's elements as f32 (the first [`Chunked::PER_CHUNK`] entries).
     fn unpack(c: Chunk) -> [f32; 8];
@@ -235,6 +238,7 @@ impl Element for u16 {
 
 impl Chunked for f32 {
     const PER_CHUNK: usize = 4;
+    const MAX: f32 = f32::MAX;
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {
@@ -266,6 +270,7 @@ fn pair(lo: u16, hi: u16) -> u32 {
 
 impl Chunked for F16 {
     const PER_CHUNK: usize = 8;
+    const MAX: f32 = 65504.0;
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {
@@ -289,6 +294,7 @@ impl Chunked for F16 {
 
 impl Chunked for Bf16 {
     const PER_CHUNK: usize = 8;
+    const MAX: f32 = f32::from_bits(0x7f7f_0000);
 
     #[inline(always)]
     fn unpack(c: Chunk) -> [f32; 8] {

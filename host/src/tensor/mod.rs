@@ -15,8 +15,9 @@ use std::sync::Arc;
 /// [`Tensor::broadcast_to`], [`Tensor::reshape`]) share the allocation; ops produce new tensors.
 ///
 /// Every tensor's shape has a product of its dimensions (zero dimensions counted as 1) that
-/// fits in `usize`, checked wherever a shape is made (`numel_checked`); so [`Tensor::numel`]
-/// and the product of any subset of the dimensions never overflow.
+/// fits in `usize`, checked wherever a shape is made (constructors, [`Tensor::reshape`],
+/// [`Tensor::broadcast_to`]); so [`Tensor::numel`] and the product of any subset of the
+/// dimensions never overflow.
 ///
 /// ```no_run
 /// use ferrocm::{Device, Tensor, DType};

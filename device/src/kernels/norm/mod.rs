@@ -13,9 +13,12 @@
 //! where [`merge_scaled`] brings two to the larger scale. The output is `(x/k - mean) * rstd`
 //! with `rstd` and `eps` in the same units. Scaling by a power of two is exact, so a row below
 //! 2^32 (k = 1) is computed as without scaling, and a scaled row as by an f32 with a wider
-//! exponent (up to underflow of elements 2^150 times smaller than its largest).
-//! The cost: a max over the lane's registers and a max-reduction within the wave per row; the
-//! scale folds into FMAs the kernel does anyway.
+//! exponent (up to underflow of elements 2^150 times smaller than its largest). The cost: a
+//! max over the lane's registers and a max-reduction within the wave per row, the scale folding
+//! into FMAs the kernel makes anyway; modeled, the bf16 4096x4096 RMSNorm benchmark went from
+//! 30.0 to 30.9 us. f16 values (at most 65504) cannot overflow the statistics, so `norm_f16`
+//! compiles without the scaling ([`may_scale`]): the scaled code needed 16 more VGPRs there, a
+//! wave per SIMD less.
 //!
 //! In FUSED mode a workgroup walks its rows with the weight and bias held in registers (the
 //! same slots hold the same columns in every row); when it holds several rows at once it loads
@@ -26,7 +29,7 @@ mod entries;
 use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
 use crate::dsl::dtype::Chunked;
-use crate::dsl::group::{Words, reduce_lanes, reduce_waves};
+use crate::dsl::group::{Words, reduce_group, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::math::{fma, sqrt};
 use crate::dsl::mem::store_b128;
@@ -65,6 +68,16 @@ const EMPTY: Scaled = Scaled { st: (0.0, 0.0, 0.0), k: 1.0 };
 /// Magnitudes from here on are scaled: their squares (2^64) summed over 2^32 elements stay
 /// finite, with room to spare, below it.
 const SCALE_FROM_EXP: u32 = 127 + 32;
+/// 2^32, the same bound as a value.
+const SCALE_FROM: f32 = 4_294_967_296.0;
+
+/// Whether values of `E` can need scaling at all: an f16 is at most 65504, so `norm_f16` keeps
+/// the unscaled code (and its registers: the scaled path needs 16 more VGPRs, which would cost
+/// it a wave per SIMD).
+#[inline(always)]
+fn may_scale<E: Chunked>() -> bool {
+    E::MAX >= SCALE_FROM
+}
 /// The largest scale, 2^126, so that `1/k` is a normal number (2^-127 would be denormal).
 const MAX_SCALE_EXP: u32 = 127 + 126;
 
@@ -132,18 +145,21 @@ fn local<E: Chunked, const VEC: bool>(x: &Slots, sp: &Spread<VEC>, inv: f32) -> 
 }
 
 /// Chan et al.'s pairwise merge of two statistics in the same units, written symmetrically in
-/// `a` and `b` (so every lane of a group computes the same bits); an empty side passes the other
-/// through unrounded. The mean is `(mean_a + mean_b)/2 + d (n_b - n_a) / 2n`, the weighted mean
-/// in a form that is exact when the means are equal: a constant row keeps its value to the last
-/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. One division (an
-/// f32 division is a dozen instructions) shared by both terms. Selects, not branches: it runs
-/// in every DPP step.
+/// `a` and `b` (so every lane of a DPP step computes the same bits): the weighted mean, and
+/// `M2 = M2_a + M2_b + d^2 n_a n_b / n`. Equal means (`d = 0`) merge to exactly that mean
+/// (their sum halved, exact and sign-symmetric): a constant row keeps its value to the last
+/// bit, so LayerNorm of it is 0, not its rounding error times `1/sqrt(eps)`. An empty side
+/// passes the other through unrounded. One division shared by both terms (an f32 division is a
+/// dozen instructions); selects, not branches: it runs in every DPP step. (A canonical-order
+/// Welford form needed 4 more SGPRs than `norm_f32` has; a `(mean_a + mean_b)/2 + ...` form
+/// lost ulps of the larger mean merging one element into thousands; the original form without
+/// the equal-means case measured 32.0 us instead of 30.9 on the bf16 benchmark.)
 #[inline(always)]
 fn merge(a: Stat, b: Stat) -> Stat {
     let n = a.0 + b.0;
     let r = 1.0 / n;
     let d = b.1 - a.1;
-    let mean = fma(d, (b.0 - a.0) * 0.5 * r, (a.1 + b.1) * 0.5);
+    let mean = if d == 0.0 { (a.1 + b.1) * 0.5 } else { (a.0 * a.1 + b.0 * b.1) * r };
     let both = (n, mean, a.2 + b.2 + d * d * (a.0 * b.0 * r));
     let b_or_both = if b.0 == 0.0 { a } else { both };
     if a.0 == 0.0 { b } else { b_or_both }
@@ -259,6 +275,21 @@ fn segment<E: Chunked, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it
     let (row, begin, n) = w.at(it, a.rows, a.len, a.seg_len);
     let sp = Spread::<VEC> { lane: w.lane, lanes: a.lanes, n };
     let off = if n > 0 { (row as usize * a.len as usize + begin as usize) * E::BYTES } else { 0 };
+    // APPLY: the row's statistic before the segment is loaded, so that the segments' scaled
+    // merges do not run while its 32 values are live (it sets the kernel's VGPR count).
+    // SAFETY: uniform mode and trip count: every wave calls this the same number of times.
+    let applied = if M == mode::APPLY {
+        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
+        if may_scale::<E>() {
+            unsafe { row_statistic(stats, a.segs, lds, EMPTY, merge_scaled) }
+        } else {
+            // Every scale is 1.
+            let st = unsafe { row_statistic(stats, a.segs, lds, EMPTY.st, merge) };
+            Scaled { st, k: 1.0 }
+        }
+    } else {
+        EMPTY
+    };
     // SAFETY: the segment lies inside row `row` of every row tensor; groups past the last row
     // touch nothing.
     let mut x = unsafe { sp.load::<E>(a.x.add(off), 0.0) };
@@ -271,8 +302,9 @@ fn segment<E: Chunked, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it
     }
     // SAFETY: uniform mode and trip count: every wave calls these the same number of times.
     let sc = if M == mode::APPLY {
-        let stats = unsafe { a.stats.add(row as usize * a.segs as usize * ROW_STAT_FLOATS as usize) };
-        unsafe { row_statistic(stats, a.segs, lds, EMPTY, merge_scaled) }
+        applied
+    } else if !may_scale::<E>() {
+        Scaled { st: unsafe { reduce_group(local::<E, VEC>(&x, &sp, 1.0), a.lanes, lds.slots, it & 1, merge) }, k: 1.0 }
     } else {
         // One scale per group within a wave (its lanes merge with the cheap `merge`), carried
         // across waves with the statistic.
@@ -300,8 +332,9 @@ fn segment<E: Chunked, const VEC: bool, const M: u32>(a: &NormArgs, w: &Work, it
     let shift = st.1 * layer;
     let sq = var + st.1 * st.1 * (1.0 - layer);
     let t = sq + a.eps * inv * inv;
-    // t is 0 with eps > 0 only when eps / k^2 underflowed and the row is constant (every
-    // x / k - shift is 0): any finite rstd gives the 0 the formula does, infinity gives NaN.
+    // t is 0 with eps > 0 only when eps / k^2 underflowed and the variance is 0 (a constant
+    // row of values past 2^32, whose mean `merge` keeps exact): a finite rstd gives the 0 the
+    // reference's (x - mean) / sqrt(eps) does, where infinity would give NaN.
     let rstd = if t == 0.0 && a.eps > 0.0 { f32::MAX } else { 1.0 / sqrt(t) };
     let mut y = [0f32; SLOTS];
     crate::unroll!(h < 2 => {
