@@ -66,8 +66,12 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
-        Some("disasm") => with_file(&args[1..], |co, out| listing::disasm(co, out)),
-        Some("info") => with_file(&args[1..], |co, out| listing::info(co, out)),
+        Some("disasm") => with_file(&args[1..], |path, co, out| {
+            // llvm-objdump's first line, so the two listings compare line for line.
+            writeln!(out, "\n{path}:\tfile format elf64-amdgpu")?;
+            listing::disasm(co, out)
+        }),
+        Some("info") => with_file(&args[1..], |_, co, out| listing::info(co, out)),
         Some("-h" | "--help") => writeln!(io::stdout(), "{USAGE}").map_err(stdout_failure),
         _ => Err(USAGE.into()),
     };
@@ -85,12 +89,14 @@ fn load(path: &str) -> Result<CodeObject, String> {
     CodeObject::parse(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
-fn with_file(args: &[String], f: fn(&CodeObject, &mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>) -> Result<(), Failure> {
+type Lister = fn(&str, &CodeObject, &mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>;
+
+fn with_file(args: &[String], f: Lister) -> Result<(), Failure> {
     match args {
         [path] => {
             let co = load(path)?;
             let mut out = io::BufWriter::new(io::stdout().lock());
-            f(&co, &mut out).and_then(|()| out.flush()).map_err(stdout_failure)
+            f(path, &co, &mut out).and_then(|()| out.flush()).map_err(stdout_failure)
         }
         _ => Err(USAGE.into()),
     }

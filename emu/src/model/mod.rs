@@ -14,7 +14,6 @@ pub mod machine;
 pub mod main_loop;
 
 use crate::codeobj::KernelInfo;
-use crate::codeobj::waves_per_simd;
 use crate::exec::{Class, Trace};
 use machine::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,11 +30,7 @@ pub struct KernelShape {
 impl KernelShape {
     /// The limits of `kernel` launched with `dynamic_lds` bytes of launch-sized LDS.
     pub fn of(kernel: &KernelInfo, dynamic_lds: u32) -> KernelShape {
-        let m = &kernel.meta;
-        KernelShape {
-            waves_per_simd: waves_per_simd(m.vgpr_count, m.agpr_count, m.sgpr_count),
-            lds_per_workgroup: m.group_segment_fixed_size + dynamic_lds,
-        }
+        KernelShape { waves_per_simd: kernel.waves_per_simd(), lds_per_workgroup: kernel.meta.group_segment_fixed_size + dynamic_lds }
     }
 }
 
