@@ -1,0 +1,1 @@
+//! AITER's fused mixture-of-experts assembly kernels (filled in below).

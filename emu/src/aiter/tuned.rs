@@ -1,0 +1,1 @@
+//! AITER's tuned-config tables (filled in below).
