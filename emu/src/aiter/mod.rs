@@ -93,8 +93,3 @@ impl Args {
         self.0
     }
 }
-
-/// Rounds `x` up to a multiple of `m`.
-pub(crate) fn round_up(x: u64, m: u64) -> u64 {
-    x.div_ceil(m) * m
-}

@@ -17,6 +17,14 @@ pub fn wheel() -> Option<Wheel> {
     }
 }
 
+/// Mapped bytes after every buffer. AITER's kernels prefetch whole K steps past the end of
+/// their inputs (the MoE kernels move a buffer's base by 128 bytes a step and keep its
+/// `num_records`, so the last prefetches pass the range check and read past the tensor; the
+/// values are discarded). On a GPU those reads land in memory PyTorch's caching allocator has
+/// mapped (it hands out blocks rounded to 512 bytes from segments of 2 MiB); the emulator
+/// faults on unmapped addresses, so the suites give every buffer a caching allocator's slack.
+pub const SLACK: u64 = 64 << 10;
+
 /// An emulator with the wheel's code object `rel` loaded.
 pub struct Gpu {
     pub emu: Emulator,
@@ -31,8 +39,9 @@ impl Gpu {
         Gpu { emu, module }
     }
 
+    /// A device buffer holding `bytes`, followed by [`SLACK`] mapped bytes.
     pub fn upload(&self, bytes: &[u8]) -> u64 {
-        let a = self.emu.alloc(bytes.len().max(1) as u64).unwrap();
+        let a = self.emu.alloc(bytes.len() as u64 + SLACK).unwrap();
         self.emu.memory().write(a, bytes).unwrap();
         a
     }
@@ -50,7 +59,7 @@ impl Gpu {
     }
 
     pub fn zeros(&self, bytes: usize) -> u64 {
-        self.emu.alloc(bytes.max(1) as u64).unwrap()
+        self.emu.alloc(bytes as u64 + SLACK).unwrap()
     }
 
     pub fn read(&self, addr: u64, bytes: usize) -> Vec<u8> {
