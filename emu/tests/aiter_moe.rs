@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use ferrocm_emu::aiter::moe::{self, Activation, Stage1, Stage1Buffers, Stage1Family, Stage1Kernel};
+use ferrocm_emu::aiter::moe::{self, Activation, OneStageBuffers, Stage1, Stage1Buffers, Stage1Family, Stage1Kernel};
 
 /// E4M3FNUZ bits -> value (bias 8, 0x80 NaN, no infinities; GFX942.md).
 fn fp8(b: u8) -> f64 {
@@ -121,4 +121,68 @@ fn fp8_two_stage_prefetch_needs_waves_in_step() {
 #[test]
 fn fp8_larger_case() {
     stage1(Stage1Family::PerTokenFp8, |k| k.tile_m == 32 && k.tile_n == 256, shape(64, 1024, 512, 8, 2), 4);
+}
+
+/// The one-stage fused MoE (`fmoe`, per-token fp8, silu): gate/up, activation, down projection
+/// and the routing-weighted sum over each token's experts, into a zeroed bf16 output.
+fn one_stage(symbol: &str, s: Stage1, cu_num: u32, seed: u64) -> f64 {
+    let Some(wheel) = wheel() else { return 0.0 };
+    let k = moe::one_stage_kernel(&wheel, symbol).unwrap().unwrap_or_else(|| panic!("no table lists {symbol}"));
+    let gpu = Gpu::new(&wheel, &k.file);
+    let (t, d, n, e, topk) = (s.tokens as usize, s.model_dim as usize, s.inter_dim as usize, s.experts as usize, s.topk as usize);
+    let mut rng = Rng(seed);
+    let (xb, xv): (Vec<u8>, Vec<f64>) = (0..t * d).map(|_| byte(&mut rng, false)).unzip();
+    let (w1b, w1v): (Vec<u8>, Vec<f64>) = (0..e * 2 * n * d).map(|_| byte(&mut rng, false)).unzip();
+    let (w2b, w2v): (Vec<u8>, Vec<f64>) = (0..e * d * n).map(|_| byte(&mut rng, false)).unzip();
+    let xs: Vec<f32> = (0..t).map(|_| (0.5 + rng.uniform()) as f32 / 64.0).collect();
+    let w1s: Vec<f32> = (0..e * 2 * n).map(|_| (0.5 + rng.uniform()) as f32 / 64.0).collect();
+    let w2s: Vec<f32> = (0..e * d).map(|_| (0.5 + rng.uniform()) as f32 / 64.0).collect();
+    let (ids, weights) = moe::random_routing(s.tokens, s.topk, s.experts, seed + 1);
+    let sorted = moe::sort(&ids, &weights, s.tokens, s.topk, s.experts, 32);
+    let out = gpu.zeros(2 * t * d);
+    let b = OneStageBuffers {
+        out,
+        x: gpu.upload(&xb),
+        w1: gpu.upload(&moe::shuffle_16x16(&w1b, 2 * n, d)),
+        w2: gpu.upload(&moe::shuffle_16x16(&w2b, d, n)),
+        valid: gpu.upload_u32(&sorted.valid),
+        x_scale: gpu.upload_f32(&xs),
+        w1_scale: gpu.upload_f32(&w1s),
+        w2_scale: gpu.upload_f32(&w2s),
+        sorted_ids: gpu.upload_u32(&sorted.ids),
+        sorted_weights: gpu.upload_f32(&sorted.weights),
+        sorted_experts: gpu.upload_u32(&sorted.experts),
+    };
+    gpu.run(&s.one_stage_launch(&k, &b, cu_num).unwrap());
+    let mut want = vec![0.0; t * d];
+    for tok in 0..t {
+        for kk in 0..topk {
+            let ex = ids[tok * topk + kk] as usize;
+            let dot1 = |row: usize| -> f64 {
+                let w = &w1v[(ex * 2 * n + row) * d..][..d];
+                xv[tok * d..][..d].iter().zip(w).map(|(a, b)| a * b).sum::<f64>() * xs[tok] as f64 * w1s[ex * 2 * n + row] as f64
+            };
+            let act: Vec<f64> = (0..n).map(|j| silu(dot1(j)) * dot1(n + j)).collect();
+            for o in 0..d {
+                let w = &w2v[(ex * d + o) * n..][..n];
+                let v: f64 = act.iter().zip(w).map(|(a, b)| a * b).sum::<f64>() * w2s[ex * d + o] as f64;
+                want[tok * d + o] += weights[tok * topk + kk] as f64 * v;
+            }
+        }
+    }
+    let got: Vec<f64> = gpu.u16s(out, t * d).into_iter().map(from_bf16).collect();
+    let scale = want.iter().fold(1e-3f64, |m, x| m.max(x.abs()));
+    // The kernel quantizes the activations to fp8 (3 mantissa bits) before the down
+    // projection: about 2^-4 relative per term, partly averaging out over inter_dim terms.
+    let worst = got.iter().zip(&want).map(|(g, w)| (g - w).abs()).fold(0.0, f64::max) / scale;
+    assert_close(&format!("{symbol} {s:?}"), &got, &want, scale * 0.05);
+    worst
+}
+
+#[test]
+fn one_stage_fp8_blocks_and_persistent() {
+    let s = shape(8, 512, 256, 4, 2);
+    let a = one_stage("_ZN5aiter45fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_32x256E", s, 304, 6);
+    let b = one_stage("_ZN5aiter48fmoe_bf16_pertokenFp8_g1u1_vs_silu_1tg_ps_32x256E", s, 80, 6);
+    eprintln!("worst relative errors {a:.4} {b:.4}");
 }

@@ -284,3 +284,136 @@ impl Stage1 {
         Ok(Launch { kernel: k.symbol.clone(), grid: [inter.div_ceil(k.tile_n), self.blocks(k.tile_m), 1], block: [256, 1, 1], kernargs })
     }
 }
+
+// ---- the one-stage fused MoE (`fmoe`) -------------------------------------------------------
+//
+// Facts from the wheel: `csrc/py_itfs_cu/asm_fmoe.cu` (`FMoeKernel::launch_kernel`: argument
+// struct, strides, persistent and per-block grids; `fmoe_g1u1`: which table per input type), the
+// kernel tables `hsa/gfx942/fmoe/{silu,gelu}/*.csv` (`subGU_n` output columns per workgroup,
+// `ps` persistent, `tg_num_perCU` workgroups per CU when persistent).
+
+/// One one-stage kernel (a row of its table).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OneStageKernel {
+    /// The kernel's symbol.
+    pub symbol: String,
+    /// Code object, relative to `hsa/gfx942/`.
+    pub file: String,
+    /// Intermediate columns per workgroup (`subGU_n`).
+    pub sub_gu: u32,
+    /// Persistent: a fixed grid of `tg_per_cu` workgroups per CU walking all the blocks.
+    pub persistent: bool,
+    /// Workgroups per CU of a persistent launch.
+    pub tg_per_cu: u32,
+}
+
+/// Finds the one-stage kernel `symbol` in the tables under `fmoe/`.
+///
+/// # Errors
+/// [`TableError`] for an unreadable table; `Ok(None)` when no table lists the symbol.
+pub fn one_stage_kernel(wheel: &Wheel, symbol: &str) -> Result<Option<OneStageKernel>, TableError> {
+    for act in ["silu", "gelu"] {
+        let dir = wheel.gfx942(&format!("fmoe/{act}"));
+        let Ok(entries) = std::fs::read_dir(&dir) else { continue };
+        let mut tables: Vec<std::path::PathBuf> =
+            entries.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "csv")).collect();
+        tables.sort();
+        for p in tables {
+            let t = Table::read(&p)?;
+            for r in &t.rows {
+                if t.get(r, "knl_name") == Some(symbol) {
+                    let num = |c: &str| t.get(r, c).and_then(|v| v.parse::<u32>().ok()).unwrap_or(0);
+                    return Ok(Some(OneStageKernel {
+                        symbol: symbol.to_string(),
+                        file: format!("fmoe/{act}/{}", t.get(r, "knl_file").unwrap_or_default()),
+                        sub_gu: num("subGU_n"),
+                        persistent: num("ps") == 1,
+                        tg_per_cu: num("tg_num_perCU"),
+                    }));
+                }
+            }
+        }
+    }
+    Ok(None)
+}
+
+/// Device addresses of a one-stage launch's buffers (per-token fp8 or int8, gate and up fused).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OneStageBuffers {
+    /// Output `[tokens, model_dim]` bf16, zeroed first (the experts of a token add into it).
+    pub out: u64,
+    /// Tokens `[tokens, model_dim]`, 1 byte each.
+    pub x: u64,
+    /// Gate and up weights `[experts, 2 * inter_dim, model_dim]`, shuffled.
+    pub w1: u64,
+    /// Down weights `[experts, model_dim, inter_dim]`, shuffled.
+    pub w2: u64,
+    /// `Sorted::valid`.
+    pub valid: u64,
+    /// Per-token scales `[tokens]` f32.
+    pub x_scale: u64,
+    /// Gate/up row scales `[experts, 2 * inter_dim]` f32.
+    pub w1_scale: u64,
+    /// Down row scales `[experts, model_dim]` f32.
+    pub w2_scale: u64,
+    /// `Sorted::ids`.
+    pub sorted_ids: u64,
+    /// `Sorted::weights`.
+    pub sorted_weights: u64,
+    /// `Sorted::experts`.
+    pub sorted_experts: u64,
+}
+
+impl Stage1 {
+    /// The launch `fmoe_g1u1` makes of a one-stage kernel with these shapes (1-byte tokens and
+    /// weights, bf16 out) on a GPU of `cu_num` CUs: persistent kernels get `tg_per_cu * cu_num`
+    /// workgroups that divide the blocks among themselves, the others one workgroup per
+    /// `sub_gu` intermediate columns (x) of each block of 32 sorted rows (y).
+    ///
+    /// # Errors
+    /// [`Stage1Error`] when `inter_dim` is not a multiple of the kernel's `sub_gu`.
+    pub fn one_stage_launch(&self, k: &OneStageKernel, b: &OneStageBuffers, cu_num: u32) -> Result<Launch, Stage1Error> {
+        if k.sub_gu == 0 || self.inter_dim % k.sub_gu != 0 {
+            return Err(Stage1Error {
+                kernel: k.symbol.clone(),
+                why: format!("inter_dim {} is not a multiple of {}", self.inter_dim, k.sub_gu),
+            });
+        }
+        let (dim, inter) = (self.model_dim, self.inter_dim);
+        let deno = inter.div_ceil(k.sub_gu);
+        let persistent_tgs = if k.persistent { k.tg_per_cu * cu_num } else { 0 };
+        let total_tgs = persistent_tgs / deno * deno;
+        let kernargs = Args::new()
+            .ptr(b.out)
+            .ptr(b.x)
+            .ptr(b.w1)
+            .ptr(b.valid)
+            .ptr(b.w2)
+            .ptr(b.x_scale)
+            .ptr(b.w1_scale)
+            .ptr(b.w2_scale)
+            .ptr(0) // smooth-quant scales: none for these kernels
+            .ptr(b.sorted_ids)
+            .ptr(b.sorted_weights)
+            .ptr(b.sorted_experts)
+            .u32(dim)
+            .u32(inter)
+            .u32(self.tokens)
+            .u32(self.experts)
+            .u32(dim) // token row stride
+            .u32(dim) // gate/up row stride
+            .u32(inter) // down row stride
+            .u32(dim * 2) // output row stride (bf16)
+            .u32(dim * inter * 2) // gate/up expert stride (gate and up rows)
+            .u32(inter * dim) // down expert stride
+            .u32(2 * inter * 4) // gate/up scale expert stride
+            .u32(dim * 4) // down scale expert stride
+            .u32(inter * 4) // smooth-scale expert stride
+            .u32(self.topk)
+            .u32(total_tgs)
+            .u32(deno)
+            .bytes();
+        let grid = if persistent_tgs != 0 && total_tgs > 0 { [persistent_tgs, 1, 1] } else { [deno, self.blocks(32), 1] };
+        Ok(Launch { kernel: k.symbol.clone(), grid, block: [256, 1, 1], kernargs })
+    }
+}

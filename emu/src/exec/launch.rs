@@ -296,6 +296,7 @@ impl Emulator {
             dx10_clamp: desc.dx10_clamp(),
             ieee: desc.ieee_mode(),
             fp16_ovfl: desc.fp16_overflow(),
+            vskip: false,
         };
         let info = LaunchInfo {
             module,

@@ -96,6 +96,10 @@ pub struct FloatMode {
     /// FP16_OVFL: fp8/bf8 conversions saturate overflow (and infinities) to the maximum instead
     /// of producing NaN.
     pub fp16_ovfl: bool,
+    /// VSKIP (bit 28, set by `s_setvskip`): vector instructions (VALU, MFMA, LDS, vector
+    /// memory) are not issued; skipped memory instructions do not count toward the wait
+    /// counters (CDNA3 ISA, S_SETVSKIP).
+    pub vskip: bool,
 }
 
 impl FloatMode {
@@ -108,6 +112,7 @@ impl FloatMode {
             | (self.dx10_clamp as u32) << 8
             | (self.ieee as u32) << 9
             | (self.fp16_ovfl as u32) << 23
+            | (self.vskip as u32) << 28
     }
 
     /// Settings from a MODE register value.
@@ -120,6 +125,7 @@ impl FloatMode {
             dx10_clamp: v & (1 << 8) != 0,
             ieee: v & (1 << 9) != 0,
             fp16_ovfl: v & (1 << 23) != 0,
+            vskip: v & (1 << 28) != 0,
         }
     }
 }

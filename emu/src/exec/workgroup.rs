@@ -160,13 +160,17 @@ fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut 
             return Err(Trouble::new(FaultKind::InstructionBudget(cx.info.budget)));
         }
         let class = class_of(inst);
+        // VSKIP: a vector instruction is fetched but not issued; it counts (and the model costs
+        // it) as a program-control instruction.
+        let skipped = w.mode.vskip && matches!(class, Class::Valu | Class::Mfma | Class::Ds | Class::Vmem);
+        let class = if skipped { Class::Other } else { class };
         cx.hot.by_class[class as usize] += 1;
         if class == Class::Mfma {
             *cx.counters.mfma.entry(inst.op.name()).or_default() += 1;
         }
         cx.hot.per_word[slot] += 1;
         let before = if TRACE { Snapshot::of(cx.counters) } else { Snapshot::default() };
-        let flow = step(w, inst, cx)?;
+        let flow = if skipped { Flow::Next } else { step(w, inst, cx)? };
         if TRACE {
             let imm = if inst.enc == Enc::Sopp { inst.imm as u32 & 0xffff } else { 0 };
             let taken = matches!(flow, Flow::Jump(_));
