@@ -162,3 +162,36 @@ fn section(co: &CodeObject, index: usize, bytes: &[u8], out: &mut impl Write) ->
     }
     Ok(())
 }
+
+/// How a [`disasm`] listing compares with `llvm-objdump -d`'s of the same file.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Differential {
+    /// Instruction lines compared (llvm-objdump's, each `\t<text> // <address>: <words>`).
+    pub instructions: u64,
+    /// Lines that differ: (line number in llvm-objdump's listing, llvm-objdump's, ours).
+    pub mismatches: Vec<(usize, String, String)>,
+}
+
+/// Compares [`disasm`] of `co` with `objdump`, the standard output of `llvm-objdump-19 -d
+/// --mcpu=gfx942` on the same file, line by line after llvm-objdump's first two lines (a blank
+/// line and the file name). Every line counts: headers, labels, instructions and their
+/// comments, zero runs.
+pub fn objdump_differential(co: &CodeObject, objdump: &str) -> Differential {
+    let mut ours = Vec::new();
+    // Writing to a Vec cannot fail.
+    disasm(co, &mut ours).expect("a Vec takes everything");
+    let ours = String::from_utf8_lossy(&ours);
+    let theirs: Vec<&str> = objdump.lines().skip(2).collect();
+    let mine: Vec<&str> = ours.lines().collect();
+    let mut d = Differential::default();
+    for i in 0..theirs.len().max(mine.len()) {
+        let (t, m) = (theirs.get(i).copied().unwrap_or("<missing>"), mine.get(i).copied().unwrap_or("<missing>"));
+        if t.starts_with('\t') && !t.starts_with("\t\t") {
+            d.instructions += 1;
+        }
+        if t != m {
+            d.mismatches.push((i + 3, t.to_string(), m.to_string()));
+        }
+    }
+    d
+}

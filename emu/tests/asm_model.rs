@@ -18,7 +18,7 @@ fn run(gpu: &Gpu, kernel: &str, grid: u32, sample: u64, args: &[u64], hbm_bytes:
     let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(grid as u64, sample)), trace: true };
     let stats = gpu.emu.launch_with(&gpu.module, kernel, &params, &opts).unwrap_or_else(|e| panic!("{e}"));
     let k = gpu.module.co.kernel(kernel).unwrap();
-    let m = model(stats.trace.as_ref().unwrap(), &KernelShape::of(k, 0), &Workload { grid_workgroups: grid as u64, hbm_bytes })
+    let m = model(stats.trace.as_ref().unwrap(), &KernelShape::of(k, 0), &Workload::mi300x(grid as u64, hbm_bytes))
         .unwrap_or_else(|e| panic!("{e}"));
     (stats, m)
 }

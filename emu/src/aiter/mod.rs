@@ -18,6 +18,7 @@
 //! The wheel is not part of this repository: [`Wheel::locate`] finds an extracted copy
 //! (`cargo xtask aiter fetch` makes one; CI caches it) and says how to get one when there is none.
 
+pub mod calibrate;
 pub mod fmha;
 pub mod gemm;
 pub mod moe;

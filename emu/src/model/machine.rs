@@ -86,6 +86,52 @@ pub const L2_BYTES_PER_CLOCK_PER_XCD: f64 = 16.0 * 128.0;
 /// (`GlobalCounters::lines`, a partially used line costs a whole one).
 pub const LINE_BYTES: u64 = 64;
 
+/// The chip a launch is modeled on: how many CUs share the grid, how they group into dies
+/// (each with its L2), and the clock and HBM bandwidth. Everything per CU (SIMDs, LDS, pipes,
+/// latencies) is the CDNA3 CU of the constants above, the same on every gfx942 part.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Chip {
+    /// Name for reports.
+    pub name: &'static str,
+    /// Compute units.
+    pub cus: u64,
+    /// Dies (XCDs), each with its own L2.
+    pub xcds: u64,
+    /// Engine clock the model runs at, MHz.
+    pub clock_mhz: f64,
+    /// Sustained HBM bandwidth, bytes per second.
+    pub hbm_bytes_per_s: f64,
+}
+
+impl Chip {
+    /// MI300X: 304 CUs on 8 XCDs of 38 (GFX942.md, the machine), [`CLOCK_MHZ`],
+    /// [`HBM_SUSTAINED_BYTES_PER_S`].
+    pub const MI300X: Chip =
+        Chip { name: "MI300X", cus: CUS, xcds: CUS / CUS_PER_XCD, clock_mhz: CLOCK_MHZ, hbm_bytes_per_s: HBM_SUSTAINED_BYTES_PER_S };
+
+    /// MI308X: the same gfx942 die with 80 CUs enabled (AITER's tuned tables list it as
+    /// `cu_num` 80 and its dispatchers load the `MI308/` kernel builds for 80 or 64 CUs). The
+    /// project's sources give no MI308X data sheet, so everything but the CU count is MI300X's:
+    /// 8 XCDs (10 CUs each), the same peak clock and the same HBM. A weak spot, named in the
+    /// model README.
+    pub const MI308X: Chip = Chip { name: "MI308X", cus: 80, ..Chip::MI300X };
+
+    /// The chip with `cus` CUs: MI300X for 304, MI308X for 80, else MI300X's per-CU figures
+    /// on that many CUs.
+    pub fn with_cus(cus: u64) -> Chip {
+        match cus {
+            CUS => Chip::MI300X,
+            80 => Chip::MI308X,
+            n => Chip { name: "gfx942", cus: n.max(1), ..Chip::MI300X },
+        }
+    }
+
+    /// CUs per XCD (rounded up).
+    pub fn cus_per_xcd(&self) -> u64 {
+        self.cus.div_ceil(self.xcds.max(1))
+    }
+}
+
 /// Peak dense FLOP/s of the matrix cores for an input type at [`CLOCK_MHZ`] (the roofline's
 /// compute roofs). GFX942.md, "dense peak TFLOP/s".
 pub fn peak_flops(kind: MathKind) -> f64 {
@@ -98,6 +144,11 @@ pub fn peak_flops(kind: MathKind) -> f64 {
         MathKind::Vector => 512.0,
     };
     per_cu_clock * CUS as f64 * CLOCK_MHZ * 1e6
+}
+
+/// [`peak_flops`] on `chip` (its CUs at its clock).
+pub fn peak_flops_on(kind: MathKind, chip: &Chip) -> f64 {
+    peak_flops(kind) / (CUS as f64 * CLOCK_MHZ) * (chip.cus as f64 * chip.clock_mhz)
 }
 
 /// What a kernel's arithmetic runs on, for its compute roof.
