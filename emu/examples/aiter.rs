@@ -69,10 +69,29 @@ fn calibrate(args: &[String]) -> Result<(), String> {
             Err(e) => return Err(format!("{}:{}: {e}", row.table, row.line)),
         }
     }
+    let mut anchor = String::new();
+    if filter.is_none() || filter.as_deref() == Some("fmha") {
+        let (lo, hi) = calibrate::FMHA_ANCHOR_TFLOPS;
+        anchor += &format!(
+            "\nSecond anchor: AITER's published fmha_v3_fwd MI300X throughput, {lo:.0}-{hi:.0} TFLOP/s (bf16, hd128, non-causal, seq >= 4096):\n\n| launch | modeled TFLOP/s | modeled/published (midpoint) | bottleneck (modeled) |\n|---|---|---|---|\n"
+        );
+        for a in calibrate::fmha_anchor_shapes() {
+            let (m, tflops) = calibrate::model_fmha(&wheel, &a, sample).map_err(|e| e.to_string())?;
+            eprintln!("fmha b{} h{} s{}: modeled {tflops:.0} TFLOP/s [{}]", a.batch, a.heads_q, a.seq_q, m.modeled.bottleneck_text());
+            anchor += &format!(
+                "| fmha_v3_fwd b={} h={} s={} d=128 | {tflops:.0} | {:.2} | {} |\n",
+                a.batch,
+                a.heads_q,
+                a.seq_q,
+                tflops / ((lo + hi) / 2.0),
+                m.modeled.bottleneck_text()
+            );
+        }
+    }
     let mut errs: Vec<f64> = done.iter().map(|c| (c.ratio() - 1.0).abs()).collect();
     let worst = done.iter().map(|c| c.ratio().max(1.0 / c.ratio())).fold(0.0, f64::max);
     let med = median(&mut errs);
-    let md = report(&done, &skipped, med, worst);
+    let md = report(&done, &skipped, med, worst) + &anchor;
     println!("{md}");
     if let Some(path) = flag(args, "--markdown") {
         std::fs::write(&path, &md).map_err(|e| format!("{path}: {e}"))?;

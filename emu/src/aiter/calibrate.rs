@@ -333,3 +333,48 @@ pub fn model_row(wheel: &Wheel, row: &Row, sample: u64) -> Result<Calibrated, Ca
     let modeled = modeled_launch(&emu, &module, &launch.kernel, &launch.params(), &opts)?;
     Ok(Calibrated { row: row.clone(), modeled, hbm_bytes: hbm })
 }
+
+/// AITER's published attention-forward throughput on MI300X, the model's second anchor:
+/// 546-592 TFLOP/s for `fmha_v3_fwd` bf16, head dim 128, non-causal, sequences of 4096 and more
+/// (GFX942.md, measured anchors).
+pub const FMHA_ANCHOR_TFLOPS: (f64, f64) = (546.0, 592.0);
+
+/// The attention launches the anchor is checked on: non-causal, hd128, 4096 and 8192 rows.
+pub fn fmha_anchor_shapes() -> Vec<super::fmha::Attention> {
+    let scale = 1.0 / (super::fmha::HEAD_DIM as f32).sqrt();
+    [(4u32, 32u32, 4096u32), (2, 32, 8192)]
+        .into_iter()
+        .map(|(batch, heads, seq)| super::fmha::Attention {
+            batch,
+            heads_q: heads,
+            heads_kv: heads,
+            seq_q: seq,
+            seq_kv: seq,
+            causal: false,
+            lse: false,
+            scale,
+        })
+        .collect()
+}
+
+/// Models one attention forward launch of AITER's MI300X build (RTNE rounding, the dispatcher's
+/// default) on MI300X with `sample` workgroups; returns the launch and its modeled TFLOP/s.
+///
+/// # Errors
+/// [`CalibrationError`].
+pub fn model_fmha(wheel: &Wheel, a: &super::fmha::Attention, sample: u64) -> Result<(ModeledLaunch, f64), CalibrationError> {
+    use super::fmha::{Chip as Build, HEAD_DIM, Rounding};
+    let emu = Emulator::new(EmuConfig { memory_limit: 6 << 30, ..EmuConfig::default() });
+    let d = HEAD_DIM as u64;
+    let q_bytes = 2 * (a.batch * a.heads_q * a.seq_q) as u64 * d;
+    let kv_bytes = 2 * (a.batch * a.heads_kv * a.seq_kv) as u64 * d;
+    let (o, q, k, v) =
+        (emu.alloc(q_bytes + SLACK)?, emu.alloc(q_bytes + SLACK)?, emu.alloc(kv_bytes + SLACK)?, emu.alloc(kv_bytes + SLACK)?);
+    let (file, _) = a.kernel(Build::Mi300, Rounding::Rtne);
+    let launch = a.launch(Build::Mi300, Rounding::Rtne, o, q, k, v, 0);
+    let module = emu.load(wheel.code_object(&file)?)?;
+    let opts = ModelOptions { sample_workgroups: sample, chip: Chip::MI300X, hbm_bytes: Some(2 * q_bytes + 2 * kv_bytes) };
+    let m = modeled_launch(&emu, &module, &launch.kernel, &launch.params(), &opts)?;
+    let tflops = a.flops() / m.modeled.seconds / 1e12;
+    Ok((m, tflops))
+}

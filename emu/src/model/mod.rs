@@ -131,10 +131,14 @@ pub struct PcCost {
 /// The model's answer for one launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Modeled {
-    /// Modeled kernel time in clocks at the chip's clock: the busiest CU's.
+    /// Modeled kernel time in clocks: the busiest CU's (the CU simulation counts clocks; the
+    /// time divides them by `clock_mhz`).
     pub cycles: u64,
-    /// Modeled kernel time in seconds.
+    /// Modeled kernel time in seconds: `cycles` at `clock_mhz`.
     pub seconds: f64,
+    /// The clock the time is at, MHz: the chip's peak lowered for matrix-core load
+    /// ([`Chip::clock_under`]).
+    pub clock_mhz: f64,
     /// Workgroups the busiest CU runs (`ceil(grid / CUs)`).
     pub workgroups_per_cu: u64,
     /// Workgroups simulated clock by clock (the rest extrapolated at the steady rate).
@@ -258,9 +262,11 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         })
         .collect();
     let by_class = full.by_class.iter().map(|(&k, &v)| (k, (v as f64 * scale).round() as u64)).collect();
+    let clock_mhz = chip.clock_under(utilization.mfma);
     Ok(Modeled {
         cycles,
-        seconds: cycles as f64 / (chip.clock_mhz * 1e6),
+        seconds: cycles as f64 / (clock_mhz * 1e6),
+        clock_mhz,
         workgroups_per_cu: per_cu,
         simulated_workgroups: full.simulated_workgroups,
         tail_efficiency: load.grid_workgroups as f64 / (chip.cus * per_cu) as f64,

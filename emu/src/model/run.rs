@@ -97,8 +97,9 @@ impl ModeledLaunch {
         let peak = kinds.iter().map(|&k| peak_flops_on(k, &self.chip)).fold(0.0, f64::max);
         json!({
             "modeled": true,
-            "chip": { "name": self.chip.name, "cus": self.chip.cus, "xcds": self.chip.xcds, "clock_mhz": self.chip.clock_mhz,
-                      "hbm_bytes_per_s": self.chip.hbm_bytes_per_s },
+            "chip": { "name": self.chip.name, "cus": self.chip.cus, "xcds": self.chip.xcds, "peak_clock_mhz": self.chip.clock_mhz,
+                      "loaded_clock_mhz": self.chip.loaded_clock_mhz, "hbm_bytes_per_s": self.chip.hbm_bytes_per_s },
+            "clock_mhz": m.clock_mhz,
             "seconds": m.seconds,
             "cycles": m.cycles,
             "sampled_workgroups": self.stats.counters.workgroups,
@@ -126,11 +127,11 @@ impl ModeledLaunch {
         let u = &m.utilization;
         let flops = self.mfma_flops();
         let mut s = format!(
-            "modeled {} ({} CUs at {:.0} MHz): {:.2} us, {} workgroups ({} per CU, {} sampled, tail efficiency {:.0}%), \
-             {} waves/SIMD\n",
+            "modeled {} ({} CUs, clock {:.0} MHz under this load): {:.2} us, {} workgroups ({} per CU, {} sampled, \
+             tail efficiency {:.0}%), {} waves/SIMD\n",
             self.chip.name,
             self.chip.cus,
-            self.chip.clock_mhz,
+            m.clock_mhz,
             m.seconds * 1e6,
             self.stats.grid_workgroups,
             m.workgroups_per_cu,
