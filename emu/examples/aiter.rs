@@ -79,11 +79,13 @@ fn calibrate(args: &[String]) -> Result<(), String> {
             let (m, tflops) = calibrate::model_fmha(&wheel, &a, sample).map_err(|e| e.to_string())?;
             eprintln!("fmha b{} h{} s{}: modeled {tflops:.0} TFLOP/s [{}]", a.batch, a.heads_q, a.seq_q, m.modeled.bottleneck_text());
             anchor += &format!(
-                "| fmha_v3_fwd b={} h={} s={} d=128 | {tflops:.0} | {:.2} | {} |\n",
+                "| fmha_v3_fwd b={} h={} s={} d=128 | {tflops:.0} | {:.2} | {:.0} MHz | {:.0}% | {} |\n",
                 a.batch,
                 a.heads_q,
                 a.seq_q,
                 tflops / ((lo + hi) / 2.0),
+                m.modeled.clock_mhz,
+                100.0 * m.modeled.utilization.mfma,
                 m.modeled.bottleneck_text()
             );
         }
