@@ -6,9 +6,11 @@
 //! - [`report`], [`roofline`]: markdown/JSON tables and the roofline SVG;
 //! - [`profile`]: per-class breakdown and hottest basic blocks of one case;
 //! - [`gpu`]: real-GPU timing with HIP events when a GPU is present;
-//! - [`data`]: normally distributed inputs.
+//! - [`data`]: normally distributed inputs;
+//! - [`aiter`]: AMD's AITER kernels at our shapes, side by side in the same model.
 #![warn(missing_docs)]
 
+pub mod aiter;
 pub mod data;
 pub mod gpu;
 pub mod profile;

@@ -2,7 +2,7 @@
 //! modeled (cycle model on emulator traces); the wall times are the emulator's on this host.
 
 use crate::run::CaseReport;
-use ferrocm::emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, HBM_SUSTAINED_BYTES_PER_S};
+use ferrocm::emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, HBM_SUSTAINED_BYTES_PER_S, LOADED_CLOCK_MHZ};
 use serde_json::json;
 
 fn si(v: f64) -> String {
@@ -35,7 +35,8 @@ pub fn markdown(cases: &[CaseReport]) -> String {
     let mut s = format!(
         "# ferrocm benchmarks (modeled MI300X)\n\n\
          Modeled figures come from the cycle model (`emu/src/model/README.md`) replaying emulator traces of a \
-         sample of each launch's workgroups, at {CLOCK_MHZ:.0} MHz with HBM at {:.1} TB/s sustained; nothing \
+         sample of each launch's workgroups, at the clock under each launch's matrix-core load ({CLOCK_MHZ:.0} MHz \
+         peak, {LOADED_CLOCK_MHZ:.0} MHz with the matrix cores always busy) with HBM at {:.1} TB/s sustained; nothing \
          here ran on a GPU. \"% roof\" is the roofline bound (FLOPs at the matrix/vector peak, compulsory bytes \
          at the {:.1} TB/s HBM peak, whichever is longer) over the modeled time. Emulator wall time is this \
          host's, for the sampled workgroups only. \"Main-loop MFMA share\" is, in the loop that executed the \
@@ -166,6 +167,7 @@ pub fn json(cases: &[CaseReport]) -> String {
     let doc = json!({
         "modeled": true,
         "clock_mhz": CLOCK_MHZ,
+        "loaded_clock_mhz": LOADED_CLOCK_MHZ,
         "hbm_sustained_bytes_per_s": HBM_SUSTAINED_BYTES_PER_S,
         "hbm_peak_bytes_per_s": HBM_PEAK_BYTES_PER_S,
         "cases": v,

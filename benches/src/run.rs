@@ -169,7 +169,7 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
             .kernel(&l.kernel)
             .ok_or_else(|| BenchError::Op(ferrocm::Error::KernelNotFound { kernel: l.kernel.clone(), arch: dev.arch().into() }))?;
         let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm::emu::model::ModelError::NoTrace))?;
-        let load = Workload { grid_workgroups: l.stats.grid_workgroups, hbm_bytes: (i == main).then_some(case.min_bytes) };
+        let load = Workload::mi300x(l.stats.grid_workgroups, (i == main).then_some(case.min_bytes));
         let modeled =
             model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;
         let main_loop = main_loop_mix(&trace).map_err(|e| BenchError::Model(l.kernel.clone(), ModelError::Unknown(e.0)))?;

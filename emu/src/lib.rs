@@ -4,6 +4,7 @@
 //! in for a profiler.
 #![warn(missing_docs)]
 
+pub mod aiter;
 pub mod codeobj;
 pub mod exec;
 pub mod isa;

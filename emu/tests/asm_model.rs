@@ -5,7 +5,7 @@
 mod harness;
 
 use ferrocm_emu::exec::LaunchOptions;
-use ferrocm_emu::model::machine::{CLOCK_MHZ, HBM_SUSTAINED_BYTES_PER_S, LDS_BYTES_PER_CLOCK, MathKind, peak_flops};
+use ferrocm_emu::model::machine::{CLOCK_MHZ, HBM_SUSTAINED_BYTES_PER_S, LDS_BYTES_PER_CLOCK, LOADED_CLOCK_MHZ, MathKind, peak_flops};
 use ferrocm_emu::model::{Bottleneck, KernelShape, Modeled, Workload, cost::mfma_flops, model};
 use ferrocm_emu::{LaunchParams, LaunchStats};
 use harness::Gpu;
@@ -18,7 +18,7 @@ fn run(gpu: &Gpu, kernel: &str, grid: u32, sample: u64, args: &[u64], hbm_bytes:
     let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(grid as u64, sample)), trace: true };
     let stats = gpu.emu.launch_with(&gpu.module, kernel, &params, &opts).unwrap_or_else(|e| panic!("{e}"));
     let k = gpu.module.co.kernel(kernel).unwrap();
-    let m = model(stats.trace.as_ref().unwrap(), &KernelShape::of(k, 0), &Workload { grid_workgroups: grid as u64, hbm_bytes })
+    let m = model(stats.trace.as_ref().unwrap(), &KernelShape::of(k, 0), &Workload::mi300x(grid as u64, hbm_bytes))
         .unwrap_or_else(|e| panic!("{e}"));
     (stats, m)
 }
@@ -38,10 +38,13 @@ fn mfma_loop_models_at_the_matrix_core_peak() {
     let sampled = stats.counters.workgroups as f64;
     let flops: f64 =
         stats.counters.mfma.iter().map(|(name, n)| mfma_flops(name).unwrap().0 * *n as f64).sum::<f64>() / sampled * grid as f64;
-    let rate = flops / m.seconds;
+    // The CU simulation counts clocks at the peak clock: per clock, the matrix cores' peak.
+    let rate = flops / (m.cycles as f64 / (CLOCK_MHZ * 1e6));
     let peak = peak_flops(MathKind::F16);
-    eprintln!("mfma_loop: {:.1} TFLOP/s modeled, peak {:.1} ({:?})", rate / 1e12, peak / 1e12, m.utilization);
+    eprintln!("mfma_loop: {:.1} TFLOP/s modeled per peak clock, peak {:.1} ({:?})", rate / 1e12, peak / 1e12, m.utilization);
     within("MFMA loop FLOP/s", rate, peak, 0.05);
+    // The time is at the clock under that load: the loaded clock of the data sheet's GEMM anchor.
+    within("clock under MFMA load", m.clock_mhz, LOADED_CLOCK_MHZ, 0.05);
     assert_eq!(m.bottleneck, Bottleneck::MatrixCores);
     assert_eq!(m.waves_per_simd, 7);
 }
@@ -95,6 +98,8 @@ fn two_way_bank_conflicts_halve_the_lds_rate() {
 fn model_times_are_at_the_stated_clock() {
     let gpu = Gpu::new("model");
     let (_, m) = run(&gpu, "lds_read", 304, 1, &[4], None);
+    // No MFMAs: the peak clock.
+    assert_eq!(m.clock_mhz, CLOCK_MHZ);
     assert!((m.seconds - m.cycles as f64 / (CLOCK_MHZ * 1e6)).abs() < 1e-15);
     assert_eq!(m.workgroups_per_cu, 1);
     assert_eq!(m.tail_efficiency, 1.0);

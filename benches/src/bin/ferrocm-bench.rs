@@ -8,7 +8,7 @@
 //! ```
 
 use ferrocm::Device;
-use ferrocm_benches::{gpu, profile, registry, report, roofline, run};
+use ferrocm_benches::{aiter, gpu, profile, registry, report, roofline, run};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -44,7 +44,8 @@ fn report_cmd(args: &[String]) -> Result<(), String> {
         }
     }
     std::fs::create_dir_all(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-    let md = report::markdown(&done);
+    let mut md = report::markdown(&done);
+    md += &aiter::markdown(&aiter::side_by_side(&done, &filter));
     let mut md_full = md.clone();
     match gpu::gpu_device() {
         Ok(_) => md_full += "\nA GPU is present: `ferrocm-bench gpu` times the same cases with HIP events.\n",

@@ -75,10 +75,12 @@ unsafe extern "unadjusted" {
 /// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
 /// `base + voffset (per lane) + soffset (wave-uniform)`.
 ///
-/// The range check covers `voffset` only (ISA 9.1.5.1: `soffset` is not part of it), so a
-/// load that must be clipped at the buffer's end uses a buffer re-based with [`Buffer::skip`]
-/// and a zero `soffset`. The check is per dword: a dword that starts inside the range is read
-/// whole (device allocations carry 15 readable bytes of slack, so that never leaves the allocation).
+/// A load that must be clipped at the buffer's end uses a buffer re-based with [`Buffer::skip`]
+/// and a zero `soffset`. The hardware checks each dword's *end* against the descriptor's
+/// NUM_RECORDS, counting `soffset` (ROCm/rocm-systems PR #10928, measured on hardware), so the
+/// descriptor covers [`PARTIAL_DWORD`] bytes past `bytes`: a dword that starts inside the range
+/// is read whole (device allocations carry 15 readable bytes of slack, so that never leaves the
+/// allocation; the bytes past `bytes` are never used).
 ///
 /// Why: in a loop that walks memory, plain pointers become one 64-bit VGPR pointer per stream
 /// that LLVM increments with a VALU add every iteration. With a buffer, the per-lane part is a
@@ -90,6 +92,10 @@ pub struct Buffer {
     base: u64,
     bytes: u32,
 }
+
+/// Bytes past a buffer's end its descriptor covers, so a dword starting in the last 3 bytes
+/// passes the hardware's end-of-dword range check (see [`Buffer`]).
+const PARTIAL_DWORD: u32 = 3;
 
 /// V# word 3 for raw 32-bit-element buffers on gfx9: DATA_FORMAT 32 (a data format of 0 would
 /// make the buffer unbound), default selects.
@@ -106,7 +112,8 @@ impl Buffer {
         // free and removes that.
         let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
         let (a, bytes) = (u(a as u32) as u64 | (u((a >> 32) as u32) as u64) << 32, u(bytes));
-        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]), base: a, bytes }
+        let records = u(bytes.saturating_add(PARTIAL_DWORD));
+        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, records as i32, RAW_BUFFER_WORD3]), base: a, bytes }
     }
 
     /// The same memory starting `skip` bytes later (its range shrinks by as much; an empty
@@ -118,7 +125,8 @@ impl Buffer {
         let u = |x: u32| core::arch::amdgpu::readfirstlane_u32(x);
         let a = self.base + skip as u64;
         let bytes = u(self.bytes.saturating_sub(skip));
-        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, bytes as i32, RAW_BUFFER_WORD3]), base: a, bytes }
+        let records = u(bytes.saturating_add(PARTIAL_DWORD));
+        Buffer { rsrc: I32x4::from_array([a as u32 as i32, ((a >> 32) & 0xffff) as i32, records as i32, RAW_BUFFER_WORD3]), base: a, bytes }
     }
 
     /// 16 bytes at `voffset + soffset`.

@@ -6,6 +6,7 @@
 //!     --arg u32:5 --arg f32:1.5 --arg ptr:NAME --arg zero:8 ...   kernargs, in order
 //!     --out NAME=file ...   buffers written back after the run
 //!     [--stats json] [--threads N] [--budget N] [--memory BYTES] [--max-workgroups N]
+//!     [--model [--sample N] [--cus N] [--hbm-bytes N]]   modeled MI300X (or --cus N) time
 //! ferrocm-emu disasm FILE.co
 //! ferrocm-emu info FILE.co
 //! ```
@@ -20,6 +21,7 @@
 use ferrocm_emu::codeobj::CodeObject;
 use ferrocm_emu::exec::report::launch_json;
 use ferrocm_emu::exec::{MAX_KERNARG_BYTES, Memory};
+use ferrocm_emu::model::{Chip, ModelOptions, modeled_launch};
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, listing};
 use std::collections::BTreeMap;
 use std::io::{self, Read, Write};
@@ -30,7 +32,12 @@ const USAGE: &str = "usage:
   ferrocm-emu run FILE.co --kernel NAME --grid X[,Y,Z] --block X[,Y,Z] [--lds BYTES]
       [--buf NAME=@FILE | --buf NAME=zeros:BYTES]... [--arg TYPE:VALUE]... [--out NAME=FILE]...
       [--stats json] [--threads N] [--budget N] [--memory BYTES] [--max-workgroups N]
+      [--model [--sample N] [--cus N] [--hbm-bytes N]]
       TYPE: u8 u16 u32 i32 f32 u64 i64 f64, ptr:BUFNAME, zero:N
+      --model: run a traced sample of N workgroups (default 16) spread over the grid and give the
+      modeled time, utilisation and bottleneck on MI300X (--cus 80: MI308X); --hbm-bytes: the
+      launch's compulsory HBM traffic, if known. A sampled run writes only its workgroups'
+      outputs, so --model and --out do not go together.
   ferrocm-emu disasm FILE.co
   ferrocm-emu info FILE.co";
 
@@ -66,8 +73,12 @@ fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let r = match args.first().map(String::as_str) {
         Some("run") => run(&args[1..]),
-        Some("disasm") => with_file(&args[1..], |co, out| listing::disasm(co, out)),
-        Some("info") => with_file(&args[1..], |co, out| listing::info(co, out)),
+        Some("disasm") => with_file(&args[1..], |path, co, out| {
+            // llvm-objdump's first line, so the two listings compare line for line.
+            writeln!(out, "\n{path}:\tfile format elf64-amdgpu")?;
+            listing::disasm(co, out)
+        }),
+        Some("info") => with_file(&args[1..], |_, co, out| listing::info(co, out)),
         Some("-h" | "--help") => writeln!(io::stdout(), "{USAGE}").map_err(stdout_failure),
         _ => Err(USAGE.into()),
     };
@@ -85,12 +96,14 @@ fn load(path: &str) -> Result<CodeObject, String> {
     CodeObject::parse(&bytes).map_err(|e| format!("{path}: {e}"))
 }
 
-fn with_file(args: &[String], f: fn(&CodeObject, &mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>) -> Result<(), Failure> {
+type Lister = fn(&str, &CodeObject, &mut io::BufWriter<io::StdoutLock<'static>>) -> io::Result<()>;
+
+fn with_file(args: &[String], f: Lister) -> Result<(), Failure> {
     match args {
         [path] => {
             let co = load(path)?;
             let mut out = io::BufWriter::new(io::stdout().lock());
-            f(&co, &mut out).and_then(|()| out.flush()).map_err(stdout_failure)
+            f(path, &co, &mut out).and_then(|()| out.flush()).map_err(stdout_failure)
         }
         _ => Err(USAGE.into()),
     }
@@ -181,6 +194,8 @@ fn run(args: &[String]) -> Result<(), Failure> {
     let mut outs: Vec<(String, String)> = Vec::new();
     let mut stats_json = false;
     let mut config = EmuConfig::default();
+    let mut modeled: Option<ModelOptions> = None;
+    let (mut sample, mut cus, mut hbm_bytes) = (None, None, None);
     let mut it = args[1..].iter();
     while let Some(a) = it.next() {
         let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
@@ -218,6 +233,10 @@ fn run(args: &[String]) -> Result<(), Failure> {
                 bufs.push((name.to_string(), src));
             }
             "--arg" => kargs.push(val()?),
+            "--model" => modeled = Some(ModelOptions::default()),
+            "--sample" => sample = Some(number::<u64>("--sample", &val()?)?),
+            "--cus" => cus = Some(number::<u64>("--cus", &val()?)?),
+            "--hbm-bytes" => hbm_bytes = Some(number::<u64>("--hbm-bytes", &val()?)?),
             "--out" => {
                 let v = val()?;
                 let (name, file) = v.split_once('=').ok_or_else(|| format!("bad --out {v:?}"))?;
@@ -227,6 +246,19 @@ fn run(args: &[String]) -> Result<(), Failure> {
         }
     }
     let kernel = kernel.ok_or("--kernel is required")?;
+    if let Some(m) = modeled.as_mut() {
+        if !outs.is_empty() {
+            return Err("--model runs a sample of the grid, whose outputs are partial: run --out without --model".into());
+        }
+        if sample == Some(0) || cus == Some(0) {
+            return Err("--sample and --cus take a positive number".into());
+        }
+        m.sample_workgroups = sample.unwrap_or(m.sample_workgroups);
+        m.chip = cus.map_or(Chip::MI300X, Chip::with_cus);
+        m.hbm_bytes = hbm_bytes;
+    } else if sample.is_some() || cus.is_some() || hbm_bytes.is_some() {
+        return Err("--sample, --cus and --hbm-bytes go with --model".into());
+    }
     let (grid, block) = (grid.ok_or("--grid is required")?, block.ok_or("--block is required")?);
     for (name, _) in &outs {
         if !bufs.iter().any(|(n, _)| n == name) {
@@ -270,6 +302,18 @@ fn run(args: &[String]) -> Result<(), Failure> {
         }?;
     }
     let params = LaunchParams { grid, block, dynamic_lds: lds, kernargs };
+    if let Some(opts) = modeled {
+        let m = modeled_launch(&emu, &module, &kernel, &params, &opts).map_err(|e| e.to_string())?;
+        if stats_json {
+            let mut j = launch_json(&m.stats);
+            j["model"] = m.json();
+            let text = serde_json::to_string_pretty(&j).expect("plain JSON");
+            writeln!(io::stdout(), "{text}").map_err(stdout_failure)?;
+        } else {
+            write!(io::stdout(), "{}", m.text()).map_err(stdout_failure)?;
+        }
+        return Ok(());
+    }
     let stats = emu.launch(&module, &kernel, &params).map_err(|e| e.to_string())?;
     for (name, file) in &outs {
         let (a, len) = addrs[name];

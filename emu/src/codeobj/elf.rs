@@ -16,6 +16,12 @@ pub const EF_AMDGPU_MACH: u32 = 0xff;
 
 const PT_LOAD: u32 = 1;
 const PT_NOTE: u32 = 4;
+/// `SHF_EXECINSTR`: a section of instructions.
+pub const SHF_EXECINSTR: u64 = 4;
+/// `SHT_NOBITS`: a section without file bytes (`.bss`).
+pub const SHT_NOBITS: u32 = 8;
+/// `SHT_PROGBITS`: a section of program bytes (code, data).
+pub const SHT_PROGBITS: u32 = 1;
 const SHT_SYMTAB: u32 = 2;
 const SHT_NOTE: u32 = 7;
 const SHT_DYNSYM: u32 = 11;
@@ -127,6 +133,8 @@ pub struct Section {
     pub name: String,
     /// `sh_type`.
     pub kind: u32,
+    /// `sh_flags` (`SHF_EXECINSTR` 4: code).
+    pub flags: u64,
     /// `sh_addr`.
     pub addr: u64,
     /// `sh_offset`.
@@ -148,9 +156,23 @@ pub struct Symbol {
     pub value: u64,
     /// `st_size`.
     pub size: u64,
-    /// `st_info & 0xf`: 1 object, 2 function.
+    /// `st_info & 0xf`: 0 no type (assembler labels), 1 object, 2 function.
     pub kind: u8,
+    /// `st_info >> 4`: 0 local, 1 global, 2 weak.
+    pub bind: u8,
+    /// `st_shndx`: the index of the section the symbol is defined in (0: undefined; 0xfff1
+    /// absolute).
+    pub section: u16,
 }
+
+/// `STT_NOTYPE`: a symbol without a type, as assemblers make of labels.
+pub const STT_NOTYPE: u8 = 0;
+/// `STT_FUNC`: a function (a kernel's code).
+pub const STT_FUNC: u8 = 2;
+/// `STT_SECTION`: a section's own symbol.
+pub const STT_SECTION: u8 = 3;
+/// `STT_FILE`: a source file name.
+pub const STT_FILE: u8 = 4;
 
 /// A dynamic relocation with an addend (`.rela.dyn`).
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -258,6 +280,7 @@ impl Elf {
                 Section {
                     name: String::new(),
                     kind: r.u32(h + 4, "section header")?,
+                    flags: r.u64(h + 8, "section header")?,
                     addr: r.u64(h + 16, "section header")?,
                     offset: r.u64(h + 24, "section header")?,
                     size: r.u64(h + 32, "section header")?,
@@ -291,6 +314,8 @@ impl Elf {
                         let sym = Symbol {
                             name: read_str(&r, strtab, name_off as u64, &mut budget)?,
                             kind: e[4] & 0xf,
+                            bind: e[4] >> 4,
+                            section: u16::from_le_bytes(e[6..8].try_into().expect("2")),
                             value: u64::from_le_bytes(e[8..16].try_into().expect("8")),
                             size: u64::from_le_bytes(e[16..24].try_into().expect("8")),
                         };

@@ -10,7 +10,10 @@ pub mod msgpack;
 mod resources;
 
 pub use descriptor::{KERNEL_DESCRIPTOR_SIZE, KernelDescriptor, UserSgprs};
-pub use elf::{EF_AMDGPU_MACH, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, Elf, PF_X, Relocation, Section, Segment, Symbol};
+pub use elf::{
+    EF_AMDGPU_MACH, ELFOSABI_AMDGPU_HSA, EM_AMDGPU, Elf, PF_X, Relocation, SHF_EXECINSTR, SHT_NOBITS, SHT_PROGBITS, STT_FILE, STT_FUNC,
+    STT_NOTYPE, STT_SECTION, Section, Segment, Symbol,
+};
 pub use metadata::{ArgMeta, KernelMeta, Metadata, ValueKind};
 pub use resources::{KernelResources, MAX_WAVES_PER_SIMD, waves_per_simd};
 
@@ -146,8 +149,9 @@ pub struct KernelInfo {
     pub descriptor_vaddr: u64,
     /// Address of the first instruction in the loaded image.
     pub code_vaddr: u64,
-    /// Code size from the function symbol (0 when the symbol is absent). The code lies in the
-    /// file bytes of an executable segment (checked when parsed).
+    /// Code size: the function symbol's, or where that is absent or 0, up to the next function
+    /// symbol, kernel entry or section end (`kernel_code`). The code lies in the file bytes of an
+    /// executable segment (checked when parsed).
     pub code_size: u64,
 }
 
@@ -155,6 +159,34 @@ impl KernelInfo {
     /// Register, LDS and occupancy figures for the report.
     pub fn resources(&self) -> KernelResources {
         KernelResources::of(self)
+    }
+
+    /// Waves per SIMD the kernel's registers allow: the unified VGPR+AGPR allocation from the
+    /// descriptor (what the dispatcher reserves; hand-written objects may leave `.agpr_count`
+    /// out of the metadata) and the metadata's SGPR count; 0 when the metadata declares
+    /// registers the allocation does not hold (a launch refuses such a kernel, see
+    /// [`KernelInfo::register_mismatch`]).
+    pub fn waves_per_simd(&self) -> u32 {
+        if self.register_mismatch().is_some() {
+            return 0;
+        }
+        waves_per_simd(self.descriptor.allocated_vgprs(), 0, self.meta.sgpr_count)
+    }
+
+    /// Why the metadata's VGPR and AGPR counts (a cross-check only: hand-written objects may
+    /// omit `.agpr_count`) do not fit the descriptor's allocation, if they do not: more
+    /// registers than the unified allocation, or more ArchVGPRs than lie below ACCUM_OFFSET.
+    pub fn register_mismatch(&self) -> Option<String> {
+        let (m, d) = (&self.meta, &self.descriptor);
+        let (unified, acc) = (d.allocated_vgprs() as u64, d.accum_offset() as u64);
+        let (v, a) = (m.vgpr_count as u64, m.agpr_count as u64);
+        let declared = if a > 0 { v.div_ceil(4) * 4 + a } else { v };
+        (declared > unified || (a > 0 && v > acc)).then(|| {
+            format!(
+                "the metadata declares {v} VGPRs and {a} AGPRs, which the descriptor's allocation of {unified} registers \
+                 with AGPRs from {acc} does not hold"
+            )
+        })
     }
 }
 
@@ -205,15 +237,20 @@ impl CodeObject {
         if image_size > MAX_IMAGE_BYTES {
             return Err(CodeObjectError::ImageTooLarge { size: image_size, limit: MAX_IMAGE_BYTES });
         }
-        let mut kernels = Vec::with_capacity(metadata.kernels.len());
+        let mut found = Vec::with_capacity(metadata.kernels.len());
         for meta in &metadata.kernels {
             let kd = elf
                 .symbol(&meta.symbol)
                 .ok_or_else(|| CodeObjectError::MissingDescriptor { kernel: meta.name.clone(), symbol: meta.symbol.clone() })?;
             let kd_bytes = image_slice(&elf, bytes, kd.value, KERNEL_DESCRIPTOR_SIZE as u64)?;
-            let descriptor = KernelDescriptor::parse(kd_bytes)?;
-            let (code_vaddr, code_size) = kernel_code(&elf, &meta.name, kd.value, descriptor.kernel_code_entry_byte_offset)?;
-            kernels.push(KernelInfo { meta: meta.clone(), descriptor, descriptor_vaddr: kd.value, code_vaddr, code_size });
+            found.push((meta, kd.value, KernelDescriptor::parse(kd_bytes)?));
+        }
+        // Every kernel's entry first: a kernel without a sized symbol ends where the next begins.
+        let entries: Vec<u64> = found.iter().filter_map(|(_, kd, d)| kd.checked_add_signed(d.kernel_code_entry_byte_offset)).collect();
+        let mut kernels = Vec::with_capacity(found.len());
+        for (meta, kd, descriptor) in found {
+            let (code_vaddr, code_size) = kernel_code(&elf, &meta.name, kd, descriptor.kernel_code_entry_byte_offset, &entries)?;
+            kernels.push(KernelInfo { meta: meta.clone(), descriptor, descriptor_vaddr: kd, code_vaddr, code_size });
         }
         Ok(CodeObject { bytes: bytes.into(), elf, arch, version, metadata, kernels })
     }
@@ -278,9 +315,11 @@ fn image_slice<'a>(elf: &Elf, bytes: &'a [u8], vaddr: u64, len: u64) -> Result<&
 
 /// A kernel's entry address and code size: the descriptor's address plus its signed entry
 /// offset, which must land 256-byte aligned in an executable segment; the function symbol's
-/// size (0 without one), which must keep the code inside that segment's file bytes. Every
-/// consumer (the emulator's decode cache and atomics scan, `disasm`) then walks only real code.
-fn kernel_code(elf: &Elf, name: &str, kd_vaddr: u64, entry_offset: i64) -> Result<(u64, u64), CodeObjectError> {
+/// size, which must keep the code inside that segment's file bytes, or where the symbol is
+/// missing or has size 0 (hand-written code objects, AMD's AITER kernels among them), the
+/// extent [`implicit_code_size`] finds. Every consumer (the emulator's decode cache and atomics
+/// scan, `disasm`) then walks only real code. `others` are the entries of the object's kernels.
+fn kernel_code(elf: &Elf, name: &str, kd_vaddr: u64, entry_offset: i64, others: &[u64]) -> Result<(u64, u64), CodeObjectError> {
     let malformed = |what: String| CodeObjectError::Malformed(format!("kernel {name}: {what}"));
     let entry = kd_vaddr.checked_add_signed(entry_offset).ok_or_else(|| {
         let sign = if entry_offset < 0 { "-" } else { "+" };
@@ -297,7 +336,10 @@ fn kernel_code(elf: &Elf, name: &str, kd_vaddr: u64, entry_offset: i64) -> Resul
         .iter()
         .find(|s| s.executable() && s.holds(entry, 4))
         .ok_or_else(|| malformed(format!("entry {entry:#x} is not in the file bytes of an executable segment")))?;
-    let size = elf.symbol(name).map_or(0, |s| s.size);
+    let size = match elf.symbol(name).map_or(0, |s| s.size) {
+        0 => implicit_code_size(elf, entry, segment, others),
+        n => n,
+    };
     if !segment.holds(entry, size) {
         return Err(malformed(format!(
             "code of {size} bytes at {entry:#x} runs past its segment (which ends at {:#x})",
@@ -305,4 +347,23 @@ fn kernel_code(elf: &Elf, name: &str, kd_vaddr: u64, entry_offset: i64) -> Resul
         )));
     }
     Ok((entry, size))
+}
+
+/// The code of a kernel whose function symbol gives no size: from its entry to the first of
+/// the next function symbol, the next kernel entry and the end of the section (or, without
+/// section headers, the segment's file bytes) holding the entry. This is what llvm-objdump
+/// disassembles as the function's body (it too runs to the next symbol), minus the local
+/// labels, which lie inside the code.
+fn implicit_code_size(elf: &Elf, entry: u64, segment: &Segment, others: &[u64]) -> u64 {
+    let segment_end = segment.vaddr + segment.file_size;
+    let section_end = elf
+        .sections
+        .iter()
+        .filter(|s| s.kind == SHT_PROGBITS && s.addr <= entry && entry - s.addr < s.size)
+        .map(|s| s.addr.saturating_add(s.size))
+        .min()
+        .unwrap_or(segment_end)
+        .min(segment_end);
+    let next_function = elf.symbols.iter().filter(|s| s.kind == STT_FUNC).map(|s| s.value);
+    next_function.chain(others.iter().copied()).filter(|&a| a > entry).fold(section_end, u64::min) - entry
 }

@@ -52,7 +52,7 @@ impl KernelResources {
             scratch: k.descriptor.private_segment_fixed_size,
             vgpr_spills: m.vgpr_spill_count,
             sgpr_spills: m.sgpr_spill_count,
-            max_waves_per_simd: waves_per_simd(m.vgpr_count, m.agpr_count, m.sgpr_count),
+            max_waves_per_simd: k.waves_per_simd(),
         }
     }
 

@@ -9,13 +9,17 @@
 //!   index`; swizzled: `base + soffset + (index_msb * stride + offset_msb * elem) * idx_stride +
 //!   index_lsb * elem + offset_lsb` with index split by the index stride and offset by the
 //!   element size.
-//! - 9.1.5.1 "Range Checking": private buffers (add_tid && !idxen) are not checked; raw buffers
-//!   (!add_tid && !swizzle && !idxen) are out of range when `inst_offset + vgpr_offset >=
-//!   num_records` (soffset is not part of the check); structured buffers (!add_tid && stride != 0
-//!   && idxen) when `index >= num_records`. Out-of-range reads return 0, writes and atomics are
-//!   dropped; dword-multiple loads and stores are checked per dword, format instructions and
-//!   atomics all or nothing. The guide defines no other combination; we refuse the others
-//!   (`FaultKind::Invalid`) instead of guessing.
+//! - Range checking, as the hardware does it (AMD's own simulator modelling GFX9/CDNA1-4 after
+//!   gfx950 measurements, ROCm/rocm-systems PR #10928; GFX942.md, "Things hand-written code
+//!   objects rely on"): a buffer with add_tid and no idxen (private) is not checked; with idxen
+//!   and a nonzero stride (structured) a lane is out of range when `index >= num_records`; every
+//!   other access is checked by bytes: `(vgpr_offset + inst_offset) mod 2^32 + soffset` plus the
+//!   end of each unit must not pass `num_records`, *including* SOFFSET and the instruction
+//!   offset, and also for OFFEN-only accesses of a strided buffer. Dword-multiple loads and stores
+//!   are checked per dword, format instructions and atomics all or nothing. Out-of-range reads
+//!   return 0 (a load to LDS writes those zeros into LDS), writes and atomics are dropped. The
+//!   CDNA guide (9.1.5.1) states the older rule without SOFFSET; AITER's attention kernels walk
+//!   K and V by bumping SOFFSET against an unmoved `num_records` and need the measured one.
 //! - Table 45: with add_tid, non-format MUBUF instructions take an 18-bit stride whose top four
 //!   bits are the DATA_FORMAT field.
 //! - 9.1.4: a resource whose DATA_FORMAT is 0 (INVALID) is unbound: loads return 0, stores are
@@ -75,30 +79,25 @@ impl Vsharp {
     }
 }
 
-/// The range check a resource gets (ISA 9.1.5.1).
+/// The range check a resource gets.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum RangeCheck {
     /// Private (scratch) buffer: none.
     None,
-    /// Raw buffer: `offset >= num_records` is out of range.
-    Offset,
+    /// By bytes: `offset + soffset + unit end > num_records` is out of range.
+    Bytes,
     /// Structured buffer: `index >= num_records` is out of range.
     Index,
 }
 
-/// The buffer type of an access with `idxen` through `v`, or an error for the combinations the
-/// ISA does not define.
-pub(crate) fn range_check(v: &Vsharp, idxen: bool, stride: u64, op: &str) -> Result<RangeCheck, FaultKind> {
-    match (v.add_tid, idxen) {
-        (true, false) => Ok(RangeCheck::None),
-        (false, false) if !v.swizzle => Ok(RangeCheck::Offset),
-        (false, true) if stride != 0 => Ok(RangeCheck::Index),
-        _ => Err(FaultKind::Invalid(format!(
-            "{op}: a buffer with add_tid={}, swizzle={}, stride={stride} accessed with idxen={idxen} is none of the \
-             ISA's buffer types (private: add_tid and no idxen; raw: no add_tid, swizzle or idxen; structured: \
-             idxen with a nonzero stride), so its range check is undefined",
-            v.add_tid as u8, v.swizzle as u8
-        ))),
+/// The range check of an access with `idxen` through `v` using `stride` (module docs).
+pub(crate) fn range_check(v: &Vsharp, idxen: bool, stride: u64) -> RangeCheck {
+    if v.add_tid && !idxen {
+        RangeCheck::None
+    } else if idxen && stride != 0 {
+        RangeCheck::Index
+    } else {
+        RangeCheck::Bytes
     }
 }
 
@@ -324,12 +323,15 @@ mod tests {
     #[test]
     fn buffer_types_and_their_range_checks() {
         let raw = Vsharp::from_words([0, 0, 64, 4 << 15]);
-        assert_eq!(range_check(&raw, false, 0, "t").unwrap(), RangeCheck::Offset);
+        assert_eq!(range_check(&raw, false, 0), RangeCheck::Bytes);
         let structured = Vsharp::from_words([0, 16 << 16, 64, 4 << 15]);
-        assert_eq!(range_check(&structured, true, 16, "t").unwrap(), RangeCheck::Index);
-        assert!(matches!(range_check(&raw, true, 0, "t"), Err(FaultKind::Invalid(_))));
+        assert_eq!(range_check(&structured, true, 16), RangeCheck::Index);
+        // OFFEN-only through a strided buffer is checked by bytes (PR #10928), as is an index
+        // with a zero stride.
+        assert_eq!(range_check(&structured, false, 16), RangeCheck::Bytes);
+        assert_eq!(range_check(&raw, true, 0), RangeCheck::Bytes);
         let scratch = Vsharp::from_words(private_segment_vsharp(4));
-        assert_eq!(range_check(&scratch, false, 0, "t").unwrap(), RangeCheck::None);
+        assert_eq!(range_check(&scratch, false, 0), RangeCheck::None);
         // add_tid widens the stride of non-format instructions with the data-format bits.
         let tid = Vsharp::from_words([0, 4 << 16, 0, 3 << 15 | 1 << 23]);
         assert_eq!(tid.stride_for(false), 3 << 14 | 4);

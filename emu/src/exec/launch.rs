@@ -111,8 +111,9 @@ pub(crate) struct LaunchInfo<'a> {
     pub entry_pc: u64,
     /// Work-items per workgroup (validated: 1..=MAX_WORKGROUP_SIZE).
     pub threads: u32,
-    pub vgprs: usize,
-    pub agprs: usize,
+    /// Vector registers of the unified file per wave, and where the AGPRs start in it.
+    pub unified_vgprs: usize,
+    pub accum_offset: usize,
     pub lds_bytes: u32,
     pub scratch_per_lane: u32,
     pub mode: FloatMode,
@@ -278,13 +279,15 @@ impl Emulator {
         mem.write(packet_addr, &pkt)?;
 
         // ---- register allocation from the descriptor ----
+        // What the dispatcher reads: the granulated count of the unified VGPR+AGPR file and
+        // ACCUM_OFFSET. Hand-written objects may omit `.agpr_count` from the metadata, so the
+        // metadata is only a cross-check: counts it declares beyond the allocation mean the two
+        // disagree, and the launch is refused rather than guessed at.
         let unified = desc.allocated_vgprs() as usize;
-        let (vgprs, agprs) = if meta.agpr_count > 0 {
-            let acc = desc.accum_offset() as usize;
-            (acc.min(unified), unified.saturating_sub(acc))
-        } else {
-            (unified, 0)
-        };
+        let acc = desc.accum_offset() as usize;
+        if let Some(why) = k.register_mismatch() {
+            return Err(launch_err(k, why));
+        }
         let mode = FloatMode {
             round32: desc.float_round_mode_32() as u8,
             round16_64: desc.float_round_mode_16_64() as u8,
@@ -293,6 +296,7 @@ impl Emulator {
             dx10_clamp: desc.dx10_clamp(),
             ieee: desc.ieee_mode(),
             fp16_ovfl: desc.fp16_overflow(),
+            vskip: false,
         };
         let info = LaunchInfo {
             module,
@@ -303,8 +307,8 @@ impl Emulator {
             queue_addr,
             entry_pc: module.image_base + k.code_vaddr,
             threads,
-            vgprs,
-            agprs,
+            unified_vgprs: unified,
+            accum_offset: acc,
             lds_bytes: lds_bytes as u32,
             scratch_per_lane: desc.private_segment_fixed_size,
             mode,
@@ -377,7 +381,7 @@ fn check_user_sgprs(info: &LaunchInfo<'_>) -> Result<(), EmuError> {
 
 /// Initial registers of wave `w` of workgroup `wg`, per the AMDHSA ABI.
 pub(crate) fn init_wave(wave: &mut Wave, info: &LaunchInfo<'_>, wg: [u32; 3], w: u32, mem: &MemView) -> Result<(), FaultKind> {
-    wave.reset(info.vgprs, info.agprs);
+    wave.reset(info.unified_vgprs, info.accum_offset);
     wave.index = w;
     wave.pc = info.entry_pc;
     wave.mode = info.mode;

@@ -13,8 +13,8 @@
 //!   (nearest even) to f32;
 //! - fp8/bf8: the same grouping with groups of 16. The study's separate even/odd partial sums are
 //!   not modelled, so fp8 results can differ from the hardware in the last bit;
-//! - int8 (`v_mfma_i32_*_i8`): signed bytes, products summed exactly and added to C as i32,
-//!   wrapping (CDNA3 ISA: integer MFMAs accumulate in i32 without saturation).
+//! - int8: exact integer dot products added to the i32 accumulator (wrapping). Same lane layout
+//!   as fp8 (8 values per lane, byte k % 4 of register (k / 4) % 2).
 //! Infinities and NaNs make a group fall back to plain f64 summation, which propagates them.
 //! MFMAs ignore EXEC and write every lane. BLGP permutes B's lanes; CBSZ/ABID (A broadcast
 //! between blocks) only exist for multi-block shapes, and a non-zero value is refused.
@@ -56,6 +56,7 @@ enum In {
     Xf32,
     Fp8,
     Bf8,
+    /// Signed int8 (`v_mfma_i32_*_i8`): exact integer dot products into i32.
     I8,
 }
 
@@ -88,8 +89,8 @@ fn shape(op: Op) -> Option<Shape> {
         VMfmaF3232x32x16Fp8Bf8 => s(32, 16, In::Fp8, In::Bf8),
         VMfmaF3232x32x16Bf8Fp8 => s(32, 16, In::Bf8, In::Fp8),
         VMfmaF3232x32x16Bf8Bf8 => s(32, 16, In::Bf8, In::Bf8),
-        VMfmaI3216x16x32I8 => s(16, 32, In::I8, In::I8),
         VMfmaI3232x32x16I8 => s(32, 16, In::I8, In::I8),
+        VMfmaI3216x16x32I8 => s(16, 32, In::I8, In::I8),
         _ => None,
     }
 }
@@ -123,16 +124,15 @@ impl In {
             In::Bf16 => f32::from_bits((regs[e / 2] >> (16 * (e % 2))) << 16) as f64,
             In::Fp8 => e4m3fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
             In::Bf8 => e5m2fnuz_to_f32((regs[e / 4] >> (8 * (e % 4))) as u8) as f64,
-            In::I8 => (regs[e / 4] >> (8 * (e % 4))) as u8 as i8 as f64,
+            In::I8 => ((regs[e / 4] >> (8 * (e % 4))) as u8 as i8) as f64,
         }
     }
-    /// Products fused per rounding step.
+    /// Products fused per rounding step (0: integer arithmetic, no rounding).
     fn group(self) -> usize {
         match self {
             In::F32 | In::Xf32 => 1,
             In::F16 | In::Bf16 => 8,
             In::Fp8 | In::Bf8 => 16,
-            // Exact: not a rounding group.
             In::I8 => 0,
         }
     }
@@ -273,9 +273,10 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
             let bj = &bt[j * kk..j * kk + kk];
             let (r, lane) = c_pos(m, i, j);
             if group == 0 {
-                // int8: at most 32 products of magnitude 2^14 each, exact in f64.
-                let dot: f64 = ai.iter().zip(bj).map(|(x, y)| x * y).sum();
-                d[r][lane] = (d[r][lane] as i32).wrapping_add(dot as i64 as i32) as u32;
+                // int8: products and their sum are exact integers (|sum| < 2^20 for k <= 32);
+                // the i32 accumulator wraps (the ISA defines no saturation for these ops).
+                let dot: i64 = ai.iter().zip(bj).map(|(x, y)| (x * y) as i64).sum();
+                d[r][lane] = (d[r][lane] as i32).wrapping_add(dot as i32) as u32;
                 continue;
             }
             let mut acc = f32::from_bits(d[r][lane]);

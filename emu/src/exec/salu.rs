@@ -457,6 +457,12 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Exec {
         SCmpLgU64 => cmp(w, s64(w, inst, 0)? != s64(w, inst, 1)?),
         SBitcmp0B32 => cmp(w, s32(w, inst, 0)? >> (s32(w, inst, 1)? & 31) & 1 == 0),
         SBitcmp1B32 => cmp(w, s32(w, inst, 0)? >> (s32(w, inst, 1)? & 31) & 1 == 1),
+        // CDNA3 ISA, S_SETVSKIP: VSKIP = S0[S1[4:0]] (MODE bit 28); while set, vector
+        // instructions are not issued (`workgroup::run_wave` skips them).
+        SSetvskip => {
+            w.mode.vskip = s32(w, inst, 0)? >> (s32(w, inst, 1)? & 31) & 1 == 1;
+            Ok(Flow::Next)
+        }
         SBitcmp0B64 => cmp(w, s64(w, inst, 0)? >> (s32(w, inst, 1)? & 63) & 1 == 0),
         SBitcmp1B64 => cmp(w, s64(w, inst, 0)? >> (s32(w, inst, 1)? & 63) & 1 == 1),
 

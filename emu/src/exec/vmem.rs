@@ -11,7 +11,7 @@
 //! - SCRATCH (gfx940 table 56): `saddr` (one SGPR, or off) + `vaddr` (if SVE, else 0) + signed
 //!   offset, into the lane's private memory: the four ST/SS/SV/SVS modes are the four on/off
 //!   combinations.
-//! - MUBUF: a buffer resource (V#), linear or swizzled, with the ISA's range checks; see
+//! - MUBUF: a buffer resource (V#), linear or swizzled, with the hardware's range checks; see
 //!   [`super::buffer`]. A V# based in the scratch window reaches the wave's private memory.
 //! - Loads to LDS (`global_load_lds_*`, `scratch_load_lds_*`, `buffer_load_* lds`): lane l's
 //!   value goes to LDS at `M0_part + inst_offset + 4 * l`, where `M0_part` is `M0[17:2] * 4`
@@ -194,35 +194,36 @@ fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>
 /// MUBUF pieces (ISA 9.1.5): per range-check unit, an address linear or swizzled, then the
 /// private window or global memory.
 fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -> Result<(), Trouble> {
-    let name = inst.op.name();
     let v = Vsharp::from_words(w.sregs(inst.src[2])?);
     let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32)? as u64 };
     let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
     let stride = v.stride_for(acc.format);
-    let check = buffer::range_check(&v, idxen, stride, name)?;
+    let check = buffer::range_check(&v, idxen, stride);
     // A DATA_FORMAT of 0 marks an unbound resource (ISA 9.1.4) unless those bits are the top of
     // an 18-bit add_tid stride.
     let unbound = v.dfmt == 0 && (acc.format || !v.add_tid);
-    let inst_off = (inst.imm as u32 & 0xfff) as u64;
+    let inst_off = inst.imm as u32 & 0xfff;
     for l in active(w.exec()) {
-        let vr = |k: u16| -> Result<u64, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l] as u64) };
+        let vr = |k: u16| -> Result<u32, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l]) };
         let (vidx, voff) = match (idxen, offen) {
             (true, true) => (vr(0)?, vr(1)?),
             (true, false) => (vr(0)?, 0),
             (false, true) => (0, vr(0)?),
             (false, false) => (0, 0),
         };
-        let index = vidx + if v.add_tid { l as u64 } else { 0 };
+        let index = vidx as u64 + if v.add_tid { l as u64 } else { 0 };
+        // The VGPR offset and the instruction offset add in 32 bits (only they wrap); SOFFSET
+        // joins them unwrapped for the range check (module docs).
+        let offset = voff.wrapping_add(inst_off) as u64;
         let mut at = 0;
         while at < acc.bytes {
-            let offset = voff + inst_off + at as u64;
+            let unit_end = at + acc.unit;
             let out_of_range = unbound
                 || match check {
                     RangeCheck::None => false,
-                    RangeCheck::Offset => offset >= v.num_records,
+                    RangeCheck::Bytes => offset + soff + unit_end as u64 > v.num_records,
                     RangeCheck::Index => index >= v.num_records,
                 };
-            let unit_end = at + acc.unit;
             if out_of_range {
                 out.push(Piece { lane: l as u8, at: at as u8, len: acc.unit as u8, t: Target::Dropped });
                 at = unit_end;
@@ -231,7 +232,7 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
             // Swizzled units do not straddle an element (the guide requires accesses no larger
             // than the element; we split rather than refuse).
             while at < unit_end {
-                let offset = voff + inst_off + at as u64;
+                let offset = offset + at as u64;
                 let mut len = unit_end - at;
                 if v.swizzle {
                     len = len.min((v.elem - offset % v.elem) as u32);

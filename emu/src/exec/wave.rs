@@ -96,6 +96,10 @@ pub struct FloatMode {
     /// FP16_OVFL: fp8/bf8 conversions saturate overflow (and infinities) to the maximum instead
     /// of producing NaN.
     pub fp16_ovfl: bool,
+    /// VSKIP (bit 28, set by `s_setvskip`): vector instructions (VALU, MFMA, LDS, vector
+    /// memory) are not issued; skipped memory instructions do not count toward the wait
+    /// counters (CDNA3 ISA, S_SETVSKIP).
+    pub vskip: bool,
 }
 
 impl FloatMode {
@@ -108,6 +112,7 @@ impl FloatMode {
             | (self.dx10_clamp as u32) << 8
             | (self.ieee as u32) << 9
             | (self.fp16_ovfl as u32) << 23
+            | (self.vskip as u32) << 28
     }
 
     /// Settings from a MODE register value.
@@ -120,6 +125,7 @@ impl FloatMode {
             dx10_clamp: v & (1 << 8) != 0,
             ieee: v & (1 << 9) != 0,
             fp16_ovfl: v & (1 << 23) != 0,
+            vskip: v & (1 << 28) != 0,
         }
     }
 }
@@ -128,10 +134,12 @@ impl FloatMode {
 pub struct Wave {
     /// Scalar registers by code: SGPRs 0-101, then FLAT_SCRATCH, XNACK_MASK, VCC, TTMPs, M0, -, EXEC.
     pub s: [u32; 128],
-    /// Architectural VGPRs, `v[r][lane]`.
+    /// The wave's slice of the unified vector register file, `v[r][lane]`: ArchVGPR `r` is
+    /// `v[r]`, AGPR `r` is `v[acc + r]` (gfx90a/gfx942: one 512-entry file per lane, AGPRs from
+    /// the descriptor's ACCUM_OFFSET; GFX942.md, registers).
     pub v: Vec<VReg>,
-    /// Accumulation VGPRs, `a[r][lane]`.
-    pub a: Vec<VReg>,
+    /// Where the AGPRs start in `v` (ACCUM_OFFSET).
+    pub acc: usize,
     /// Scalar condition code.
     pub scc: bool,
     /// Program counter (device address).
@@ -153,12 +161,12 @@ pub struct Wave {
 }
 
 impl Wave {
-    /// A wave with `vgprs` architectural VGPRs and `agprs` AGPRs, all zero.
+    /// A wave with `vgprs` architectural VGPRs and `agprs` AGPRs after them, all zero.
     pub fn new(vgprs: usize, agprs: usize) -> Wave {
         Wave {
             s: [0; 128],
-            v: vec![[0; LANES]; vgprs],
-            a: vec![[0; LANES]; agprs],
+            v: vec![[0; LANES]; vgprs + agprs],
+            acc: vgprs,
             scc: false,
             pc: 0,
             mode: FloatMode::default(),
@@ -171,13 +179,12 @@ impl Wave {
         }
     }
 
-    /// Resets for reuse with the given register counts.
-    pub fn reset(&mut self, vgprs: usize, agprs: usize) {
+    /// Resets for reuse with `unified` vector registers, AGPRs from `acc`.
+    pub fn reset(&mut self, unified: usize, acc: usize) {
         self.s = [0; 128];
         self.v.clear();
-        self.v.resize(vgprs, [0; LANES]);
-        self.a.clear();
-        self.a.resize(agprs, [0; LANES]);
+        self.v.resize(unified, [0; LANES]);
+        self.acc = acc;
         self.scc = false;
         self.status = WaveStatus::Running;
         self.executed = 0;
@@ -311,26 +318,31 @@ impl Wave {
 
     // ---- vector sources ------------------------------------------------------------------
 
+    /// Where an operand's vector register lies in the unified file. An ArchVGPR may lie at or
+    /// above ACCUM_OFFSET (it is then the same storage as an AGPR, as on the hardware, which
+    /// adds the index to the wave's VGPR base and checks only the allocation's end).
+    #[inline]
+    fn unified_index(&self, op: Opnd) -> Result<usize, FaultKind> {
+        let i = match op.0 {
+            256..=511 => (op.0 - 256) as usize,
+            512..=767 => self.acc + (op.0 - 512) as usize,
+            _ => return Err(FaultKind::Invalid(format!("{op:?} is not a vector register"))),
+        };
+        if i < self.v.len() { Ok(i) } else { Err(self.reg_fault(op)) }
+    }
+
     /// The vector register an operand names (VGPR or AGPR), bounds-checked.
     #[inline]
     pub fn vreg(&self, op: Opnd) -> Result<&VReg, FaultKind> {
-        match op.0 {
-            256..=511 => self.v.get((op.0 - 256) as usize).ok_or_else(|| self.reg_fault(op)),
-            512..=767 => self.a.get((op.0 - 512) as usize).ok_or_else(|| self.reg_fault(op)),
-            _ => Err(FaultKind::Invalid(format!("{op:?} is not a vector register"))),
-        }
+        let i = self.unified_index(op)?;
+        Ok(&self.v[i])
     }
 
     /// Mutable access to the vector register an operand names.
     #[inline]
     pub fn vreg_mut(&mut self, op: Opnd) -> Result<&mut VReg, FaultKind> {
-        let (nv, na) = (self.v.len(), self.a.len());
-        let fault = || FaultKind::Register(format!("{op:?} (the wave has {nv} VGPRs and {na} AGPRs)"));
-        match op.0 {
-            256..=511 => self.v.get_mut((op.0 - 256) as usize).ok_or_else(fault),
-            512..=767 => self.a.get_mut((op.0 - 512) as usize).ok_or_else(fault),
-            _ => Err(FaultKind::Invalid(format!("{op:?} is not a vector register"))),
-        }
+        let i = self.unified_index(op)?;
+        Ok(&mut self.v[i])
     }
 
     /// The vector register `k` registers after `op` (for multi-dword operands).
@@ -346,8 +358,15 @@ impl Wave {
         self.vreg_mut(o)
     }
 
+    #[cold]
     fn reg_fault(&self, op: Opnd) -> FaultKind {
-        FaultKind::Register(format!("{op:?} (the wave has {} VGPRs and {} AGPRs)", self.v.len(), self.a.len()))
+        FaultKind::Register(format!(
+            "{op:?} (the wave has {} vector registers, AGPRs from {}: {} VGPRs below them and {} AGPRs)",
+            self.v.len(),
+            self.acc,
+            self.acc.min(self.v.len()),
+            self.v.len().saturating_sub(self.acc)
+        ))
     }
 
     /// A 32-bit source for every lane: a vector register, or a scalar value broadcast.
@@ -481,10 +500,13 @@ mod tests {
 
     #[test]
     fn vector_registers_are_bounds_checked() {
-        let w = Wave::new(4, 2);
+        let mut w = Wave::new(4, 2);
         assert!(w.vreg(Opnd::vgpr(3)).is_ok());
-        assert!(matches!(w.vreg(Opnd::vgpr(4)), Err(FaultKind::Register(_))));
         assert!(w.vreg(Opnd::agpr(1)).is_ok());
         assert!(matches!(w.vreg(Opnd::agpr(2)), Err(FaultKind::Register(_))));
+        // One unified file: an ArchVGPR at or above ACCUM_OFFSET is the AGPR stored there.
+        w.vreg_mut(Opnd::agpr(1)).unwrap()[0] = 7;
+        assert_eq!(w.vreg(Opnd::vgpr(5)).unwrap()[0], 7);
+        assert!(matches!(w.vreg(Opnd::vgpr(6)), Err(FaultKind::Register(_))));
     }
 }

@@ -1,9 +1,17 @@
 //! One workgroup: its waves and its LDS, run on one CPU thread.
 //!
-//! Scheduling: each running wave executes until it reaches `s_barrier`, `s_endpgm` or `s_sleep`,
-//! then the next wave runs. When every wave that has not ended waits at the barrier, the barrier
+//! Scheduling: the running waves take turns of [`TURN`] instructions each (fewer when a wave
+//! reaches `s_barrier`, `s_endpgm` or `s_sleep`), round-robin in wave order, as the hardware
+//! issues the waves of a workgroup side by side (one instruction per wave per issue turn, on
+//! four SIMDs at once). When every wave that has not ended waits at the barrier, the barrier
 //! opens (waves that have ended no longer count, as on the hardware). The order is fixed, so a
 //! launch is deterministic.
+//!
+//! Why turns and not each wave to its next barrier: hand-written kernels rely on the waves
+//! moving together. AMD's AITER MoE kernels read an LDS staging area right after a barrier and
+//! overwrite it with the next chunk some 70 instructions later without another barrier; on the
+//! hardware every wave's reads are long done by then. Run to the barrier one at a time, the
+//! first wave would overwrite the area before the last had read it.
 
 use super::counters::{Class, Counters};
 use super::error::{Fault, FaultKind};
@@ -14,6 +22,10 @@ use super::step::{Ctx, Flow, Trouble, class_of, step};
 use super::trace::{Event, Snapshot};
 use super::wave::{LANES, Wave, WaveStatus};
 use crate::isa::Enc;
+
+/// Instructions a wave runs before the next wave's turn: one, so the waves of a workgroup advance
+/// together as on the hardware (module docs).
+pub(crate) const TURN: u32 = 1;
 
 /// Reusable per-thread state (waves and LDS are recycled across workgroups).
 pub(crate) struct WorkgroupRun {
@@ -104,8 +116,8 @@ pub(crate) fn run_workgroup(
             let mut cx = Ctx { mem, lds: &mut lds[..], counters, hot, info };
             let w = &mut waves[wi];
             let ran = match trace.as_deref_mut() {
-                None => run_wave::<false>(w, &mut cx, &mut Vec::new()),
-                Some(t) => run_wave::<true>(w, &mut cx, &mut t[wi]),
+                None => run_wave::<false>(w, &mut cx, &mut Vec::new(), TURN),
+                Some(t) => run_wave::<true>(w, &mut cx, &mut t[wi], TURN),
             };
             if let Err(t) = ran {
                 let kind = match t.kind {
@@ -136,25 +148,29 @@ pub(crate) fn run_workgroup(
     }
 }
 
-/// Executes one wave until it blocks (barrier, end, sleep) or faults. With `TRACE`, every
-/// instruction is appended to `events`; without, `events` is untouched and the tracing code is
-/// compiled out of this instance.
-fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut Vec<Event>) -> Result<(), Trouble> {
+/// Executes up to `turn` instructions of one wave, fewer if it blocks (barrier, end, sleep) or
+/// faults. With `TRACE`, every instruction is appended to `events`; without, `events` is
+/// untouched and the tracing code is compiled out of this instance.
+fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut Vec<Event>, turn: u32) -> Result<(), Trouble> {
     let module = cx.info.module;
-    loop {
+    for _ in 0..turn {
         let (slot, inst) = module.fetch_slot(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
         w.executed += 1;
         if w.executed > cx.info.budget {
             return Err(Trouble::new(FaultKind::InstructionBudget(cx.info.budget)));
         }
         let class = class_of(inst);
+        // VSKIP: a vector instruction is fetched but not issued; it counts (and the model costs
+        // it) as a program-control instruction.
+        let skipped = w.mode.vskip && matches!(class, Class::Valu | Class::Mfma | Class::Ds | Class::Vmem);
+        let class = if skipped { Class::Other } else { class };
         cx.hot.by_class[class as usize] += 1;
         if class == Class::Mfma {
             *cx.counters.mfma.entry(inst.op.name()).or_default() += 1;
         }
         cx.hot.per_word[slot] += 1;
         let before = if TRACE { Snapshot::of(cx.counters) } else { Snapshot::default() };
-        let flow = step(w, inst, cx)?;
+        let flow = if skipped { Flow::Next } else { step(w, inst, cx)? };
         if TRACE {
             let imm = if inst.enc == Enc::Sopp { inst.imm as u32 & 0xffff } else { 0 };
             let taken = matches!(flow, Flow::Jump(_));
@@ -182,4 +198,5 @@ fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut 
             }
         }
     }
+    Ok(())
 }

@@ -1,6 +1,7 @@
 //! [`Inst`] -> text, exactly as `llvm-objdump-19 -d --mcpu=gfx942` prints it.
 //!
-//! Branch targets print as the raw simm16, like llvm-objdump does before its `<label>` comment.
+//! Branch targets print as the raw simm16, like llvm-objdump does before its `<label>` comment,
+//! or as the label a listing gives ([`Inst::text_with_label`]).
 
 use std::fmt::{self, Write};
 
@@ -12,8 +13,16 @@ use super::tables::{self, FORMS, NO_FORM};
 impl Inst {
     /// The instruction in LLVM's gfx942 assembly syntax.
     pub fn text(&self) -> String {
+        self.text_with_label(None)
+    }
+
+    /// As [`Inst::text`], with a branch target printed as `label` (what llvm-objdump does when
+    /// an untyped symbol, an assembler label, sits at the target address). Ignored for
+    /// instructions that are not branches.
+    pub fn text_with_label(&self, label: Option<&str>) -> String {
         let mut s = String::with_capacity(64);
-        Printer { inst: self, form: self.form(), out: &mut s }.print();
+        let label = label.filter(|_| self.branch_target(0).is_some());
+        Printer { inst: self, form: self.form(), out: &mut s, label }.print();
         s
     }
 
@@ -56,6 +65,8 @@ struct Printer<'a> {
     inst: &'a Inst,
     form: &'static Form,
     out: &'a mut String,
+    /// The branch target's label, for branches.
+    label: Option<&'a str>,
 }
 
 /// Writes the operands of one instruction: ", " between them, the first after a space.
@@ -151,6 +162,10 @@ impl Printer<'_> {
     }
 
     fn imm16(&mut self, style: u32) {
+        if let Some(l) = self.label {
+            self.out.push_str(l);
+            return;
+        }
         let v = self.inst.imm as u32 & 0xFFFF;
         let out = &mut *self.out;
         match style {

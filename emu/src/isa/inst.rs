@@ -248,3 +248,28 @@ pub struct Inst {
     /// [`flags`] bits.
     pub flags: u16,
 }
+
+impl Inst {
+    /// Where a PC-relative branch at `pc` goes (`s_branch`, `s_cbranch_*`, `s_call_b64`: the
+    /// next instruction plus simm16 dwords); `None` for every other instruction. These are the
+    /// instructions whose operand LLVM's disassembler prints as a label (`SOPPBrTarget`).
+    pub fn branch_target(&self, pc: u64) -> Option<u64> {
+        use Op::*;
+        let relative = matches!(
+            self.op,
+            SBranch
+                | SCbranchScc0
+                | SCbranchScc1
+                | SCbranchVccz
+                | SCbranchVccnz
+                | SCbranchExecz
+                | SCbranchExecnz
+                | SCbranchCdbgsys
+                | SCbranchCdbguser
+                | SCbranchCdbgsysOrUser
+                | SCbranchCdbgsysAndUser
+                | SCallB64
+        );
+        relative.then(|| pc.wrapping_add(4).wrapping_add_signed(4 * (self.imm as i16 as i64)))
+    }
+}

@@ -4,9 +4,14 @@
 //! AMDGPU scheduling model (`llvm/lib/Target/AMDGPU/SISchedule.td`), whose numbers count issue
 //! slots of a wave64 instruction relative to a full-rate VALU op.
 
-/// Engine clock the model runs at, MHz. GFX942.md, "peak engine clock 2100 MHz". (Under dense
-/// GEMM the real clock falls to about 1.1-1.25 GHz, same line; modeled times are at the peak.)
+/// Peak engine clock, MHz: the clock the CU simulation counts in. GFX942.md, "peak engine clock
+/// 2100 MHz".
 pub const CLOCK_MHZ: f64 = 2100.0;
+/// The engine clock with the matrix cores busy all the time, MHz: power management lowers the
+/// clock under dense MFMA load. GFX942.md, measured anchors: hipBLASLt's tuned BF16 GEMM ran
+/// at 1207 MHz (708 TFLOP/s, 94% of the matrix cores' peak at that clock); the same sheet gives
+/// 1.1-1.25 GHz for dense GEMM. See [`Chip::clock_under`].
+pub const LOADED_CLOCK_MHZ: f64 = 1207.0;
 
 /// Compute units. GFX942.md, "304 (8 dies x 38)".
 pub const CUS: u64 = 304;
@@ -57,10 +62,14 @@ pub const LDS_LATENCY: u64 = 64;
 /// Clocks for a scalar load to return. SISchedule.td, `WriteSMEM` = 5 issue slots of 4 clocks.
 pub const SMEM_LATENCY: u64 = 5 * ISSUE_PERIOD;
 /// Clocks from a vector memory instruction's last byte leaving the CU's memory path to its
-/// completion (vmcnt decrement). SISchedule.td, `WriteVMEM` = 80 issue slots of 4 clocks. This is
-/// the weakest constant of the model (LLVM's own comment calls its numbers possibly inaccurate);
-/// bandwidth-bound and well-occupied kernels do not depend on it.
-pub const VMEM_LATENCY: u64 = 80 * ISSUE_PERIOD;
+/// completion (vmcnt decrement): 0.32 us at the peak clock (672). Source: AMD's TraceLens
+/// microbenchmark (AMD-AGI/TraceLens PR #964) measured 0.32 us per dependent HBM load on MI210
+/// (a Triton pointer chase over a 64 MiB table). MI300X puts its Infinity Cache and fabric
+/// between L2 and HBM, so its miss latency is no lower: this is a lower bound for HBM and an
+/// upper one for L2 hits, which the model does not tell apart. (It replaced LLVM's scheduling
+/// figure, `WriteVMEM` = 80 issue slots = 320 clocks, which is a compiler heuristic, not a
+/// measurement; calibration on AITER's kernels showed latency-bound kernels modeled 3x fast.)
+pub const VMEM_LATENCY: u64 = 672;
 /// Clocks a taken branch costs its wave before the next instruction. SISchedule.td,
 /// `WriteBranch` = 8 (in the same issue-slot units as the rest: 2 turns of 4 clocks).
 pub const BRANCH_CYCLES: u64 = 2 * ISSUE_PERIOD;
@@ -86,6 +95,69 @@ pub const L2_BYTES_PER_CLOCK_PER_XCD: f64 = 16.0 * 128.0;
 /// (`GlobalCounters::lines`, a partially used line costs a whole one).
 pub const LINE_BYTES: u64 = 64;
 
+/// The chip a launch is modeled on: how many CUs share the grid, how they group into dies
+/// (each with its L2), and the clock and HBM bandwidth. Everything per CU (SIMDs, LDS, pipes,
+/// latencies) is the CDNA3 CU of the constants above, the same on every gfx942 part.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Chip {
+    /// Name for reports.
+    pub name: &'static str,
+    /// Compute units.
+    pub cus: u64,
+    /// Dies (XCDs), each with its own L2.
+    pub xcds: u64,
+    /// Peak engine clock, MHz.
+    pub clock_mhz: f64,
+    /// Engine clock with the matrix cores busy all the time, MHz.
+    pub loaded_clock_mhz: f64,
+    /// Sustained HBM bandwidth, bytes per second.
+    pub hbm_bytes_per_s: f64,
+}
+
+impl Chip {
+    /// MI300X: 304 CUs on 8 XCDs of 38 (GFX942.md, the machine), [`CLOCK_MHZ`],
+    /// [`HBM_SUSTAINED_BYTES_PER_S`].
+    pub const MI300X: Chip = Chip {
+        name: "MI300X",
+        cus: CUS,
+        xcds: CUS / CUS_PER_XCD,
+        clock_mhz: CLOCK_MHZ,
+        loaded_clock_mhz: LOADED_CLOCK_MHZ,
+        hbm_bytes_per_s: HBM_SUSTAINED_BYTES_PER_S,
+    };
+
+    /// MI308X: the same gfx942 die with 80 CUs enabled (AITER's tuned tables list it as
+    /// `cu_num` 80 and its dispatchers load the `MI308/` kernel builds for 80 or 64 CUs). The
+    /// project's sources give no MI308X data sheet, so everything but the CU count is MI300X's:
+    /// 8 XCDs (10 CUs each), the same peak and loaded clocks and the same HBM. A weak spot,
+    /// named in the model README.
+    pub const MI308X: Chip = Chip { name: "MI308X", cus: 80, ..Chip::MI300X };
+
+    /// The chip with `cus` CUs: MI300X for 304, MI308X for 80, else MI300X's per-CU figures
+    /// on that many CUs.
+    pub fn with_cus(cus: u64) -> Chip {
+        match cus {
+            CUS => Chip::MI300X,
+            80 => Chip::MI308X,
+            n => Chip { name: "gfx942", cus: n.max(1), ..Chip::MI300X },
+        }
+    }
+
+    /// The clock a kernel runs at whose matrix cores are busy `mfma_busy` of the time (0..=1,
+    /// at the peak clock): from the peak with idle matrix cores down to [`LOADED_CLOCK_MHZ`] when
+    /// they never rest, linearly. The line between the two measured end points is the model's
+    /// assumption (dynamic power under GEMM grows with matrix-core activity, and the clock falls
+    /// to hold the power limit); it is not a measured curve.
+    pub fn clock_under(&self, mfma_busy: f64) -> f64 {
+        self.clock_mhz - (self.clock_mhz - self.loaded_clock_mhz) * mfma_busy.clamp(0.0, 1.0)
+    }
+
+    /// CUs per XCD (rounded up).
+    pub fn cus_per_xcd(&self) -> u64 {
+        self.cus.div_ceil(self.xcds.max(1))
+    }
+}
+
 /// Peak dense FLOP/s of the matrix cores for an input type at [`CLOCK_MHZ`] (the roofline's
 /// compute roofs). GFX942.md, "dense peak TFLOP/s".
 pub fn peak_flops(kind: MathKind) -> f64 {
@@ -98,6 +170,11 @@ pub fn peak_flops(kind: MathKind) -> f64 {
         MathKind::Vector => 512.0,
     };
     per_cu_clock * CUS as f64 * CLOCK_MHZ * 1e6
+}
+
+/// [`peak_flops`] on `chip` (its CUs at its clock).
+pub fn peak_flops_on(kind: MathKind, chip: &Chip) -> f64 {
+    peak_flops(kind) / (CUS as f64 * CLOCK_MHZ) * (chip.cus as f64 * chip.clock_mhz)
 }
 
 /// What a kernel's arithmetic runs on, for its compute roof.

@@ -12,9 +12,12 @@ pub mod cost;
 mod cu;
 pub mod machine;
 pub mod main_loop;
+mod run;
+
+pub use machine::Chip;
+pub use run::{ModelOptions, ModeledLaunch, ModeledLaunchError, modeled_launch};
 
 use crate::codeobj::KernelInfo;
-use crate::codeobj::waves_per_simd;
 use crate::exec::{Class, Trace};
 use machine::*;
 use std::collections::{BTreeMap, BTreeSet};
@@ -31,16 +34,12 @@ pub struct KernelShape {
 impl KernelShape {
     /// The limits of `kernel` launched with `dynamic_lds` bytes of launch-sized LDS.
     pub fn of(kernel: &KernelInfo, dynamic_lds: u32) -> KernelShape {
-        let m = &kernel.meta;
-        KernelShape {
-            waves_per_simd: waves_per_simd(m.vgpr_count, m.agpr_count, m.sgpr_count),
-            lds_per_workgroup: m.group_segment_fixed_size + dynamic_lds,
-        }
+        KernelShape { waves_per_simd: kernel.waves_per_simd(), lds_per_workgroup: kernel.meta.group_segment_fixed_size + dynamic_lds }
     }
 }
 
 /// The launch as a whole.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Workload {
     /// Workgroups in the grid.
     pub grid_workgroups: u64,
@@ -48,6 +47,15 @@ pub struct Workload {
     /// when known. Requests beyond that are taken to hit in L2/Infinity Cache. `None`: every
     /// requested byte goes to HBM (a streaming kernel).
     pub hbm_bytes: Option<u64>,
+    /// The chip (CU count, dies, clock, HBM).
+    pub chip: Chip,
+}
+
+impl Workload {
+    /// A launch of `grid_workgroups` on MI300X.
+    pub fn mi300x(grid_workgroups: u64, hbm_bytes: Option<u64>) -> Workload {
+        Workload { grid_workgroups, hbm_bytes, chip: Chip::MI300X }
+    }
 }
 
 /// The resource the model finds limiting.
@@ -123,11 +131,15 @@ pub struct PcCost {
 /// The model's answer for one launch.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Modeled {
-    /// Modeled kernel time in clocks at [`CLOCK_MHZ`]: the busiest CU's.
+    /// Modeled kernel time in clocks: the busiest CU's (the CU simulation counts clocks; the
+    /// time divides them by `clock_mhz`).
     pub cycles: u64,
-    /// Modeled kernel time in seconds.
+    /// Modeled kernel time in seconds: `cycles` at `clock_mhz`.
     pub seconds: f64,
-    /// Workgroups the busiest CU runs (`ceil(grid / 304)`).
+    /// The clock the time is at, MHz: the chip's peak lowered for matrix-core load
+    /// ([`Chip::clock_under`]).
+    pub clock_mhz: f64,
+    /// Workgroups the busiest CU runs (`ceil(grid / CUs)`).
     pub workgroups_per_cu: u64,
     /// Workgroups simulated clock by clock (the rest extrapolated at the steady rate).
     pub simulated_workgroups: u64,
@@ -200,13 +212,14 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         _ => 1.0,
     };
     // Bandwidth shares: all busy CUs split HBM evenly; the CUs of one die split its L2.
-    let active = load.grid_workgroups.min(CUS);
-    let hbm_per_cu = HBM_SUSTAINED_BYTES_PER_S / (CLOCK_MHZ * 1e6) / active as f64;
-    let l2_per_cu = L2_BYTES_PER_CLOCK_PER_XCD / active.div_ceil(CUS / CUS_PER_XCD).min(CUS_PER_XCD) as f64;
+    let chip = &load.chip;
+    let active = load.grid_workgroups.min(chip.cus);
+    let hbm_per_cu = chip.hbm_bytes_per_s / (chip.clock_mhz * 1e6) / active as f64;
+    let l2_per_cu = L2_BYTES_PER_CLOCK_PER_XCD / active.div_ceil(chip.xcds).min(chip.cus_per_xcd()) as f64;
     // Every byte crosses L2, the missed share HBM too; the two are pipelined, the slower rules.
     let mem_clocks_per_byte = (hbm_fraction / hbm_per_cu).max(1.0 / l2_per_cu);
 
-    let per_cu = load.grid_workgroups.div_ceil(CUS);
+    let per_cu = load.grid_workgroups.div_ceil(chip.cus);
     let events_per_wg = (sample.iter().map(|w| w.instructions() as u64).sum::<u64>() as f64 / n).max(1.0);
     let cap = ((EVENT_BUDGET as f64 / events_per_wg) as u64).max(2);
     let job = cu::CuJob {
@@ -249,12 +262,14 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         })
         .collect();
     let by_class = full.by_class.iter().map(|(&k, &v)| (k, (v as f64 * scale).round() as u64)).collect();
+    let clock_mhz = chip.clock_under(utilization.mfma);
     Ok(Modeled {
         cycles,
-        seconds: cycles as f64 / (CLOCK_MHZ * 1e6),
+        seconds: cycles as f64 / (clock_mhz * 1e6),
+        clock_mhz,
         workgroups_per_cu: per_cu,
         simulated_workgroups: full.simulated_workgroups,
-        tail_efficiency: load.grid_workgroups as f64 / (CUS * per_cu) as f64,
+        tail_efficiency: load.grid_workgroups as f64 / (chip.cus * per_cu) as f64,
         waves_per_simd: kernel.waves_per_simd,
         resident_workgroups: full.max_resident,
         requested_bytes: requested,

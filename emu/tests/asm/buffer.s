@@ -45,7 +45,7 @@ buf_raw:
   OUT v2                               // row 0: in[l] if 4l < 100
   s_mov_b32 s12, 40
   buffer_load_dword v2, v1, s[8:11], s12 offen
-  OUT v2                               // row 1: soffset is not range-checked: in[l+10] if 4l < 100
+  OUT v2                               // row 1: soffset is range-checked: in[l+10] if 4l+40+4 <= 100
   buffer_load_dword v2, v1, s[8:11], 0 offen offset:8
   OUT v2                               // row 2: the instruction offset is: in[l+2] if 4l+8 < 100
   v_lshlrev_b32 v3, 3, v0
@@ -193,17 +193,36 @@ buf_scratch:
 .Lbuf_scratch_end:
 .size buf_scratch, .Lbuf_scratch_end-buf_scratch
 
-// ---- a buffer type the ISA does not define: idxen with stride 0 -----------------------------
-.globl buf_undefined
+// ---- the byte range check in the cases the CDNA guide leaves open ------------------------
+// (AMD's rocjitsu after gfx950 measurements, ROCm/rocm-systems PR #10928.)
+.globl buf_checks
 .p2align 8
-.type buf_undefined,@function
-buf_undefined:
+.type buf_checks,@function
+buf_checks:
   PROLOGUE
-  VSHARP 8, 0, 100, 0x27000
+  VSHARP 8, 0, 100, 0x27000            // 100 bytes, stride 0
   buffer_load_dword v2, v0, s[8:11], 0 idxen
+  OUT v2                               // row 0: idxen with stride 0, checked by bytes: in[0]
+  VSHARP 8, 16<<16, 100, 0x27000       // stride 16, num_records 100 read as bytes
+  buffer_load_dword v2, v1, s[8:11], 0 offen
+  OUT v2                               // row 1: OFFEN only on a strided buffer: in[l] if 4l+4 <= 100
+  VSHARP 8, 0, 100, 0x27000
+  v_add_u32 v3, 2, v1
+  buffer_load_dword v2, v3, s[8:11], 0 offen
+  OUT v2                               // row 2: the dword's end counts: bytes 4l+2.. if 4l+6 <= 100
+  // A load to LDS over slots holding a marker: out-of-range lanes write zeros.
+  v_mov_b32 v4, 0x5eed
+  ds_write_b32 v1, v4
+  s_mov_b32 m0, 0
+  s_mov_b32 s12, 60
+  s_waitcnt lgkmcnt(0)
+  buffer_load_dword v1, s[8:11], s12 offen lds
+  s_waitcnt vmcnt(0)
+  ds_read_b32 v2, v1
+  OUT v2                               // row 3: in[l+15] if 4l+64 <= 100, else 0
   s_endpgm
-.Lbuf_undefined_end:
-.size buf_undefined, .Lbuf_undefined_end-buf_undefined
+.Lbuf_checks_end:
+.size buf_checks, .Lbuf_checks_end-buf_checks
 
 .rodata
 .macro KD name, lds, scratch, private
@@ -223,7 +242,7 @@ KD buf_struct, 0, 0, 0
 KD buf_format, 0, 0, 0
 KD buf_lds, 2048, 0, 0
 KD buf_scratch, 0, 64, 1
-KD buf_undefined, 0, 0, 0
+KD buf_checks, 256, 0, 0
 
 .amdgpu_metadata
 ---
@@ -235,6 +254,6 @@ amdhsa.kernels:
   - {.name: buf_format, .symbol: buf_format.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8, .group_segment_fixed_size: 0, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 32, .vgpr_count: 32, .max_flat_workgroup_size: 64, .args: [{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}, {.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}]}
   - {.name: buf_lds, .symbol: buf_lds.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8, .group_segment_fixed_size: 2048, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 32, .vgpr_count: 32, .max_flat_workgroup_size: 64, .args: [{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}, {.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}]}
   - {.name: buf_scratch, .symbol: buf_scratch.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8, .group_segment_fixed_size: 0, .private_segment_fixed_size: 64, .wavefront_size: 64, .sgpr_count: 32, .vgpr_count: 32, .max_flat_workgroup_size: 64, .args: [{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}, {.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}]}
-  - {.name: buf_undefined, .symbol: buf_undefined.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8, .group_segment_fixed_size: 0, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 32, .vgpr_count: 32, .max_flat_workgroup_size: 64, .args: [{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}, {.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}]}
+  - {.name: buf_checks, .symbol: buf_checks.kd, .kernarg_segment_size: 16, .kernarg_segment_align: 8, .group_segment_fixed_size: 256, .private_segment_fixed_size: 0, .wavefront_size: 64, .sgpr_count: 32, .vgpr_count: 32, .max_flat_workgroup_size: 64, .args: [{.offset: 0, .size: 8, .value_kind: global_buffer, .address_space: global}, {.offset: 8, .size: 8, .value_kind: global_buffer, .address_space: global}]}
 ...
 .end_amdgpu_metadata

@@ -41,7 +41,8 @@ fn asm(src: &str) -> Vec<Inst> {
 fn wave() -> Wave {
     let mut w = Wave::new(32, 0);
     w.set_exec(u64::MAX);
-    w.mode = FloatMode { round32: 0, round16_64: 0, denorm32: 3, denorm16_64: 3, dx10_clamp: true, ieee: true, fp16_ovfl: false };
+    w.mode =
+        FloatMode { round32: 0, round16_64: 0, denorm32: 3, denorm16_64: 3, dx10_clamp: true, ieee: true, fp16_ovfl: false, vskip: false };
     w
 }
 
