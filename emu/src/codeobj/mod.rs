@@ -170,7 +170,7 @@ impl KernelInfo {
         if self.register_mismatch().is_some() {
             return 0;
         }
-        waves_per_simd(self.descriptor.allocated_vgprs(), 0, self.meta.sgpr_count)
+        waves_per_simd(self.descriptor.allocated_vgprs(), self.meta.sgpr_count)
     }
 
     /// Why the metadata's VGPR and AGPR counts (a cross-check only: hand-written objects may
@@ -179,9 +179,11 @@ impl KernelInfo {
     pub fn register_mismatch(&self) -> Option<String> {
         let (m, d) = (&self.meta, &self.descriptor);
         let (unified, acc) = (d.allocated_vgprs() as u64, d.accum_offset() as u64);
+        // `.vgpr_count` is the unified count (ArchVGPRs rounded to 4, then the AGPRs), so the
+        // ArchVGPRs are what lies below the AGPRs.
         let (v, a) = (m.vgpr_count as u64, m.agpr_count as u64);
-        let declared = if a > 0 { v.div_ceil(4) * 4 + a } else { v };
-        (declared > unified || (a > 0 && v > acc)).then(|| {
+        let arch = v.saturating_sub(a);
+        (v > unified || a > v || (a > 0 && arch > acc)).then(|| {
             format!(
                 "the metadata declares {v} VGPRs and {a} AGPRs, which the descriptor's allocation of {unified} registers \
                  with AGPRs from {acc} does not hold"

@@ -61,25 +61,28 @@ impl KernelResources {
         self.vgpr_spills > 0 || self.sgpr_spills > 0
     }
 
-    /// The unified register allocation per lane (VGPRs rounded to ACCUM_OFFSET, plus AGPRs,
+    /// The unified register allocation per lane (`.vgpr_count`, which includes the AGPRs,
     /// rounded to the granule).
     /// (Saturating at `u32::MAX` for counts no kernel can have.)
     pub fn unified_regs(&self) -> u32 {
-        u32::try_from(unified_regs(self.vgprs, self.agprs)).unwrap_or(u32::MAX)
+        u32::try_from(unified_regs(self.vgprs)).unwrap_or(u32::MAX)
     }
 }
 
 /// In u64: the counts come from the file, and `0xffffffff` VGPRs must round up to more than
 /// the register file, not wrap to 0 (which divided by zero).
-fn unified_regs(vgprs: u32, agprs: u32) -> u64 {
-    let (vgprs, agprs) = (vgprs as u64, agprs as u64);
-    let total = if agprs > 0 { vgprs.div_ceil(4) * 4 + agprs } else { vgprs };
-    total.max(1).div_ceil(VGPR_GRANULE as u64) * VGPR_GRANULE as u64
+///
+/// `vgprs` is the metadata's `.vgpr_count`, which on gfx90a and later already counts the AGPRs:
+/// LLVM writes `align(ArchVGPRs, 4) + AGPRs` there (a kernel with 256 ArchVGPRs and 36 AGPRs has
+/// `.vgpr_count` 292 and `.agpr_count` 36), so the AGPRs are not added a second time.
+fn unified_regs(vgprs: u32) -> u64 {
+    (vgprs as u64).max(1).div_ceil(VGPR_GRANULE as u64) * VGPR_GRANULE as u64
 }
 
-/// Waves per SIMD allowed by a kernel's register use.
-pub fn waves_per_simd(vgprs: u32, agprs: u32, sgprs: u32) -> u32 {
-    let regs = unified_regs(vgprs, agprs);
+/// Waves per SIMD allowed by a kernel's register use: `vgprs` unified registers (ArchVGPRs and
+/// AGPRs together, as the descriptor allocates them) and `sgprs` SGPRs.
+pub fn waves_per_simd(vgprs: u32, sgprs: u32) -> u32 {
+    let regs = unified_regs(vgprs);
     if regs > UNIFIED_REGS as u64 {
         return 0;
     }
@@ -106,22 +109,22 @@ mod tests {
 
     #[test]
     fn occupancy_follows_the_unified_register_file() {
-        assert_eq!(waves_per_simd(4, 0, 14), 8);
-        assert_eq!(waves_per_simd(64, 0, 14), 8);
-        assert_eq!(waves_per_simd(65, 0, 14), 7); // 72 regs -> 512/72 = 7
-        assert_eq!(waves_per_simd(128, 0, 14), 4);
-        assert_eq!(waves_per_simd(256, 256, 14), 1);
-        assert_eq!(waves_per_simd(6, 128, 14), 3); // 8 + 128 = 136 -> 512/136 = 3
-        assert_eq!(waves_per_simd(512, 1, 14), 0);
-        assert_eq!(waves_per_simd(4, 0, 102), 7);
+        assert_eq!(waves_per_simd(4, 14), 8);
+        assert_eq!(waves_per_simd(64, 14), 8);
+        assert_eq!(waves_per_simd(65, 14), 7); // 72 regs -> 512/72 = 7
+        assert_eq!(waves_per_simd(128, 14), 4);
+        assert_eq!(waves_per_simd(512, 14), 1); // 256 ArchVGPRs + 256 AGPRs
+        assert_eq!(waves_per_simd(136, 14), 3); // 8 ArchVGPRs + 128 AGPRs -> 512/136 = 3
+        assert_eq!(waves_per_simd(288, 14), 1); // 256 + 32: gemm_fp8_blockscaled_64x64
+        assert_eq!(waves_per_simd(513, 14), 0);
+        assert_eq!(waves_per_simd(4, 102), 7);
     }
 
     #[test]
     fn register_counts_from_a_corrupt_file_do_not_wrap() {
         // 0xffffffff rounded up to the granule wrapped to 0 in u32 and divided by zero.
-        assert_eq!(waves_per_simd(u32::MAX, 0, 14), 0);
-        assert_eq!(waves_per_simd(u32::MAX, u32::MAX, u32::MAX), 0);
-        assert_eq!(waves_per_simd(8, u32::MAX, 14), 0);
-        assert_eq!(waves_per_simd(0xffff_fff8, 0, 14), 0);
+        assert_eq!(waves_per_simd(u32::MAX, 14), 0);
+        assert_eq!(waves_per_simd(u32::MAX, u32::MAX), 0);
+        assert_eq!(waves_per_simd(0xffff_fff8, 14), 0);
     }
 }
