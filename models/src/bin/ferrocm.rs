@@ -11,7 +11,7 @@ use clap::{Args, Parser, Subcommand};
 use ferrocm::{DType, Device};
 use ferrocm_models::bert::{BertEmbedder, similarity_matrix};
 use ferrocm_models::chat::Message;
-use ferrocm_models::llama::{GenerateOptions, LlamaConfig, LlamaModel};
+use ferrocm_models::llama::{GenerateOptions, LlamaConfig, LlamaModel, LlamaReference};
 use ferrocm_models::sampling::SamplingParams;
 use ferrocm_models::tokenizer::TextTokenizer;
 use ferrocm_models::{Error, LoadOptions, Result, fetch};
@@ -94,6 +94,10 @@ struct GenerateArgs {
     /// Skip the modeled MI300X decode time in the summary.
     #[arg(long)]
     no_modeled: bool,
+    /// Run the model on the CPU reference (f64, greedy only) instead of the device: a second
+    /// opinion on an answer.
+    #[arg(long)]
+    cpu_reference: bool,
 }
 
 #[derive(Args)]
@@ -204,6 +208,9 @@ fn generate(a: GenerateArgs) -> Result<()> {
         ..Default::default()
     };
     sampling.validate()?;
+    if a.cpu_reference {
+        return generate_on_cpu(&a, &path);
+    }
     let dev = device()?;
     let started = Instant::now();
     let (opts, bar) = load_options(a.model.dtype, &path.file_name().unwrap_or_default().to_string_lossy());
@@ -220,15 +227,7 @@ fn generate(a: GenerateArgs) -> Result<()> {
     );
     let prompt = match (&a.prompt, &a.chat) {
         (Some(p), _) => model.encode(p)?,
-        (None, Some(c)) => {
-            let mut msgs = Vec::new();
-            if let Some(s) = &a.system {
-                msgs.push(Message::system(s.clone()));
-            }
-            msgs.push(Message::user(c.clone()));
-            model.encode_chat(&msgs)?
-        }
-        (None, None) => unreachable!("clap requires --prompt or --chat"),
+        (None, _) => model.encode_chat(&chat_messages(&a))?,
     };
     let emulator = dev.as_emulator().is_some();
     let gopts = GenerateOptions { max_new_tokens: a.max_tokens, sampling, stop_at_eos: true, model_mi300x: emulator && !a.no_modeled };
@@ -263,6 +262,46 @@ fn generate(a: GenerateArgs) -> Result<()> {
             None => eprintln!("no modeled breakdown: it needs the emulator backend"),
         }
     }
+    Ok(())
+}
+
+fn chat_messages(a: &GenerateArgs) -> Vec<Message> {
+    let mut msgs = Vec::new();
+    if let Some(s) = &a.system {
+        msgs.push(Message::system(s.clone()));
+    }
+    msgs.extend(a.chat.clone().map(Message::user));
+    msgs
+}
+
+fn generate_on_cpu(a: &GenerateArgs, path: &Path) -> Result<()> {
+    if a.temperature != 0.0 {
+        return Err(Error::InvalidArgument("--cpu-reference decodes greedily (--temperature 0)".into()));
+    }
+    let started = Instant::now();
+    let mut r = LlamaReference::load(path)?;
+    eprintln!("loaded {} on the CPU reference in {:.1} s", path.display(), started.elapsed().as_secs_f64());
+    let prompt = match &a.prompt {
+        Some(p) => r.tokenizer().encode(p, true)?,
+        None => r.encode_chat(&chat_messages(a))?,
+    };
+    let tok = r.tokenizer().clone();
+    let mut stream = tok.stream(true);
+    let stop = tok.stop_ids().to_vec();
+    let started = Instant::now();
+    let tokens = r.generate_greedy_with(&prompt, a.max_tokens, &stop, |id| {
+        if !a.json {
+            print!("{}", stream.push(id).unwrap_or_default());
+            let _ = std::io::stdout().flush();
+        }
+    })?;
+    let text = tok.decode(&tokens, true)?;
+    if a.json {
+        println!("{}", serde_json::json!({ "prompt_tokens": prompt, "tokens": tokens, "text": text }));
+    } else {
+        println!();
+    }
+    eprintln!("CPU reference: {} prompt + {} new tokens in {:.2} s", prompt.len(), tokens.len(), started.elapsed().as_secs_f64());
     Ok(())
 }
 

@@ -205,16 +205,7 @@ impl LlamaModel {
     /// # Errors
     /// [`Error::Template`] when the file has no template or it fails; [`Error::EmptyInput`].
     pub fn encode_chat(&self, messages: &[Message]) -> Result<Vec<u32>> {
-        let src = self
-            .chat_template
-            .as_deref()
-            .ok_or_else(|| Error::Template(format!("{} has no tokenizer.chat_template; use a plain prompt", self.path.display())))?;
-        if messages.iter().all(|m| m.content.is_empty()) {
-            return Err(Error::EmptyInput("the chat message is empty".into()));
-        }
-        let tok = |id: Option<u32>| id.and_then(|i| self.tokenizer.id_to_token(i)).unwrap_or_default();
-        let t = ChatTemplate::with_tokens(src, &tok(self.tokenizer.bos()), &tok(self.tokenizer.eos()))?;
-        self.tokenizer.encode(&t.render(messages, true)?, false)
+        encode_chat(&self.tokenizer, self.chat_template.as_deref(), &self.path, messages)
     }
 
     /// Weight bytes on the device.
@@ -404,4 +395,16 @@ impl<'m> Session<'m> {
         self.pos += t;
         Ok(logits)
     }
+}
+
+/// `messages` rendered through `template` (`path` for messages) and tokenized without added
+/// specials: the template writes any BOS itself, as `transformers` renders it.
+pub(crate) fn encode_chat(tok: &TextTokenizer, template: Option<&str>, path: &Path, messages: &[Message]) -> Result<Vec<u32>> {
+    let src = template.ok_or_else(|| Error::Template(format!("{} has no tokenizer.chat_template; use a plain prompt", path.display())))?;
+    if messages.iter().all(|m| m.content.is_empty()) {
+        return Err(Error::EmptyInput("the chat message is empty".into()));
+    }
+    let name = |id: Option<u32>| id.and_then(|i| tok.id_to_token(i)).unwrap_or_default();
+    let t = ChatTemplate::with_tokens(src, &name(tok.bos()), &name(tok.eos()))?;
+    tok.encode(&t.render(messages, true)?, false)
 }

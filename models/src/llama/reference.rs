@@ -16,7 +16,9 @@ use ferrocm::io::gguf::GgufFile;
 use ferrocm::ops::rope::RopeLayout;
 use ferrocm::reference::{math, norm, rope, softmax};
 use rayon::prelude::*;
-use std::path::Path;
+use crate::chat::Message;
+use crate::tokenizer::TextTokenizer;
+use std::path::{Path, PathBuf};
 
 struct Layer {
     attn_norm: Vec<f64>,
@@ -45,6 +47,9 @@ pub struct LlamaReference {
     k_cache: Vec<Vec<f64>>,
     v_cache: Vec<Vec<f64>>,
     pos: usize,
+    tokenizer: TextTokenizer,
+    chat_template: Option<String>,
+    path: PathBuf,
 }
 
 impl std::fmt::Debug for LlamaReference {
@@ -81,7 +86,9 @@ impl LlamaReference {
         LlamaReference::from_file(&file, cfg)
     }
 
-    pub(crate) fn from_file(file: &GgufFile, cfg: LlamaConfig) -> Result<LlamaReference> {
+    fn from_file(file: &GgufFile, cfg: LlamaConfig) -> Result<LlamaReference> {
+        let tokenizer = TextTokenizer::from_gguf(file.header(), file.path())?;
+        let chat_template = file.header().tokenizer()?.chat_template.map(str::to_string);
         let (h, d) = (cfg.hidden, cfg.head_dim);
         let mut layers = Vec::with_capacity(cfg.layers);
         for i in 0..cfg.layers {
@@ -113,7 +120,23 @@ impl LlamaReference {
             k_cache: vec![Vec::new(); layers_n],
             v_cache: vec![Vec::new(); layers_n],
             pos: 0,
+            tokenizer,
+            chat_template,
+            path: file.path().to_path_buf(),
         })
+    }
+
+    /// The tokenizer (the same the device model builds).
+    pub fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    /// As [`LlamaModel::encode_chat`](crate::llama::LlamaModel::encode_chat).
+    ///
+    /// # Errors
+    /// As [`LlamaModel::encode_chat`](crate::llama::LlamaModel::encode_chat).
+    pub fn encode_chat(&self, messages: &[Message]) -> Result<Vec<u32>> {
+        super::model::encode_chat(&self.tokenizer, self.chat_template.as_deref(), &self.path, messages)
     }
 
     /// The configuration.
@@ -219,6 +242,14 @@ impl LlamaReference {
     /// # Errors
     /// As [`LlamaReference::forward`].
     pub fn generate_greedy(&mut self, prompt: &[u32], max_new: usize, stop: &[u32]) -> Result<Vec<u32>> {
+        self.generate_greedy_with(prompt, max_new, stop, |_| {})
+    }
+
+    /// As [`LlamaReference::generate_greedy`], calling `on_token` with each new token.
+    ///
+    /// # Errors
+    /// As [`LlamaReference::forward`].
+    pub fn generate_greedy_with(&mut self, prompt: &[u32], max_new: usize, stop: &[u32], mut on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         if max_new == 0 {
             return Ok(out);
@@ -236,6 +267,7 @@ impl LlamaReference {
                 .reduce(|a, b| if logits[b] > logits[a] { b } else { a })
                 .ok_or_else(|| Error::InvalidArgument("every logit is NaN".into()))? as u32;
             out.push(id);
+            on_token(id);
             if stop.contains(&id) || out.len() == max_new {
                 return Ok(out);
             }
