@@ -3,7 +3,7 @@
 //!
 //! Today both are composed of ferrocm's ops: scores by GEMM (`alpha` = 1/sqrt(d), the mask fused
 //! as the GEMM's residual), a row softmax, and the weighted sum of values by GEMM; scores and
-//! probabilities in f32 whatever the activation dtype. Grouped-query attention runs without
+//! probabilities (and the product with the values) in f32 whatever the activation dtype. Grouped-query attention runs without
 //! copying keys: the query heads of one KV head are stacked as rows of one GEMM. When
 //! `ops::attention` lands (flash prefill, paged-KV decode), [`causal`] and [`padded`] call it
 //! and the cache takes its paged layout; the models do not change.
@@ -137,14 +137,17 @@ pub(crate) fn padded(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>) 
 }
 
 /// `softmax(q k^T / sqrt(d) + mask) v` over the last two axes of `[..., rows, D]` queries and
-/// `[..., keys, D]` keys and values; scores and probabilities in f32.
+/// `[..., keys, D]` keys and values; scores, probabilities and the value product in f32, four
+/// launches (scores with the mask fused, softmax, values transposed to f32, their product).
 fn weighted_values(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>, out: DType) -> Result<Tensor> {
     let d = q.shape()[q.rank() - 1];
     let r = k.rank();
     let opts = GemmOptions { alpha: 1.0 / (d as f32).sqrt(), residual: mask, out_dtype: Some(DType::F32), ..Default::default() };
     let scores = gemm::gemm(q, &k.transpose(r - 2, r - 1)?, &opts)?;
     let p = softmax::softmax(&scores)?;
-    // The value product runs in the activation dtype (probabilities in [0, 1] lose little).
-    let p = if p.dtype() == v.dtype() { p } else { ew::cast(&p, v.dtype())? };
-    Ok(gemm::gemm(&p, v, &GemmOptions { out_dtype: Some(out), ..Default::default() })?)
+    // The value product in f32 too: the GEMM reads its second operand K-contiguous, which
+    // values `[..., keys, D]` are not, so they are transposed into `[..., D, keys]` once anyway;
+    // converting them to f32 in that same pass costs no launch and keeps the probabilities f32.
+    let vt = ew::cast(&v.transpose(r - 2, r - 1)?, DType::F32)?;
+    Ok(gemm::gemm(&p, &vt.transpose(r - 2, r - 1)?, &GemmOptions { out_dtype: Some(out), ..Default::default() })?)
 }

@@ -85,7 +85,7 @@ impl Default for TinyLlama {
             ffn: 128,
             heads: 4,
             kv_heads: 2,
-            context: 96,
+            context: 160,
             embedding_scale: 0.5,
             seed: 1,
             architecture: "llama",
@@ -152,22 +152,22 @@ impl TinyLlama {
             .metadata("tokenizer.ggml.eos_token_id", 2u32)
             .metadata("tokenizer.ggml.add_bos_token", false)
             .metadata("tokenizer.chat_template", CHAT_TEMPLATE);
-        let mut mat = |w: GgufWriter, name: &str, rows: usize, cols: usize, t: GgmlType, scale: f32| {
+        let mat = |rng: &mut Rng, w: GgufWriter, name: &str, rows: usize, cols: usize, t: GgmlType, scale: f32| {
             let v = rng.vec(rows * cols, scale);
             w.tensor(name, &[cols as u64, rows as u64], t, blocks(t, &v))
         };
-        w = mat(w, "token_embd.weight", n, h, GgmlType::Q8_0, self.embedding_scale);
+        w = mat(&mut rng, w, "token_embd.weight", n, h, GgmlType::Q8_0, self.embedding_scale);
         let wt = self.weight_type;
         let s_in = |k: usize| 1.7 / (k as f32).sqrt(); // uniform [-a, a): std a/sqrt(3) = 1/sqrt(k)
         for i in 0..self.layers {
             let p = |s: &str| format!("blk.{i}.{s}.weight");
-            w = mat(w, &p("attn_q"), self.heads * d, h, wt, s_in(h));
-            w = mat(w, &p("attn_k"), self.kv_heads * d, h, wt, s_in(h));
-            w = mat(w, &p("attn_v"), self.kv_heads * d, h, wt, s_in(h));
-            w = mat(w, &p("attn_output"), h, self.heads * d, wt, s_in(h));
-            w = mat(w, &p("ffn_gate"), f, h, wt, s_in(h));
-            w = mat(w, &p("ffn_up"), f, h, wt, s_in(h));
-            w = mat(w, &p("ffn_down"), h, f, wt, s_in(f));
+            w = mat(&mut rng, w, &p("attn_q"), self.heads * d, h, wt, s_in(h));
+            w = mat(&mut rng, w, &p("attn_k"), self.kv_heads * d, h, wt, s_in(h));
+            w = mat(&mut rng, w, &p("attn_v"), self.kv_heads * d, h, wt, s_in(h));
+            w = mat(&mut rng, w, &p("attn_output"), h, self.heads * d, wt, s_in(h));
+            w = mat(&mut rng, w, &p("ffn_gate"), f, h, wt, s_in(h));
+            w = mat(&mut rng, w, &p("ffn_up"), f, h, wt, s_in(h));
+            w = mat(&mut rng, w, &p("ffn_down"), h, f, wt, s_in(f));
             for norm in ["attn_norm", "ffn_norm"] {
                 let v: Vec<f32> = (0..h).map(|_| 1.0 + 0.2 * rng.next()).collect();
                 w = w.tensor(&p(norm), &[h as u64], GgmlType::F32, blocks(GgmlType::F32, &v));
@@ -235,7 +235,7 @@ impl TinyBert {
         use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
         use tokenizers::processors::template::TemplateProcessing;
         let map: HashMap<String, u32> = vocab.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
-        let wp = WordPiece::builder().vocab(map.into_iter().collect()).unk_token("[UNK]".into()).build().unwrap();
+        let wp = WordPiece::builder().vocab(map.into_iter().collect::<tokenizers::models::bpe::Vocab>()).unk_token("[UNK]".into()).build().unwrap();
         let mut tok = tokenizers::Tokenizer::new(wp);
         tok.with_normalizer(Some(BertNormalizer::new(true, true, None, true)));
         tok.with_pre_tokenizer(Some(BertPreTokenizer));
