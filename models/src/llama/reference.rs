@@ -11,13 +11,13 @@
 
 use super::config::LlamaConfig;
 use super::weights::{HostTensor, LayerNames, load_shaped};
+use crate::chat::Message;
 use crate::error::{Error, Result};
+use crate::tokenizer::TextTokenizer;
 use ferrocm::io::gguf::GgufFile;
 use ferrocm::ops::rope::RopeLayout;
 use ferrocm::reference::{math, norm, rope, softmax};
 use rayon::prelude::*;
-use crate::chat::Message;
-use crate::tokenizer::TextTokenizer;
 use std::path::{Path, PathBuf};
 
 struct Layer {
@@ -249,7 +249,13 @@ impl LlamaReference {
     ///
     /// # Errors
     /// As [`LlamaReference::forward`].
-    pub fn generate_greedy_with(&mut self, prompt: &[u32], max_new: usize, stop: &[u32], mut on_token: impl FnMut(u32)) -> Result<Vec<u32>> {
+    pub fn generate_greedy_with(
+        &mut self,
+        prompt: &[u32],
+        max_new: usize,
+        stop: &[u32],
+        mut on_token: impl FnMut(u32),
+    ) -> Result<Vec<u32>> {
         let mut out = Vec::new();
         if max_new == 0 {
             return Ok(out);

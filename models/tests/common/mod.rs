@@ -235,12 +235,21 @@ impl TinyBert {
         use tokenizers::pre_tokenizers::bert::BertPreTokenizer;
         use tokenizers::processors::template::TemplateProcessing;
         let map: HashMap<String, u32> = vocab.iter().enumerate().map(|(i, s)| (s.clone(), i as u32)).collect();
-        let wp = WordPiece::builder().vocab(map.into_iter().collect::<tokenizers::models::bpe::Vocab>()).unk_token("[UNK]".into()).build().unwrap();
+        let wp = WordPiece::builder()
+            .vocab(map.into_iter().collect::<tokenizers::models::bpe::Vocab>())
+            .unk_token("[UNK]".into())
+            .build()
+            .unwrap();
         let mut tok = tokenizers::Tokenizer::new(wp);
         tok.with_normalizer(Some(BertNormalizer::new(true, true, None, true)));
         tok.with_pre_tokenizer(Some(BertPreTokenizer));
         tok.with_post_processor(Some(
-            TemplateProcessing::builder().try_single("[CLS] $A [SEP]").unwrap().special_tokens(vec![("[CLS]", 2), ("[SEP]", 3)]).build().unwrap(),
+            TemplateProcessing::builder()
+                .try_single("[CLS] $A [SEP]")
+                .unwrap()
+                .special_tokens(vec![("[CLS]", 2), ("[SEP]", 3)])
+                .build()
+                .unwrap(),
         ));
         tok.with_decoder(Some(tokenizers::decoders::wordpiece::WordPiece::default()));
         tok.save(dir.join("tokenizer.json"), false).unwrap();
