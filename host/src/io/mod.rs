@@ -26,7 +26,7 @@
 //!
 //! Element types ferrocm cannot hold on the device (f64, i64, i16, u8, bool, OCP fp8) are an
 //! error naming the tensor and its type unless [`Conversions`] allows converting them. Every
-//! malformed input is an [`Error::ModelFile`](crate::Error::ModelFile) naming the file and,
+//! malformed input is an [`Error::ModelFile`] naming the file and,
 //! where there is one, the tensor; no input makes the readers panic or allocate more than the
 //! file's size.
 
