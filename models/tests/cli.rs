@@ -24,7 +24,19 @@ fn generate_json_is_one_line_with_the_library_s_greedy_tokens() {
     let dir = scratch("cli-generate");
     let path = TinyLlama { embedding_scale: 2.0, ..Default::default() }.write(&dir);
     let p = path.to_str().unwrap();
-    let j = json(&ferrocm(&["generate", "--model", p, "--prompt", "hello world", "--max-tokens", "5", "--dtype", "f32", "--json", "--no-modeled"]));
+    let j = json(&ferrocm(&[
+        "generate",
+        "--model",
+        p,
+        "--prompt",
+        "hello world",
+        "--max-tokens",
+        "5",
+        "--dtype",
+        "f32",
+        "--json",
+        "--no-modeled",
+    ]));
     let ids = |k: &str| -> Vec<u32> { j[k].as_array().unwrap().iter().map(|v| v.as_u64().unwrap() as u32).collect() };
     let model = LlamaModel::load(device(), &path, &LoadOptions::default().dtype(DType::F32)).unwrap();
     let prompt = model.encode("hello world").unwrap();

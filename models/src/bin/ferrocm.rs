@@ -21,6 +21,33 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+/// `print!` to stdout that ends the process quietly when stdout is a closed pipe
+/// (`ferrocm embed ... | head`) instead of panicking as `print!` does.
+macro_rules! out {
+    ($($t:tt)*) => {{
+        emit(&format!($($t)*))
+    }};
+}
+
+/// `println!` as [`out!`] does it.
+macro_rules! outln {
+    () => { emit("\n") };
+    ($($t:tt)*) => {{
+        emit(&format!("{}\n", format!($($t)*)))
+    }};
+}
+
+fn emit(s: &str) {
+    let mut o = std::io::stdout().lock();
+    if let Err(e) = o.write_all(s.as_bytes()).and_then(|_| o.flush()) {
+        if e.kind() == std::io::ErrorKind::BrokenPipe {
+            std::process::exit(0);
+        }
+        eprintln!("error: writing to stdout: {e}");
+        std::process::exit(1);
+    }
+}
+
 #[derive(Parser)]
 #[command(
     name = "ferrocm",
@@ -234,23 +261,21 @@ fn generate(a: GenerateArgs) -> Result<()> {
     let gopts = GenerateOptions { max_new_tokens: a.max_tokens, sampling, stop_at_eos: true, model_mi300x: emulator && !a.no_modeled };
     let spin = spinner(format!("prefill: {} prompt tokens", prompt.len()));
     let mut first = true;
-    let mut stdout = std::io::stdout();
     let out = model.generate(&prompt, &gopts, |_, text| {
         if first {
             spin.finish_and_clear();
             first = false;
         }
         if !a.json {
-            let _ = write!(stdout, "{text}");
-            let _ = stdout.flush();
+            out!("{text}");
         }
     })?;
     spin.finish_and_clear();
     if a.json {
         let j = serde_json::json!({ "prompt_tokens": out.prompt_tokens, "tokens": out.tokens, "text": out.text });
-        println!("{j}");
+        outln!("{j}");
     } else {
-        println!();
+        outln!();
     }
     eprintln!("{}", out.stats.summary());
     if a.breakdown {
@@ -292,15 +317,14 @@ fn generate_on_cpu(a: &GenerateArgs, path: &Path) -> Result<()> {
     let started = Instant::now();
     let tokens = r.generate_greedy_with(&prompt, a.max_tokens, &stop, |id| {
         if !a.json {
-            print!("{}", stream.push(id).unwrap_or_default());
-            let _ = std::io::stdout().flush();
+            out!("{}", stream.push(id).unwrap_or_default());
         }
     })?;
     let text = tok.decode(&tokens, true)?;
     if a.json {
-        println!("{}", serde_json::json!({ "prompt_tokens": prompt, "tokens": tokens, "text": text }));
+        outln!("{}", serde_json::json!({ "prompt_tokens": prompt, "tokens": tokens, "text": text }));
     } else {
-        println!();
+        outln!();
     }
     eprintln!("CPU reference: {} prompt + {} new tokens in {:.2} s", prompt.len(), tokens.len(), started.elapsed().as_secs_f64());
     Ok(())
@@ -321,17 +345,17 @@ fn embed(a: EmbedArgs) -> Result<()> {
     spin.finish_and_clear();
     let took = t.elapsed();
     if a.json {
-        println!("{}", serde_json::json!({ "embeddings": e }));
+        outln!("{}", serde_json::json!({ "embeddings": e }));
     } else {
         for (s, v) in sentences.iter().zip(&e) {
             let shown: Vec<String> = v.iter().take(8).map(|x| format!("{x:+.4}")).collect();
-            println!("{s:?}\n  [{} ... ] ({} dims)", shown.join(", "), v.len());
+            outln!("{s:?}\n  [{} ... ] ({} dims)", shown.join(", "), v.len());
         }
         if e.len() > 1 {
-            println!("\ncosine similarity:");
+            outln!("\ncosine similarity:");
             let sim = similarity_matrix(&e);
             for (i, row) in sim.iter().enumerate() {
-                println!("  [{i}] {}", row.iter().map(|x| format!("{x:6.3}")).collect::<Vec<_>>().join(" "));
+                outln!("  [{i}] {}", row.iter().map(|x| format!("{x:6.3}")).collect::<Vec<_>>().join(" "));
             }
         }
     }
@@ -344,17 +368,17 @@ fn info(a: InfoArgs) -> Result<()> {
     if is_gguf(&path) {
         let f = ferrocm::io::gguf::GgufFile::open(&path)?;
         let h = f.header();
-        println!("{}: GGUF v{}, {} tensors, architecture {}", path.display(), h.version(), h.tensors().len(), h.architecture()?);
+        outln!("{}: GGUF v{}, {} tensors, architecture {}", path.display(), h.version(), h.tensors().len(), h.architecture()?);
         if let Ok(name) = h.get_str("general.name") {
-            println!("name: {name}");
+            outln!("name: {name}");
         }
         let mut types = std::collections::BTreeMap::new();
         for t in h.tensors() {
             *types.entry(t.ggml_type().name()).or_insert(0usize) += 1;
         }
-        println!("tensor types: {}", types.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "));
+        outln!("tensor types: {}", types.iter().map(|(k, v)| format!("{v} {k}")).collect::<Vec<_>>().join(", "));
         let c = LlamaConfig::from_gguf(h, &path)?;
-        println!(
+        outln!(
             "config: {} layers, hidden {}, ffn {}, {} heads / {} KV heads of {}, rope {} dims base {}, context {}, vocab {}, {} parameters{}",
             c.layers,
             c.hidden,
@@ -371,7 +395,7 @@ fn info(a: InfoArgs) -> Result<()> {
         );
         let tok = TextTokenizer::from_gguf(h, &path)?;
         let meta = h.tokenizer()?;
-        println!(
+        outln!(
             "tokenizer: {} / pre {:?}, {} tokens, {} merges, bos {:?}, eos {:?}, stop {:?}, chat template: {}",
             meta.model,
             meta.pre,
@@ -389,7 +413,7 @@ fn info(a: InfoArgs) -> Result<()> {
             bar.finish_and_clear();
             for &b in &a.batch {
                 let m = model.model_decode_step(b, a.context)?;
-                println!(
+                outln!(
                     "\nmodeled MI300X decode step, batch {b}, {} cached positions, {}: {:.1} us per step, {:.0} tokens/s ({} launches; launch overhead not modeled)",
                     a.context,
                     model.dtype(),
@@ -397,13 +421,13 @@ fn info(a: InfoArgs) -> Result<()> {
                     b as f64 / m.seconds(),
                     m.launch_count()
                 );
-                print!("{}", m.table());
+                out!("{}", m.table());
             }
         }
     } else {
         let dir = if path.is_file() { path.parent().unwrap_or(Path::new(".")).to_path_buf() } else { path.clone() };
         let c = ferrocm_models::bert::BertConfig::from_dir(&dir)?;
-        println!(
+        outln!(
             "{}: BERT, {} layers, hidden {}, {} heads, intermediate {}, vocab {}, max tokens {}, normalize {}",
             dir.display(),
             c.layers,
