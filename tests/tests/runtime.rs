@@ -224,6 +224,9 @@ fn pinned_round_trips_through_buffers_and_tensors() {
 
     // Bytes into the middle of a tensor, chunk by chunk (as a model loader does).
     let t = Tensor::zeros(dev, &[4, 100], DType::F32).unwrap();
+    // The zeros are written on the current (default) stream, the copies below go on `s`: without
+    // this wait the memset could land after them (seen on the HIP test double under load).
+    s.wait_event(&dev.current_stream().record_event().unwrap()).unwrap();
     let mut bytes = dev.alloc_pinned::<u8>(400).unwrap();
     let chunk: Vec<u8> = (0..100u32).flat_map(|i| (i as f32).to_le_bytes()).collect();
     bytes.as_mut_slice().unwrap().copy_from_slice(&chunk);

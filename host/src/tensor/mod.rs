@@ -378,4 +378,85 @@ impl Tensor {
             offset: self.offset,
         })
     }
+
+    /// A view with axis `axis` split into `sizes` (their product must be its size), whatever
+    /// the strides: the new axes step through the old one's elements row-major. Unlike
+    /// [`Tensor::reshape`] this never needs a contiguous tensor, so a strided view (a narrowed
+    /// head range of a fused QKV output, say) can be regrouped without a copy.
+    ///
+    /// ```no_run
+    /// use ferrocm::{Device, Tensor, DType};
+    /// let dev = Device::new()?;
+    /// let qkv = Tensor::zeros(&dev, &[5, 12, 64], DType::F32)?;  // [tokens, heads, head_dim]
+    /// let q = qkv.narrow(1, 0, 9)?.unflatten(1, &[3, 3])?;         // [5, 3, 3, 64], strided
+    /// assert_eq!(q.strides(), &[768, 192, 64, 1]);
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an axis out of range, [`Error::Shape`] when the sizes do
+    /// not multiply to the axis' size.
+    pub fn unflatten(&self, axis: usize, sizes: &[usize]) -> Result<Tensor> {
+        self.check_axis("unflatten", axis)?;
+        if product_checked(sizes) != Some(self.shape[axis]) {
+            return Err(Error::Shape {
+                op: "unflatten",
+                message: format!("sizes {sizes:?} do not multiply to axis {axis}'s size {}", self.shape[axis]),
+            });
+        }
+        let mut t = self.clone();
+        let inner = contiguous_strides(sizes);
+        let stride = self.strides[axis];
+        t.shape.splice(axis..=axis, sizes.iter().copied());
+        t.strides.splice(axis..=axis, inner.iter().map(|&s| s * stride));
+        Ok(t)
+    }
+
+    /// Copies `src`'s elements into this tensor's (on the device, queued on the current stream):
+    /// how a slice of a larger tensor is overwritten in place, such as new positions of a KV
+    /// cache (`cache.narrow(0, pos, n)?.copy_from(&k)?`). Both must be contiguous (make a strided
+    /// `src` contiguous first), of the same shape, dtype and device. Writes through `&self`, as
+    /// every op's output does: views share their storage.
+    ///
+    /// ```no_run
+    /// use ferrocm::{Device, Tensor, DType};
+    /// let dev = Device::new()?;
+    /// let cache = Tensor::zeros(&dev, &[16, 4], DType::F32)?;
+    /// let row = Tensor::from_slice(&dev, &[1.0f32, 2.0, 3.0, 4.0], &[1, 4])?;
+    /// cache.narrow(0, 3, 1)?.copy_from(&row)?;
+    /// assert_eq!(cache.to_vec::<f32>()?[12..16], [1.0, 2.0, 3.0, 4.0]);
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Shape`], [`Error::DTypeMismatch`], [`Error::DeviceMismatch`], [`Error::Layout`]
+    /// (a strided operand, or `src` overlapping this tensor's elements); the backend's error.
+    pub fn copy_from(&self, src: &Tensor) -> Result<()> {
+        const OP: &str = "Tensor::copy_from";
+        if src.shape != self.shape {
+            return Err(Error::Shape { op: OP, message: format!("src is {:?}, the destination {:?}", src.shape, self.shape) });
+        }
+        if src.dtype != self.dtype {
+            return Err(Error::DTypeMismatch { op: OP, what: "src", got: src.dtype, expected: self.dtype.to_string() });
+        }
+        if !src.device.same_device(&self.device) {
+            return Err(Error::DeviceMismatch { op: OP, operand: "src" });
+        }
+        if !self.is_contiguous() || !src.is_contiguous() {
+            return Err(Error::Layout { op: OP, message: "both tensors must be contiguous".into() });
+        }
+        let (esz, n) = (self.dtype.size() as u64, self.numel() as u64);
+        let (dst_off, src_off) = (self.offset as u64 * esz, src.offset as u64 * esz);
+        // The same storage is fine (a cache shifting its own rows is not, when they overlap):
+        // a device copy of overlapping ranges is undefined on HIP.
+        if Arc::ptr_eq(&self.storage, &src.storage) && n > 0 && dst_off < src_off + n * esz && src_off < dst_off + n * esz {
+            return Err(Error::Layout { op: OP, message: "src overlaps the destination".into() });
+        }
+        self.device.copy_device(&self.storage, dst_off, &src.storage, src_off, n * esz)
+    }
+}
+
+/// The product of `sizes`, `None` on overflow.
+fn product_checked(sizes: &[usize]) -> Option<usize> {
+    sizes.iter().try_fold(1usize, |a, &d| a.checked_mul(d))
 }

@@ -1,0 +1,91 @@
+//! [`Linear`]: `y = x W^T (+ bias, activation, residual)`, the one place a model's projections
+//! run, so the weight representation can change without touching the models.
+//!
+//! Today every weight is a dense device tensor in the activation dtype: GGUF block-quantized
+//! weights are dequantized on the host at load (exactly, through `ferrocm::reference::quant`)
+//! and run on ferrocm's GEMM. When the fused dequant GEMV/GEMM of `ops::qmatmul` lands, a
+//! `Quantized(QuantTensor)` variant runs there instead and the blocks stay quantized on the
+//! device; fused rows (QKV, gate/up) stay fusable, because a row of GGML blocks depends on
+//! that row alone: concatenating the rows' blocks is the fused matrix.
+
+use crate::error::Result;
+use ferrocm::ops::gemm::{self, Activation, GemmConfig, GemmOptions};
+use ferrocm::{DType, Device, Tensor};
+
+/// What runs after the product, fused into the GEMM's epilogue.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Epilogue<'a> {
+    pub activation: Activation,
+    pub residual: Option<&'a Tensor>,
+    pub out_dtype: Option<DType>,
+}
+
+/// A weight matrix `[out, in]` and an optional bias.
+#[derive(Debug)]
+pub(crate) enum Linear {
+    /// A dense weight (the activation dtype) and an f32 bias.
+    Dense { w: Tensor, bias: Option<Tensor> },
+}
+
+impl Linear {
+    /// A dense layer from host f32 rows `[out, in]` (several matrices' rows concatenated for a
+    /// fused projection), stored in `dtype`.
+    pub(crate) fn dense(device: &Device, rows: &[f32], out: usize, inp: usize, bias: Option<&[f32]>, dtype: DType) -> Result<Linear> {
+        let w = upload(device, rows, &[out, inp], dtype)?;
+        let bias = bias.map(|b| Tensor::from_slice(device, b, &[out])).transpose()?;
+        Ok(Linear::Dense { w, bias })
+    }
+
+    /// `x [M, in] -> [M, out]`.
+    pub(crate) fn forward(&self, x: &Tensor, e: Epilogue<'_>) -> Result<Tensor> {
+        match self {
+            Linear::Dense { w, bias } => {
+                let opts = GemmOptions {
+                    config: config_for(x.dtype(), x.shape()[0], w.shape()[0], w.shape()[1]),
+                    bias: bias.as_ref(),
+                    activation: e.activation,
+                    residual: e.residual,
+                    out_dtype: e.out_dtype,
+                    ..Default::default()
+                };
+                Ok(gemm::gemm(x, &w.transpose(0, 1)?, &opts)?)
+            }
+        }
+    }
+}
+
+/// Rows up to which projections use the 16-row tile.
+const SKINNY_ROWS: usize = 64;
+
+/// The GEMM configuration for `x [m, k] W^T [k, n]`: the op's chooser, except that
+/// `16 < m <= 64` (short prompts, small batches) also gets the 16-row tile (with the split the
+/// chooser gives 16 rows): the 128-row tile would compute up to 8x the rows needed, which is
+/// what the emulator spends its time on (a 40-token prefill GEMM runs 1.3x faster; on MI300X
+/// the 16-row tile also spreads such products over more CUs). Split-K stays as the chooser
+/// sets it: forcing one pass in decode saves 4 reduction launches per layer but models 30%
+/// slower for SmolLM2 (1768 against 1358 us per token).
+fn config_for(dtype: DType, m: usize, n: usize, k: usize) -> Option<GemmConfig> {
+    (m > 16 && m <= SKINNY_ROWS).then(|| gemm::choose_config(dtype, 1, 16, n, k))
+}
+
+/// Host f32 values as a device tensor of `dtype` (rounded to nearest even).
+pub(crate) fn upload(device: &Device, values: &[f32], shape: &[usize], dtype: DType) -> Result<Tensor> {
+    Ok(match dtype {
+        DType::F32 => Tensor::from_slice(device, values, shape)?,
+        DType::Bf16 => Tensor::from_slice(device, &values.iter().map(|&v| half::bf16::from_f32(v)).collect::<Vec<_>>(), shape)?,
+        DType::F16 => Tensor::from_slice(device, &values.iter().map(|&v| half::f16::from_f32(v)).collect::<Vec<_>>(), shape)?,
+        d => {
+            return Err(crate::Error::InvalidArgument(format!("activation dtype {d} (f32, bf16 or f16)")));
+        }
+    })
+}
+
+/// A device tensor of f32, bf16 or f16 as host f32 values.
+pub(crate) fn download(t: &Tensor) -> Result<Vec<f32>> {
+    Ok(match t.dtype() {
+        DType::F32 => t.to_vec::<f32>()?,
+        DType::Bf16 => t.to_vec::<half::bf16>()?.into_iter().map(half::bf16::to_f32).collect(),
+        DType::F16 => t.to_vec::<half::f16>()?.into_iter().map(half::f16::to_f32).collect(),
+        d => return Err(crate::Error::InvalidArgument(format!("cannot read {d} values as floats"))),
+    })
+}

@@ -1,0 +1,410 @@
+//! [`LlamaModel`] on a device and its forward pass ([`Session`]).
+
+use super::config::LlamaConfig;
+use super::weights::{LayerNames, check_loadable, load_shaped};
+use crate::attention::{self, KvCache};
+use crate::chat::{ChatTemplate, Message};
+use crate::error::{Error, Result};
+use crate::linear::{Epilogue, Linear, download, upload};
+use crate::options::LoadOptions;
+use crate::profile::{ModeledStep, StageTracer, stage};
+use crate::tokenizer::TextTokenizer;
+use ferrocm::io::gguf::GgufFile;
+use ferrocm::ops::elementwise as ew;
+use ferrocm::ops::gemm::GemmOptions;
+use ferrocm::ops::rope::{RopeLayout, RopeOptions, RopeTable};
+use ferrocm::ops::{gemm, movement, norm, rope};
+use ferrocm::{DType, Device, Tensor};
+use std::path::{Path, PathBuf};
+
+/// One transformer block's weights on the device.
+#[derive(Debug)]
+struct Layer {
+    attn_norm: Tensor,
+    /// Query, key and value rows in one matrix: one GEMM per block instead of three.
+    qkv: Linear,
+    o: Linear,
+    ffn_norm: Tensor,
+    /// Gate and up rows in one matrix.
+    gate_up: Linear,
+    down: Linear,
+}
+
+/// A Llama-family model loaded on a device: weights, tokenizer, chat template, RoPE tables.
+///
+/// Get one with [`LlamaModel::load`]; generate with [`LlamaModel::generate`], or run the forward
+/// pass yourself through a [`Session`].
+pub struct LlamaModel {
+    device: Device,
+    path: PathBuf,
+    cfg: LlamaConfig,
+    dtype: DType,
+    tokenizer: TextTokenizer,
+    chat_template: Option<String>,
+    embedding: Tensor,
+    head: Option<Linear>,
+    out_norm: Tensor,
+    layers: Vec<Layer>,
+    rope_cos: Tensor,
+    rope_sin: Tensor,
+    max_context: usize,
+}
+
+impl std::fmt::Debug for LlamaModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LlamaModel")
+            .field("path", &self.path)
+            .field("config", &self.cfg)
+            .field("dtype", &self.dtype)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LlamaModel {
+    /// Loads the GGUF file at `path` onto `device`: the configuration from its metadata, the
+    /// tokenizer from its vocabulary, the weights dequantized (exactly, on the host) to
+    /// `opts.dtype` with the QKV and gate/up projections fused.
+    ///
+    /// # Errors
+    /// [`Error::Ferrocm`] for a missing or malformed file; [`Error::UnsupportedArchitecture`];
+    /// [`Error::UnsupportedTensorType`] and [`Error::BadTensor`] (checked before any weight is
+    /// read); [`Error::Config`]; [`Error::Tokenizer`]; device errors.
+    pub fn load(device: &Device, path: impl AsRef<Path>, opts: &LoadOptions) -> Result<LlamaModel> {
+        let file = GgufFile::open(path.as_ref())?;
+        let h = file.header();
+        let cfg = LlamaConfig::from_gguf(h, file.path())?;
+        let tokenizer = TextTokenizer::from_gguf(h, file.path())?;
+        let chat_template = h.tokenizer()?.chat_template.map(str::to_string);
+        if !matches!(opts.dtype, DType::F32 | DType::Bf16 | DType::F16) {
+            return Err(Error::InvalidArgument(format!("model dtype {} (f32, bf16 or f16)", opts.dtype)));
+        }
+        let mut names: Vec<String> = vec!["token_embd.weight".into(), "output_norm.weight".into()];
+        if !cfg.tied_embeddings {
+            names.push("output.weight".into());
+        }
+        for i in 0..cfg.layers {
+            let n = LayerNames::new(i);
+            names.extend([n.attn_norm, n.q, n.k, n.v, n.o, n.ffn_norm, n.gate, n.up, n.down]);
+        }
+        check_loadable(&file, &names.iter().map(String::as_str).collect::<Vec<_>>())?;
+
+        let dt = opts.dtype;
+        let (hd, d, kvd) = (cfg.hidden, cfg.head_dim, cfg.kv_heads * cfg.head_dim);
+        let total = cfg.layers + 2;
+        let mut layers = Vec::with_capacity(cfg.layers);
+        for i in 0..cfg.layers {
+            let n = LayerNames::new(i);
+            let mut qkv = load_shaped(&file, &n.q, &[cfg.heads * d, hd])?.data;
+            qkv.extend(load_shaped(&file, &n.k, &[kvd, hd])?.data);
+            qkv.extend(load_shaped(&file, &n.v, &[kvd, hd])?.data);
+            let mut gate_up = load_shaped(&file, &n.gate, &[cfg.ffn, hd])?.data;
+            gate_up.extend(load_shaped(&file, &n.up, &[cfg.ffn, hd])?.data);
+            layers.push(Layer {
+                attn_norm: upload(device, &load_shaped(&file, &n.attn_norm, &[hd])?.data, &[hd], dt)?,
+                qkv: Linear::dense(device, &qkv, cfg.qkv_rows(), hd, None, dt)?,
+                o: Linear::dense(device, &load_shaped(&file, &n.o, &[hd, cfg.heads * d])?.data, hd, cfg.heads * d, None, dt)?,
+                ffn_norm: upload(device, &load_shaped(&file, &n.ffn_norm, &[hd])?.data, &[hd], dt)?,
+                gate_up: Linear::dense(device, &gate_up, 2 * cfg.ffn, hd, None, dt)?,
+                down: Linear::dense(device, &load_shaped(&file, &n.down, &[hd, cfg.ffn])?.data, hd, cfg.ffn, None, dt)?,
+            });
+            opts.report(i + 1, total, &format!("blk.{i}"));
+        }
+        let embedding = upload(device, &load_shaped(&file, "token_embd.weight", &[cfg.vocab, hd])?.data, &[cfg.vocab, hd], dt)?;
+        let head = if cfg.tied_embeddings {
+            None
+        } else {
+            Some(Linear::dense(device, &load_shaped(&file, "output.weight", &[cfg.vocab, hd])?.data, cfg.vocab, hd, None, dt)?)
+        };
+        opts.report(cfg.layers + 1, total, "token_embd");
+        let out_norm = upload(device, &load_shaped(&file, "output_norm.weight", &[hd])?.data, &[hd], dt)?;
+
+        // RoPE tables for every position a session may reach: cos and sin of pos * f_i,
+        // computed in f64 and rounded once to f32.
+        let max_context = opts.max_context.map_or(cfg.context, |m| m.min(cfg.context)).max(1);
+        let freqs = cfg.rope_frequencies();
+        let half = freqs.len();
+        let mut cos = Vec::with_capacity(max_context * half);
+        let mut sin = Vec::with_capacity(max_context * half);
+        for p in 0..max_context {
+            for &f in &freqs {
+                let (c, s) = ferrocm::reference::rope::angle(p as i64, f);
+                cos.push(c as f32);
+                sin.push(s as f32);
+            }
+        }
+        let rope_cos = Tensor::from_slice(device, &cos, &[max_context, half])?;
+        let rope_sin = Tensor::from_slice(device, &sin, &[max_context, half])?;
+        opts.report(total, total, "output_norm");
+        Ok(LlamaModel {
+            device: device.clone(),
+            path: file.path().to_path_buf(),
+            cfg,
+            dtype: dt,
+            tokenizer,
+            chat_template,
+            embedding,
+            head,
+            out_norm,
+            layers,
+            rope_cos,
+            rope_sin,
+            max_context,
+        })
+    }
+
+    /// The configuration read from the file.
+    pub fn config(&self) -> &LlamaConfig {
+        &self.cfg
+    }
+
+    /// The device it runs on.
+    pub fn device(&self) -> &Device {
+        &self.device
+    }
+
+    /// The file it came from.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The device dtype of weights and activations.
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+
+    /// The tokenizer.
+    pub fn tokenizer(&self) -> &TextTokenizer {
+        &self.tokenizer
+    }
+
+    /// The longest context a session can hold (the trained context, or less by
+    /// [`LoadOptions::max_context`]).
+    pub fn max_context(&self) -> usize {
+        self.max_context
+    }
+
+    /// The file's Jinja chat template, if it has one.
+    pub fn chat_template(&self) -> Option<&str> {
+        self.chat_template.as_deref()
+    }
+
+    /// The token ids of a plain prompt (BOS first when the file asks for it).
+    ///
+    /// # Errors
+    /// [`Error::EmptyInput`] for an empty prompt; [`Error::Tokenizer`].
+    pub fn encode(&self, text: &str) -> Result<Vec<u32>> {
+        if text.is_empty() {
+            return Err(Error::EmptyInput("the prompt is empty".into()));
+        }
+        self.tokenizer.encode(text, true)
+    }
+
+    /// The token ids of a conversation rendered through the chat template, the assistant's
+    /// turn opened (the template writes any BOS itself, as `transformers` renders it).
+    ///
+    /// # Errors
+    /// [`Error::Template`] when the file has no template or it fails; [`Error::EmptyInput`].
+    pub fn encode_chat(&self, messages: &[Message]) -> Result<Vec<u32>> {
+        encode_chat(&self.tokenizer, self.chat_template.as_deref(), &self.path, messages)
+    }
+
+    /// Weight bytes on the device.
+    pub fn weight_bytes(&self) -> usize {
+        let t = |t: &Tensor| t.numel() * t.dtype().size();
+        let l = |l: &Linear| match l {
+            Linear::Dense { w, bias } => t(w) + bias.as_ref().map_or(0, t),
+        };
+        t(&self.embedding)
+            + t(&self.out_norm)
+            + self.head.as_ref().map_or(0, l)
+            + self.layers.iter().map(|x| t(&x.attn_norm) + t(&x.ffn_norm) + l(&x.qkv) + l(&x.o) + l(&x.gate_up) + l(&x.down)).sum::<usize>()
+    }
+
+    /// One decode step of `batch` sequences at context length `context` (the cache holds
+    /// `context` positions; their contents do not change the work), run with profiling on the
+    /// emulator and replayed through the MI300X cycle model: the modeled time per decoded token
+    /// (batch 1) or per batch step.
+    ///
+    /// # Errors
+    /// [`Error::Modeling`] when the device is not the emulator; [`Error::PromptTooLong`] when
+    /// `context + 1` exceeds [`LlamaModel::max_context`].
+    pub fn model_decode_step(&self, batch: usize, context: usize) -> Result<ModeledStep> {
+        if batch == 0 {
+            return Err(Error::InvalidArgument("batch 0".into()));
+        }
+        let mut s = Session::new(self, batch, context + 1)?;
+        s.pos = context;
+        let ids: Vec<u32> = (0..batch as u32).map(|b| b % self.cfg.vocab as u32).collect();
+        let mut tracer = StageTracer::start(&self.device)?;
+        s.forward(&ids, 1, false, Some(&mut tracer))?;
+        tracer.finish(&self.device)
+    }
+}
+
+/// A KV cache and position for `batch` sequences that advance together through one model.
+///
+/// Get one with [`Session::new`]; [`LlamaModel::generate`] makes its own.
+#[derive(Debug)]
+pub struct Session<'m> {
+    model: &'m LlamaModel,
+    cache: KvCache,
+    pos: usize,
+}
+
+impl<'m> Session<'m> {
+    /// A session of `batch` sequences with room for `capacity` positions each.
+    ///
+    /// # Errors
+    /// [`Error::PromptTooLong`] when `capacity` exceeds the model's context; allocation errors.
+    pub fn new(model: &'m LlamaModel, batch: usize, capacity: usize) -> Result<Session<'m>> {
+        if capacity > model.max_context {
+            return Err(Error::PromptTooLong { prompt_tokens: capacity, max_new_tokens: 0, context: model.max_context });
+        }
+        if batch == 0 || capacity == 0 {
+            return Err(Error::InvalidArgument(format!("a session of batch {batch} and capacity {capacity}")));
+        }
+        let c = &model.cfg;
+        let cache = KvCache::new(&model.device, c.layers, capacity, batch, c.kv_heads, c.head_dim, model.dtype)?;
+        Ok(Session { model, cache, pos: 0 })
+    }
+
+    /// Positions already run.
+    pub fn position(&self) -> usize {
+        self.pos
+    }
+
+    /// The cache.
+    pub fn cache(&self) -> &KvCache {
+        &self.cache
+    }
+
+    /// Runs `tokens` (one equally long slice per sequence) at the next positions and returns
+    /// the logits of each sequence's last token (`[batch][vocab]`, f32).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a wrong number of sequences, unequal lengths or ids
+    /// outside the vocabulary; [`Error::EmptyInput`]; [`Error::PromptTooLong`] past the
+    /// session's capacity; device errors.
+    pub fn step(&mut self, tokens: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        let (ids, t) = self.flatten(tokens)?;
+        let logits = self.forward(&ids, t, false, None)?;
+        Ok(download(&logits)?.chunks(self.model.cfg.vocab).map(<[f32]>::to_vec).collect())
+    }
+
+    /// As [`Session::step`], returning the logits of every token (`[batch * tokens][vocab]`,
+    /// sequence-major): what the tests compare position by position.
+    ///
+    /// # Errors
+    /// As [`Session::step`].
+    pub fn step_all_logits(&mut self, tokens: &[&[u32]]) -> Result<Vec<Vec<f32>>> {
+        let (ids, t) = self.flatten(tokens)?;
+        let logits = self.forward(&ids, t, true, None)?;
+        Ok(download(&logits)?.chunks(self.model.cfg.vocab).map(<[f32]>::to_vec).collect())
+    }
+
+    fn flatten(&self, tokens: &[&[u32]]) -> Result<(Vec<u32>, usize)> {
+        if tokens.len() != self.cache.batch() {
+            return Err(Error::InvalidArgument(format!("{} sequences given to a session of {}", tokens.len(), self.cache.batch())));
+        }
+        let t = tokens[0].len();
+        if t == 0 {
+            return Err(Error::EmptyInput("no tokens to run".into()));
+        }
+        if tokens.iter().any(|s| s.len() != t) {
+            return Err(Error::InvalidArgument("the sequences of one step must be equally long".into()));
+        }
+        if self.pos + t > self.cache.capacity() {
+            return Err(Error::PromptTooLong { prompt_tokens: self.pos + t, max_new_tokens: 0, context: self.cache.capacity() });
+        }
+        let vocab = self.model.cfg.vocab;
+        if let Some(&bad) = tokens.iter().flat_map(|s| s.iter()).find(|&&id| id as usize >= vocab) {
+            return Err(Error::InvalidArgument(format!("token id {bad} is outside the vocabulary of {vocab}")));
+        }
+        Ok((tokens.concat(), t))
+    }
+
+    /// The forward pass of `ids` (`batch` sequences of `t` tokens, sequence-major) at positions
+    /// `pos..pos + t`: logits `[batch * t, vocab]` when `all_logits`, else of each sequence's
+    /// last token `[batch, vocab]`, f32. Advances the position.
+    pub(crate) fn forward(&mut self, ids: &[u32], t: usize, all_logits: bool, mut tracer: Option<&mut StageTracer<'_>>) -> Result<Tensor> {
+        let m = self.model;
+        let c = &m.cfg;
+        let dev = &m.device;
+        let b = self.cache.batch();
+        let (h, kvh, d) = (c.heads, c.kv_heads, c.head_dim);
+        let pos = self.pos;
+        stage(&mut tracer, "embed");
+        let ids_t = Tensor::from_slice(dev, &ids.iter().map(|&i| i as i32).collect::<Vec<_>>(), &[b * t])?;
+        let x = movement::embedding(&m.embedding, &ids_t)?; // [B*T, hidden]
+        let offsets = Tensor::from_slice(dev, &vec![pos as i32; b], &[b])?;
+        let rope_opts = RopeOptions {
+            layout: RopeLayout::Interleaved,
+            table: RopeTable::Cache { cos: &m.rope_cos, sin: &m.rope_sin },
+            rotary_dim: Some(c.rope_dim),
+            offsets: Some(&offsets),
+        };
+        // The residual stream: `pending` is the last block's output not yet added to `res`;
+        // the add happens inside the next RMSNorm (one launch for both).
+        let mut res = x;
+        let mut pending: Option<Tensor> = None;
+        for (li, l) in m.layers.iter().enumerate() {
+            stage(&mut tracer, "norm");
+            let hn = match pending.take() {
+                None => norm::rms_norm(&res, Some(&l.attn_norm), c.rms_eps)?,
+                Some(p) => {
+                    let (y, sum) = norm::add_rms_norm(&p, &res, Some(&l.attn_norm), c.rms_eps)?;
+                    res = sum;
+                    y
+                }
+            };
+            stage(&mut tracer, "qkv");
+            let qkv = l.qkv.forward(&hn, Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
+            stage(&mut tracer, "rope");
+            // Queries and keys rotate together: one launch over their H + KVH heads.
+            let qk = rope::rope(&qkv.narrow(2, 0, h + kvh)?, &rope_opts)?;
+            stage(&mut tracer, "kv_write");
+            self.cache.write(li, pos, &qk.narrow(2, h, kvh)?, &qkv.narrow(2, h + kvh, kvh)?)?;
+            stage(&mut tracer, "attention");
+            let a = attention::causal(&qk.narrow(2, 0, h)?, &self.cache, li, pos)?;
+            stage(&mut tracer, "o_proj");
+            let o = l.o.forward(&a, Epilogue::default())?;
+            stage(&mut tracer, "norm");
+            let (hn, sum) = norm::add_rms_norm(&o, &res, Some(&l.ffn_norm), c.rms_eps)?;
+            res = sum;
+            stage(&mut tracer, "gate_up");
+            let gu = l.gate_up.forward(&hn, Epilogue::default())?;
+            stage(&mut tracer, "silu_mul");
+            let act = ew::mul(&ew::silu(&gu.narrow(1, 0, c.ffn)?)?, &gu.narrow(1, c.ffn, c.ffn)?)?;
+            stage(&mut tracer, "down");
+            pending = Some(l.down.forward(&act, Epilogue::default())?);
+        }
+        stage(&mut tracer, "lm_head");
+        let mut last = pending.expect("at least one layer");
+        if !all_logits && t > 1 {
+            // Only each sequence's last position needs logits: the head is the largest GEMM.
+            let pick = |x: &Tensor| -> Result<Tensor> { Ok(x.reshape(&[b, t, c.hidden])?.narrow(1, t - 1, 1)?.squeeze(1)?) };
+            last = pick(&last)?;
+            res = pick(&res)?;
+        }
+        let (xn, _) = norm::add_rms_norm(&last, &res, Some(&m.out_norm), c.rms_eps)?;
+        let logits = match &m.head {
+            Some(head) => head.forward(&xn, Epilogue { out_dtype: Some(DType::F32), ..Default::default() })?,
+            None => gemm::gemm(&xn, &m.embedding.transpose(0, 1)?, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() })?,
+        };
+        stage(&mut tracer, "sample");
+        self.pos += t;
+        Ok(logits)
+    }
+}
+
+/// `messages` rendered through `template` (`path` for messages) and tokenized without added
+/// specials: the template writes any BOS itself, as `transformers` renders it.
+pub(crate) fn encode_chat(tok: &TextTokenizer, template: Option<&str>, path: &Path, messages: &[Message]) -> Result<Vec<u32>> {
+    let src = template.ok_or_else(|| Error::Template(format!("{} has no tokenizer.chat_template; use a plain prompt", path.display())))?;
+    if messages.iter().all(|m| m.content.is_empty()) {
+        return Err(Error::EmptyInput("the chat message is empty".into()));
+    }
+    let name = |id: Option<u32>| id.and_then(|i| tok.id_to_token(i)).unwrap_or_default();
+    let t = ChatTemplate::with_tokens(src, &name(tok.bos()), &name(tok.eos()))?;
+    tok.encode(&t.render(messages, true)?, false)
+}
