@@ -129,7 +129,7 @@ impl<'d> StageTracer<'d> {
                 .kernel(&l.kernel)
                 .ok_or_else(|| Error::Modeling(format!("kernel {} is not in the code object", l.kernel)))?;
             let trace = l.stats.trace.as_ref().ok_or_else(|| Error::Modeling(format!("{} ran without a trace", l.kernel)))?;
-            let load = Workload { grid_workgroups: l.stats.grid_workgroups, hbm_bytes: None };
+            let load = Workload::mi300x(l.stats.grid_workgroups, None);
             let m = model(trace, &KernelShape::of(k, l.params.dynamic_lds), &load)
                 .map_err(|e| Error::Modeling(format!("{}: {e:?}", l.kernel)))?;
             step.launches.push(ModeledLaunch {
