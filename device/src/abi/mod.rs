@@ -18,6 +18,8 @@ mod ptr;
 
 // `macro_use`: each module's binding macros (see `kernel_abi!`) stay in scope for the kernels.
 #[macro_use]
+pub mod attention;
+#[macro_use]
 pub mod contiguous;
 #[macro_use]
 pub mod elementwise;
@@ -67,6 +69,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
     <norm::NormArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
+    <attention::FlashArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

@@ -2,6 +2,7 @@
 //! function taking its `abi` argument struct; each family's `entries` binds the symbols its
 //! `abi` module declares to the bodies (see `kernel_abi!`).
 
+pub mod attention;
 pub mod contiguous;
 pub mod elementwise;
 pub mod gemm;

@@ -1,6 +1,7 @@
 //! Safe tensor operations: validate, pick a kernel, launch. Each op has its CPU definition in
 //! [`reference`](crate::reference) and a proptest suite comparing the two on a device.
 //!
+//! - [`attention`]: flash attention (prefill, encoders) and decode over a paged KV cache;
 //! - [`basic`]: fill, copy, saxpy, the 32x32 MFMA tile (the first kernels);
 //! - [`layout`]: strided views made contiguous;
 //! - [`gemm`]: matrix products on the matrix cores, with fused epilogues;
@@ -13,6 +14,7 @@
 //! - [`rope`]: rotary position embedding;
 //! - [`rows`]: how the row-resident kernels spread rows over lanes.
 
+pub mod attention;
 pub mod basic;
 pub mod elementwise;
 pub mod gemm;
