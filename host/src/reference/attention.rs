@@ -153,10 +153,14 @@ pub fn flash_varlen(
     for b in 0..batch {
         let (q0, lq, k0, lk) = (cu_q[b], cu_q[b + 1] - cu_q[b], cu_k[b], cu_k[b + 1] - cu_k[b]);
         let key_len = mask.key_lens.as_ref().map_or(lk, |kl| kl[b].min(lk));
+        if lq == 0 {
+            continue; // no query rows: nothing to write
+        }
         for h in 0..heads_q {
             let kh = h / group;
-            let (o, l) =
-                sequence(&q[q0 * rq + h * d..], rq, lq, &k[k0 * rk + kh * d..], &v[k0 * rk + kh * d..], rk, lk, d, scale, mask, key_len);
+            // An empty key sequence at the end starts past the last row: an empty slice.
+            let (ks, vs) = (k.get(k0 * rk + kh * d..).unwrap_or(&[]), v.get(k0 * rk + kh * d..).unwrap_or(&[]));
+            let (o, l) = sequence(&q[q0 * rq + h * d..], rq, lq, ks, vs, rk, lk, d, scale, mask, key_len);
             for i in 0..lq {
                 out[(q0 + i) * rq + h * d..][..d].copy_from_slice(&o[i * d..(i + 1) * d]);
                 lse[h * tq + q0 + i] = l[i];
