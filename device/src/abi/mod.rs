@@ -30,6 +30,8 @@ pub mod movement;
 #[macro_use]
 pub mod norm;
 #[macro_use]
+pub mod quant;
+#[macro_use]
 pub mod reduce;
 #[macro_use]
 pub mod rope;
@@ -66,6 +68,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <reduce::ReducePartialsArgs as KernelArgs>::KERNELS,
     <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
     <norm::NormArgs as KernelArgs>::KERNELS,
+    <quant::DequantArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
 ];
 

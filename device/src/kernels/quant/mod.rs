@@ -1,0 +1,8 @@
+//! Quantized weights (GGML block formats in the device layout of `abi::quant`):
+//!
+//! - [`format`]: each format's scales and codes as a lane reads them from a chunk;
+//! - [`dequant`]: weights to f32/f16/bf16.
+
+pub mod dequant;
+mod entries;
+pub mod format;
