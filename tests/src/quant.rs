@@ -35,3 +35,28 @@ pub fn random_blocks(format: QuantFormat, n: usize, k: usize, scale: f64, seed: 
 pub fn small_block(format: QuantFormat) -> bool {
     format.block_elems() == 32
 }
+
+/// Per weight of `blocks` (whole blocks of `format`), the magnitude of the terms the device
+/// adds for it: `|w|` for symmetric formats (`w = a * (u - offset)` is one exact product), and
+/// `|w - b| + |b|` for formats with a minimum (`w = a * u + b`, whose two terms are summed
+/// separately, so their sizes bound the rounding, not their difference).
+pub fn term_magnitudes(format: QuantFormat, blocks: &[u8]) -> Vec<f64> {
+    let w = ferrocm::reference::quant::dequantize(format, blocks);
+    let f16_at = |b: &[u8], at: usize| f16::from_le_bytes([b[at], b[at + 1]]).to_f64();
+    let mut out = Vec::with_capacity(w.len());
+    for (bi, block) in blocks.chunks_exact(format.block_bytes()).enumerate() {
+        for e in 0..format.block_elems() {
+            let wv = w[bi * format.block_elems() + e];
+            let b = match format {
+                QuantFormat::Q4_1 | QuantFormat::Q5_1 => f16_at(block, 2),
+                QuantFormat::Q4K | QuantFormat::Q5K => {
+                    let scales: &[u8; 12] = block[4..16].try_into().unwrap();
+                    -f16_at(block, 2) * ferrocm::quant::k_scale_min(scales, e / 32).1 as f64
+                }
+                _ => 0.0,
+            };
+            out.push((wv - b).abs() + b.abs());
+        }
+    }
+    out
+}

@@ -69,6 +69,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
     <norm::NormArgs as KernelArgs>::KERNELS,
     <quant::DequantArgs as KernelArgs>::KERNELS,
+    <quant::QGemvArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
 ];
 

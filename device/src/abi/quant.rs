@@ -388,3 +388,94 @@ pub const DEQUANT_KERNELS: [crate::abi::Kernel<DequantArgs>; format::COUNT as us
     QUANT_DEQUANT_Q5_K,
     QUANT_DEQUANT_Q6_K,
 ];
+
+/// Epilogue flags (`QGemvArgs::flags`); the activation and output codes are GEMM's
+/// (`abi::gemm::activation`, [`dtype`]).
+pub mod flags {
+    /// `bias` points at N f32 values added per column.
+    pub const BIAS: u32 = 1 << 0;
+    /// `residual` points at an `[M][ldr]` tensor of the output dtype, added last.
+    pub const RESIDUAL: u32 = 1 << 1;
+}
+
+/// Activation rows one GEMV workgroup takes (one 16x16 MFMA tile); larger M are row blocks.
+pub const GEMV_ROWS: u32 = 16;
+/// Most waves of a GEMV workgroup (each reduces a share of K for the workgroup's tile).
+pub const GEMV_MAX_WAVES: u32 = 4;
+
+/// Dynamic LDS of a GEMV workgroup of `waves` waves: each wave's 16x16 f32 partial sums.
+pub const fn gemv_lds_bytes(waves: u32) -> u32 {
+    waves * 64 * 4 * 4
+}
+
+crate::kernel_abi! {
+    /// Arguments of `quant_gemv_*`: `y = x W^T` (+ bias, activation, residual), `W` `[n, k]` in
+    /// the device layout, `x` `[m][ldx]` f32/f16/bf16 (16-byte aligned rows), `y` `[m][ldy]` of
+    /// `out_type`. Grid: x = tiles (`ceil(n / 16)`), y = blocks of 16 activation rows
+    /// (`ceil(m / 16)`, each re-reading W: the decode shapes have one); `waves * 64` work-items,
+    /// each wave `chunks_per_wave` chunks of K; [`gemv_lds_bytes`].
+    pub struct QGemvArgs {
+        /// The weight in the device layout.
+        pub w: Ptr<u8>,
+        /// Activations.
+        pub x: Ptr<u8>,
+        /// Output.
+        pub y: PtrMut<u8>,
+        /// N f32 values (with `flags::BIAS`).
+        pub bias: Ptr<f32>,
+        /// `[m][ldr]` of `out_type` (with `flags::RESIDUAL`).
+        pub residual: Ptr<u8>,
+        /// Activation rows.
+        pub m: u32,
+        /// Weight rows (output columns).
+        pub n: u32,
+        /// The reduction length (a multiple of the format's block).
+        pub k: u32,
+        /// Row stride of `x` in elements.
+        pub ldx: u32,
+        /// Row stride of `y` in elements.
+        pub ldy: u32,
+        /// Row stride of the residual in elements.
+        pub ldr: u32,
+        /// `x`'s [`dtype`] code.
+        pub x_type: u32,
+        /// `y`'s [`dtype`] code.
+        pub out_type: u32,
+        /// An `abi::gemm::activation` code.
+        pub activation: u32,
+        /// [`flags`] bits.
+        pub flags: u32,
+        /// Chunks of K each wave reduces.
+        pub chunks_per_wave: u32,
+    }
+    kernels {
+        /// `Q4_0` weights.
+        QUANT_GEMV_Q4_0 = "quant_gemv_q4_0" @ 256,
+        /// `Q4_1`.
+        QUANT_GEMV_Q4_1 = "quant_gemv_q4_1" @ 256,
+        /// `Q5_0`.
+        QUANT_GEMV_Q5_0 = "quant_gemv_q5_0" @ 256,
+        /// `Q5_1`.
+        QUANT_GEMV_Q5_1 = "quant_gemv_q5_1" @ 256,
+        /// `Q8_0`.
+        QUANT_GEMV_Q8_0 = "quant_gemv_q8_0" @ 256,
+        /// `Q4_K`.
+        QUANT_GEMV_Q4_K = "quant_gemv_q4_k" @ 256,
+        /// `Q5_K`.
+        QUANT_GEMV_Q5_K = "quant_gemv_q5_k" @ 256,
+        /// `Q6_K`.
+        QUANT_GEMV_Q6_K = "quant_gemv_q6_k" @ 256,
+    }
+}
+
+/// The GEMV kernel of each format, by format code.
+pub const GEMV_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] = [
+    QUANT_GEMV_Q4_0,
+    QUANT_GEMV_Q4_1,
+    QUANT_GEMV_Q5_0,
+    QUANT_GEMV_Q5_1,
+    QUANT_GEMV_Q8_0,
+    QUANT_GEMV_Q4_K,
+    QUANT_GEMV_Q5_K,
+    QUANT_GEMV_Q6_K,
+];
