@@ -32,6 +32,8 @@ pub mod movement;
 #[macro_use]
 pub mod norm;
 #[macro_use]
+pub mod quant;
+#[macro_use]
 pub mod reduce;
 #[macro_use]
 pub mod rope;
@@ -68,6 +70,8 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <reduce::ReducePartialsArgs as KernelArgs>::KERNELS,
     <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
     <norm::NormArgs as KernelArgs>::KERNELS,
+    <quant::DequantArgs as KernelArgs>::KERNELS,
+    <quant::QGemvArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
     <attention::FlashArgs as KernelArgs>::KERNELS,
 ];

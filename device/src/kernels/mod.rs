@@ -8,6 +8,7 @@ pub mod elementwise;
 pub mod gemm;
 pub mod movement;
 pub mod norm;
+pub mod quant;
 pub mod reduce;
 pub mod rope;
 pub mod rowwise;

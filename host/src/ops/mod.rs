@@ -6,6 +6,8 @@
 //! - [`layout`]: strided views made contiguous;
 //! - [`gemm`]: matrix products on the matrix cores, with fused epilogues;
 //! - [`gemm_fp8`]: fp8 products with block scales, plain and grouped (mixture of experts);
+//! - [`qmatmul`]: products with GGML block-quantized weights (decode GEMV, prefill GEMM) and
+//!   their dequantization;
 //! - [`elementwise`]: fill, cast, copy, unary and binary math with broadcasting, where;
 //! - [`movement`]: gather (embedding, index_select), transpose of the last two axes, concat.
 //! - [`reduce`]: sum, mean, max, min, argmax, argmin over an axis or everything;
@@ -22,6 +24,7 @@ pub mod gemm_fp8;
 pub mod layout;
 pub mod movement;
 pub mod norm;
+pub mod qmatmul;
 pub mod reduce;
 pub mod rope;
 pub mod rows;
