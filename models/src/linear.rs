@@ -1,15 +1,16 @@
 //! [`Linear`]: `y = x W^T (+ bias, activation, residual)`, the one place a model's projections
 //! run, so the weight representation can change without touching the models.
 //!
-//! Today every weight is a dense device tensor in the activation dtype: GGUF block-quantized
-//! weights are dequantized on the host at load (exactly, through `ferrocm::reference::quant`)
-//! and run on ferrocm's GEMM. When the fused dequant GEMV/GEMM of `ops::qmatmul` lands, a
-//! `Quantized(QuantTensor)` variant runs there instead and the blocks stay quantized on the
-//! device; fused rows (QKV, gate/up) stay fusable, because a row of GGML blocks depends on
-//! that row alone: concatenating the rows' blocks is the fused matrix.
+//! A weight is either dense (a device tensor in the activation dtype, run on ferrocm's GEMM) or
+//! GGML block-quantized (the file's blocks on the device, run on `ops::qmatmul`, whose GEMV
+//! reads every weight byte once). Fused rows (QKV, gate/up) stay fusable when quantized: a row
+//! of GGML blocks depends on that row alone, so concatenating the parts' blocks is the fused
+//! matrix.
 
 use crate::error::Result;
 use ferrocm::ops::gemm::{self, Activation, GemmConfig, GemmOptions};
+use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Device, Tensor};
 
 /// What runs after the product, fused into the GEMM's epilogue.
@@ -25,6 +26,8 @@ pub(crate) struct Epilogue<'a> {
 pub(crate) enum Linear {
     /// A dense weight (the activation dtype) and an f32 bias.
     Dense { w: Tensor, bias: Option<Tensor> },
+    /// GGML blocks `[out, in]` and an f32 bias.
+    Quantized { w: QuantTensor, bias: Option<Tensor> },
 }
 
 impl Linear {
@@ -36,9 +39,28 @@ impl Linear {
         Ok(Linear::Dense { w, bias })
     }
 
+    /// A quantized layer from GGML blocks of `format` (`out` rows of `inp` weights, row-major;
+    /// several matrices' rows concatenated for a fused projection).
+    pub(crate) fn quantized(device: &Device, format: QuantFormat, blocks: &[u8], out: usize, inp: usize) -> Result<Linear> {
+        Ok(Linear::Quantized { w: QuantTensor::from_blocks(device, format, [out, inp], blocks)?, bias: None })
+    }
+
+    /// Bytes of the weights (and bias) on the device.
+    pub(crate) fn device_bytes(&self) -> usize {
+        let t = |t: &Tensor| t.numel() * t.dtype().size();
+        match self {
+            Linear::Dense { w, bias } => t(w) + bias.as_ref().map_or(0, t),
+            Linear::Quantized { w, bias } => w.shape()[0] * w.row_bytes() + bias.as_ref().map_or(0, t),
+        }
+    }
+
     /// `x [M, in] -> [M, out]`.
     pub(crate) fn forward(&self, x: &Tensor, e: Epilogue<'_>) -> Result<Tensor> {
         match self {
+            Linear::Quantized { w, bias } => {
+                let opts = QMatmulOptions { bias: bias.as_ref(), activation: e.activation, residual: e.residual, out_dtype: e.out_dtype };
+                Ok(qmatmul::qmatmul(x, w, &opts)?)
+            }
             Linear::Dense { w, bias } => {
                 let opts = GemmOptions {
                     config: config_for(x.dtype(), x.shape()[0], w.shape()[0], w.shape()[1]),

@@ -31,18 +31,26 @@ pub struct LoadOptions {
     /// Positions the RoPE tables cover (and so the longest context a session may have); the
     /// model's trained context when `None`.
     pub max_context: Option<usize>,
+    /// Keep GGML block-quantized weights quantized on the device and multiply with
+    /// `ferrocm::ops::qmatmul` (the default); `false` dequantizes them exactly on the host to
+    /// [`LoadOptions::dtype`] and runs the dense GEMM (more memory, for comparison).
+    pub quantized: bool,
     progress: Option<ProgressFn>,
 }
 
 impl std::fmt::Debug for LoadOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LoadOptions").field("dtype", &self.dtype).field("max_context", &self.max_context).finish_non_exhaustive()
+        f.debug_struct("LoadOptions")
+            .field("dtype", &self.dtype)
+            .field("max_context", &self.max_context)
+            .field("quantized", &self.quantized)
+            .finish_non_exhaustive()
     }
 }
 
 impl Default for LoadOptions {
     fn default() -> LoadOptions {
-        LoadOptions { dtype: DEFAULT_DTYPE, max_context: None, progress: None }
+        LoadOptions { dtype: DEFAULT_DTYPE, max_context: None, quantized: true, progress: None }
     }
 }
 
@@ -65,6 +73,12 @@ impl LoadOptions {
     /// Sets [`LoadOptions::max_context`].
     pub fn max_context(mut self, n: usize) -> LoadOptions {
         self.max_context = Some(n);
+        self
+    }
+
+    /// Sets [`LoadOptions::quantized`].
+    pub fn quantized(mut self, keep: bool) -> LoadOptions {
+        self.quantized = keep;
         self
     }
 

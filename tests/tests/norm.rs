@@ -163,10 +163,28 @@ fn long_rows_take_two_passes() {
 
 #[test]
 fn many_rows_share_workgroups() {
-    // More rows than the persistent grid: each workgroup walks several rows with its weights.
+    // More rows than the persistent grid: each workgroup walks several rows with its weights
+    // (rows past the short-row kernel's 4096 bytes).
     for dtype in FLOAT_DTYPES {
-        let c = Case { rows: 2000, len: 64, dtype, layer: true, residual: true, weight: true, bias: true, shift: 0.0, eps: 1e-5, seed: 3 };
+        let c =
+            Case { rows: 1300, len: 2560, dtype, layer: true, residual: true, weight: true, bias: true, shift: 0.0, eps: 1e-5, seed: 3 };
         run(&c).unwrap();
+    }
+}
+
+#[test]
+fn short_rows_take_a_wave_each() {
+    // Up to 512 rows of at most 4096 bytes in 16-byte chunks: one wave per row, up to 4 per
+    // workgroup; a row count that is not a multiple of 4, and the longest rows the kernel takes
+    // (f32: 1024, f16/bf16: 2048 values, 4 chunks a lane).
+    for dtype in FLOAT_DTYPES {
+        let longest = 4096 / dtype.size();
+        for (rows, len) in [(501, 64), (5, longest), (3, longest - 8), (1, 576)] {
+            for (layer, residual) in [(false, true), (true, false)] {
+                let c = Case { rows, len, dtype, layer, residual, weight: true, bias: layer, shift: 1.0, eps: 1e-5, seed: 11 };
+                run(&c).unwrap();
+            }
+        }
     }
 }
 

@@ -75,8 +75,23 @@ crate::kernel_abi! {
         NORM_F16 = "norm_f16" @ 256,
         /// bf16 rows.
         NORM_BF16 = "norm_bf16" @ 256,
+        /// Short f32 rows, one wave each (see [`SHORT_ROW_BYTES`]).
+        NORM_SHORT_F32 = "norm_short_f32" @ 256,
+        /// Short f16 rows.
+        NORM_SHORT_F16 = "norm_short_f16" @ 256,
+        /// Short bf16 rows.
+        NORM_SHORT_BF16 = "norm_short_bf16" @ 256,
     }
 }
+
+/// 16-byte chunks of its row a lane of `norm_short_*` holds at most.
+pub const SHORT_CHUNKS: u32 = 4;
+/// The longest row `norm_short_*` takes: 64 lanes of [`SHORT_CHUNKS`] chunks (2048 f16/bf16
+/// values, 1024 f32), with 16-byte accesses (`VECTOR_OK`). `lanes`, `segs`, `seg_len`, `mode`
+/// and `stats` are unused there: a wave holds a whole row, rows `workgroup * waves + wave`.
+pub const SHORT_ROW_BYTES: u32 = 64 * SHORT_CHUNKS * 16;
+/// Waves (rows) per `norm_short_*` workgroup at most.
+pub const SHORT_WAVES: u32 = 4;
 
 /// Dynamic LDS of a `norm_*` launch: the row kernels' slots, plus (FUSED with several rows per
 /// workgroup) room for the weight and the bias of a row, each rounded up to 16 bytes.

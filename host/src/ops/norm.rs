@@ -36,7 +36,7 @@ use crate::ops::rows::ROW_WORKGROUPS;
 use crate::ops::rows::plan_rows;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
-use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, flags, norm_lds_bytes};
+use ferrocm_device::abi::norm::{self as abi, NORM_MAX_LANES, NormArgs, SHORT_ROW_BYTES, SHORT_WAVES, flags, norm_lds_bytes};
 use ferrocm_device::abi::rowwise::{ROW_LDS_BYTES, ROW_STAT_FLOATS, mode};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
@@ -75,11 +75,18 @@ pub fn add_layer_norm(x: &Tensor, residual: &Tensor, weight: Option<&Tensor>, bi
     run("add_layer_norm", x, Some(residual), weight, bias, eps, true).map(|(y, h)| (y, h.expect("residual output")))
 }
 
-fn kernel(op: &'static str, d: DType) -> Result<Kernel<NormArgs>> {
+/// Rows up to which short rows take the short-row kernel (a wave per row, no LDS, no barrier).
+/// Its waves each read the weight and bias, so past this many rows the general kernel, which
+/// reads them once per workgroup, moves fewer bytes (and its per-row overhead is amortised):
+/// at 512 rows the extra reads are at most 2 MiB, which the L2 serves.
+const SHORT_MAX_ROWS: usize = 512;
+
+/// The general kernel and the short-row one for dtype `d`.
+fn kernel(op: &'static str, d: DType) -> Result<(Kernel<NormArgs>, Kernel<NormArgs>)> {
     match d {
-        DType::F32 => Ok(abi::NORM_F32),
-        DType::F16 => Ok(abi::NORM_F16),
-        DType::Bf16 => Ok(abi::NORM_BF16),
+        DType::F32 => Ok((abi::NORM_F32, abi::NORM_SHORT_F32)),
+        DType::F16 => Ok((abi::NORM_F16, abi::NORM_SHORT_F16)),
+        DType::Bf16 => Ok((abi::NORM_BF16, abi::NORM_SHORT_BF16)),
         d => Err(Error::DTypeMismatch { op, what: "input", got: d, expected: "f32, f16 or bf16".into() }),
     }
 }
@@ -93,7 +100,7 @@ fn run(
     eps: f32,
     layer: bool,
 ) -> Result<(Tensor, Option<Tensor>)> {
-    let k = kernel(op, x.dtype())?;
+    let (k, k_short) = kernel(op, x.dtype())?;
     if x.rank() == 0 {
         return Err(Error::Shape { op, message: "a 0-d tensor has no last axis".into() });
     }
@@ -134,6 +141,42 @@ fn run(
     let ptrs = [Some(&x), residual.as_ref(), weight.as_ref(), bias.as_ref(), Some(&out), h.as_ref()];
     let vector = (len * esize) % 16 == 0 && ptrs.iter().flatten().all(|t| t.addr() % 16 == 0);
     let rows = x.numel() / len;
+    let fl_base = if layer { flags::LAYER } else { 0 }
+        | if weight.is_some() { flags::WEIGHT } else { 0 }
+        | if bias.is_some() { flags::BIAS } else { 0 }
+        | if residual.is_some() { flags::RESIDUAL } else { 0 };
+    let mut input = |what, t: Option<&Tensor>| t.map_or(Ok(DevPtr::NULL), |t| ops.input_bytes(what, t));
+    let (x_ptr, res_ptr, w_ptr, b_ptr) =
+        (input("x", Some(&x))?, input("residual", residual.as_ref())?, input("weight", weight.as_ref())?, input("bias", bias.as_ref())?);
+    let out_ptr = ops.output_bytes("out", &out)?;
+    let h_ptr = h.as_ref().map_or(Ok(DevPtr::NULL), |h| ops.output_bytes("h", h))?;
+    if vector && len * esize <= SHORT_ROW_BYTES as usize && rows <= SHORT_MAX_ROWS {
+        // Short rows (a decode step's hidden state): one wave each, the row in registers.
+        let waves = rows.min(SHORT_WAVES as usize);
+        let args = NormArgs {
+            x: x_ptr,
+            residual: res_ptr,
+            weight: w_ptr,
+            bias: b_ptr,
+            out: out_ptr,
+            h_out: h_ptr,
+            stats: DevPtr::NULL,
+            rows: ops.u32("rows", rows)?,
+            len: len as u32,
+            lanes: 64,
+            segs: 1,
+            seg_len: len as u32,
+            mode: mode::FUSED,
+            flags: fl_base | flags::VECTOR_OK,
+            eps,
+        };
+        let cfg = LaunchConfig::linear(ops.u32("workgroups", rows.div_ceil(waves))?, 64 * waves as u32);
+        // SAFETY: every operand was checked to be contiguous rows * len (weight, bias: len) of
+        // the kernel's dtype, 16-byte aligned with rows of whole 16-byte chunks, at most
+        // SHORT_ROW_BYTES long.
+        unsafe { ops.launch(k_short, cfg, &args)? };
+        return Ok((out, h));
+    }
     // Without 16-byte accesses the kernel takes one row per group (no loop): no persistence.
     let mut p = plan_rows(op, rows, len, esize, vector, NORM_MAX_LANES, vector)?;
     // Weight and bias are read once per workgroup: keep that under 4% of the row traffic
@@ -145,16 +188,7 @@ fn run(
         p.workgroups = p.workgroups.min(budget as u32).max(1);
     }
     let shared = p.segs == 1 && p.block / p.lanes > 1;
-    let mut input = |what, t: Option<&Tensor>| t.map_or(Ok(DevPtr::NULL), |t| ops.input_bytes(what, t));
-    let (x_ptr, res_ptr, w_ptr, b_ptr) =
-        (input("x", Some(&x))?, input("residual", residual.as_ref())?, input("weight", weight.as_ref())?, input("bias", bias.as_ref())?);
-    let out_ptr = ops.output_bytes("out", &out)?;
-    let h_ptr = h.as_ref().map_or(Ok(DevPtr::NULL), |h| ops.output_bytes("h", h))?;
-    let fl = if layer { flags::LAYER } else { 0 }
-        | if weight.is_some() { flags::WEIGHT } else { 0 }
-        | if bias.is_some() { flags::BIAS } else { 0 }
-        | if residual.is_some() { flags::RESIDUAL } else { 0 }
-        | if p.vector { flags::VECTOR_OK } else { 0 };
+    let fl = fl_base | if p.vector { flags::VECTOR_OK } else { 0 };
     let mut args = NormArgs {
         x: x_ptr,
         residual: res_ptr,

@@ -79,6 +79,10 @@ struct ModelArgs {
     /// bits than bf16 at the same speed; bf16 or f32 for models whose activations exceed 65504).
     #[arg(long, default_value = "f16", value_parser = parse_dtype)]
     dtype: DType,
+    /// Dequantize GGUF block-quantized weights to --dtype at load and run the dense GEMM
+    /// (by default they stay quantized on the device and run the quantized GEMV/GEMM).
+    #[arg(long)]
+    dequantize: bool,
 }
 
 #[derive(Args)]
@@ -192,12 +196,12 @@ fn device() -> Result<Device> {
 }
 
 /// A progress bar on stderr for loading (drawn only on a terminal).
-fn load_options(dtype: DType, what: &str) -> (LoadOptions, ProgressBar) {
+fn load_options(m: &ModelArgs, what: &str) -> (LoadOptions, ProgressBar) {
     let bar = ProgressBar::new(1);
     bar.set_style(ProgressStyle::with_template("{msg} [{bar:30}] {pos}/{len} {elapsed}").expect("a valid template").progress_chars("=> "));
     bar.set_message(format!("loading {what}"));
     let b = bar.clone();
-    let opts = LoadOptions::default().dtype(dtype).on_progress(move |p| {
+    let opts = LoadOptions::default().dtype(m.dtype).quantized(!m.dequantize).on_progress(move |p| {
         b.set_length(p.total as u64);
         b.set_position(p.done as u64);
     });
@@ -241,15 +245,16 @@ fn generate(a: GenerateArgs) -> Result<()> {
     }
     let dev = device()?;
     let started = Instant::now();
-    let (opts, bar) = load_options(a.model.dtype, &path.file_name().unwrap_or_default().to_string_lossy());
+    let (opts, bar) = load_options(&a.model, &path.file_name().unwrap_or_default().to_string_lossy());
     let model = LlamaModel::load(&dev, &path, &opts)?;
     bar.finish_and_clear();
     eprintln!(
-        "loaded {} ({} layers, hidden {}, {} MB of {} weights) in {:.1} s",
+        "loaded {} ({} layers, hidden {}, {} MB of weights: projections {}, the rest {}) in {:.1} s",
         path.display(),
         model.config().layers,
         model.config().hidden,
         model.weight_bytes() >> 20,
+        if model.quantized() { "block-quantized".to_string() } else { model.dtype().to_string() },
         model.dtype(),
         started.elapsed().as_secs_f64()
     );
@@ -334,7 +339,7 @@ fn embed(a: EmbedArgs) -> Result<()> {
     let path = resolve(&a.model.model)?;
     let dev = device()?;
     let started = Instant::now();
-    let (opts, bar) = load_options(a.model.dtype, &path.to_string_lossy());
+    let (opts, bar) = load_options(&a.model, &path.to_string_lossy());
     let m = BertEmbedder::load(&dev, &path, &opts)?;
     bar.finish_and_clear();
     eprintln!("loaded {} in {:.1} s", path.display(), started.elapsed().as_secs_f64());
@@ -408,7 +413,7 @@ fn info(a: InfoArgs) -> Result<()> {
         );
         if a.modeled {
             let dev = device()?;
-            let (opts, bar) = load_options(a.model.dtype, "model");
+            let (opts, bar) = load_options(&a.model, "model");
             let model = LlamaModel::load(&dev, &path, &opts.max_context(a.context + 1))?;
             bar.finish_and_clear();
             for &b in &a.batch {

@@ -1,7 +1,7 @@
 //! [`LlamaModel`] on a device and its forward pass ([`Session`]).
 
 use super::config::LlamaConfig;
-use super::weights::{LayerNames, check_loadable, load_shaped};
+use super::weights::{LayerNames, check_loadable, load_shaped, quantized_rows};
 use crate::attention::{self, KvCache};
 use crate::chat::{ChatTemplate, Message};
 use crate::error::{Error, Result};
@@ -62,8 +62,10 @@ impl std::fmt::Debug for LlamaModel {
 
 impl LlamaModel {
     /// Loads the GGUF file at `path` onto `device`: the configuration from its metadata, the
-    /// tokenizer from its vocabulary, the weights dequantized (exactly, on the host) to
-    /// `opts.dtype` with the QKV and gate/up projections fused.
+    /// tokenizer from its vocabulary, the QKV and gate/up projections fused. Block-quantized
+    /// projections stay quantized (`ops::qmatmul`) unless [`LoadOptions::quantized`] is off;
+    /// other weights (norms, the embedding rows, float or off projections) are converted
+    /// (exactly, on the host) to `opts.dtype`.
     ///
     /// # Errors
     /// [`Error::Ferrocm`] for a missing or malformed file; [`Error::UnsupportedArchitecture`];
@@ -92,28 +94,28 @@ impl LlamaModel {
         let (hd, d, kvd) = (cfg.hidden, cfg.head_dim, cfg.kv_heads * cfg.head_dim);
         let total = cfg.layers + 2;
         let mut layers = Vec::with_capacity(cfg.layers);
+        let q = opts.quantized;
         for i in 0..cfg.layers {
             let n = LayerNames::new(i);
-            let mut qkv = load_shaped(&file, &n.q, &[cfg.heads * d, hd])?.data;
-            qkv.extend(load_shaped(&file, &n.k, &[kvd, hd])?.data);
-            qkv.extend(load_shaped(&file, &n.v, &[kvd, hd])?.data);
-            let mut gate_up = load_shaped(&file, &n.gate, &[cfg.ffn, hd])?.data;
-            gate_up.extend(load_shaped(&file, &n.up, &[cfg.ffn, hd])?.data);
+            let qkv_parts = [(n.q.as_str(), cfg.heads * d), (n.k.as_str(), kvd), (n.v.as_str(), kvd)];
             layers.push(Layer {
                 attn_norm: upload(device, &load_shaped(&file, &n.attn_norm, &[hd])?.data, &[hd], dt)?,
-                qkv: Linear::dense(device, &qkv, cfg.qkv_rows(), hd, None, dt)?,
-                o: Linear::dense(device, &load_shaped(&file, &n.o, &[hd, cfg.heads * d])?.data, hd, cfg.heads * d, None, dt)?,
+                qkv: projection(device, &file, &qkv_parts, hd, dt, q)?,
+                o: projection(device, &file, &[(n.o.as_str(), hd)], cfg.heads * d, dt, q)?,
                 ffn_norm: upload(device, &load_shaped(&file, &n.ffn_norm, &[hd])?.data, &[hd], dt)?,
-                gate_up: Linear::dense(device, &gate_up, 2 * cfg.ffn, hd, None, dt)?,
-                down: Linear::dense(device, &load_shaped(&file, &n.down, &[hd, cfg.ffn])?.data, hd, cfg.ffn, None, dt)?,
+                gate_up: projection(device, &file, &[(n.gate.as_str(), cfg.ffn), (n.up.as_str(), cfg.ffn)], hd, dt, q)?,
+                down: projection(device, &file, &[(n.down.as_str(), hd)], cfg.ffn, dt, q)?,
             });
             opts.report(i + 1, total, &format!("blk.{i}"));
         }
+        // The embedding rows are looked up dense; the LM head (the same matrix when tied)
+        // multiplies quantized where the file's blocks allow it.
         let embedding = upload(device, &load_shaped(&file, "token_embd.weight", &[cfg.vocab, hd])?.data, &[cfg.vocab, hd], dt)?;
-        let head = if cfg.tied_embeddings {
-            None
-        } else {
-            Some(Linear::dense(device, &load_shaped(&file, "output.weight", &[cfg.vocab, hd])?.data, cfg.vocab, hd, None, dt)?)
+        let head_name = if cfg.tied_embeddings { "token_embd.weight" } else { "output.weight" };
+        let head = match quantized_rows(&file, &[(head_name, cfg.vocab)], hd)? {
+            Some((format, blocks)) if q => Some(Linear::quantized(device, format, &blocks, cfg.vocab, hd)?),
+            _ if cfg.tied_embeddings => None,
+            _ => Some(Linear::dense(device, &load_shaped(&file, head_name, &[cfg.vocab, hd])?.data, cfg.vocab, hd, None, dt)?),
         };
         opts.report(cfg.layers + 1, total, "token_embd");
         let out_norm = upload(device, &load_shaped(&file, "output_norm.weight", &[hd])?.data, &[hd], dt)?;
@@ -211,13 +213,22 @@ impl LlamaModel {
     /// Weight bytes on the device.
     pub fn weight_bytes(&self) -> usize {
         let t = |t: &Tensor| t.numel() * t.dtype().size();
-        let l = |l: &Linear| match l {
-            Linear::Dense { w, bias } => t(w) + bias.as_ref().map_or(0, t),
-        };
         t(&self.embedding)
             + t(&self.out_norm)
-            + self.head.as_ref().map_or(0, l)
-            + self.layers.iter().map(|x| t(&x.attn_norm) + t(&x.ffn_norm) + l(&x.qkv) + l(&x.o) + l(&x.gate_up) + l(&x.down)).sum::<usize>()
+            + self.head.as_ref().map_or(0, Linear::device_bytes)
+            + self
+                .layers
+                .iter()
+                .map(|x| {
+                    t(&x.attn_norm) + t(&x.ffn_norm) + [&x.qkv, &x.o, &x.gate_up, &x.down].iter().map(|l| l.device_bytes()).sum::<usize>()
+                })
+                .sum::<usize>()
+    }
+
+    /// Whether the projections run on block-quantized weights ([`LoadOptions::quantized`] and a
+    /// file whose projections are block-quantized).
+    pub fn quantized(&self) -> bool {
+        self.layers.iter().all(|l| matches!(l.qkv, Linear::Quantized { .. }))
     }
 
     /// One decode step of `batch` sequences at context length `context` (the cache holds
@@ -395,6 +406,21 @@ impl<'m> Session<'m> {
         self.pos += t;
         Ok(logits)
     }
+}
+
+/// The projection whose rows are `parts` (`(name, rows)`, each `k` columns) fused into one
+/// matrix: the file's blocks when `quantized` and they allow it (one block format, `k` whole
+/// blocks), else dequantized exactly on the host to `dt`.
+fn projection(device: &Device, file: &GgufFile, parts: &[(&str, usize)], k: usize, dt: DType, quantized: bool) -> Result<Linear> {
+    let rows = parts.iter().map(|p| p.1).sum();
+    if quantized && let Some((format, blocks)) = quantized_rows(file, parts, k)? {
+        return Linear::quantized(device, format, &blocks, rows, k);
+    }
+    let mut data = Vec::with_capacity(rows * k);
+    for &(name, r) in parts {
+        data.extend(load_shaped(file, name, &[r, k])?.data);
+    }
+    Linear::dense(device, &data, rows, k, None, dt)
 }
 
 /// `messages` rendered through `template` (`path` for messages) and tokenized without added

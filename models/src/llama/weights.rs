@@ -61,6 +61,35 @@ pub(crate) fn load_shaped(file: &GgufFile, name: &str, shape: &[usize]) -> Resul
     Ok(t)
 }
 
+/// The GGML blocks of `parts` (each `(name, rows)`, all `k` columns wide and of one block
+/// format), concatenated row-major: the blocks of the fused `[sum of rows, k]` matrix, since a
+/// row of GGML blocks depends on that row alone. `None` when a part is not block-quantized in a
+/// format ferrocm's quantized ops take, the formats differ, or `k` is not whole blocks.
+///
+/// # Errors
+/// [`Error::BadTensor`] for a missing part or one of another shape.
+pub(crate) fn quantized_rows(file: &GgufFile, parts: &[(&str, usize)], k: usize) -> Result<Option<(QuantFormat, Vec<u8>)>> {
+    let mut format = None;
+    let mut bytes = Vec::new();
+    for &(name, rows) in parts {
+        let info = file.header().tensor(name).ok_or_else(|| missing(file, name))?;
+        if info.shape() != [rows, k] {
+            return Err(Error::BadTensor {
+                path: file.path().into(),
+                tensor: name.into(),
+                message: format!("shape {:?}, expected {:?}", info.shape(), [rows, k]),
+            });
+        }
+        let Some(f) = QuantFormat::from_ggml_type(info.ggml_type().id()) else { return Ok(None) };
+        if format.is_some_and(|g| g != f) || k % f.block_elems() != 0 {
+            return Ok(None);
+        }
+        format = Some(f);
+        bytes.extend_from_slice(file.tensor_bytes(name)?);
+    }
+    Ok(format.map(|f| (f, bytes)))
+}
+
 pub(crate) fn missing(file: &GgufFile, name: &str) -> Error {
     Error::BadTensor { path: file.path().into(), tensor: name.into(), message: "missing".into() }
 }

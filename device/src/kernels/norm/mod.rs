@@ -25,6 +25,7 @@
 //! them through LDS. Either way they are read from global memory once per workgroup.
 
 mod entries;
+mod short;
 
 use crate::abi::norm::{NormArgs, flags};
 use crate::abi::rowwise::{ROW_STAT_FLOATS, mode};
