@@ -40,44 +40,42 @@ pub fn norm_short<E: Chunked>(a: NormArgs) {
     let base = row as usize * a.len as usize * E::BYTES;
     let residual = a.flags & flags::RESIDUAL != 0;
 
-    // Weight and bias first: their loads are in flight with the row's, not after the
-    // reductions (one memory latency less).
+    // Every load is unconditional, from a clamped chunk (and from x in place of an absent
+    // operand), its value selected afterwards: a load under a branch gets its own wait before
+    // the branches join, and the eight of them would run one after another (measured: 3.3 us
+    // modeled for a one-row add_rms_norm instead of one memory latency).
     let (hw, hb) = (a.flags & flags::WEIGHT != 0, a.flags & flags::BIAS != 0);
-    let mut wt = [[1f32; 8]; CHUNKS];
+    let (w_src, b_src) = (if hw { a.weight } else { a.x }, if hb { a.bias } else { a.x });
+    let r_src = if residual { a.residual } else { a.x };
+    let mut wt = [[0f32; 8]; CHUNKS];
     let mut bs = [[0f32; 8]; CHUNKS];
+    let mut v = [[0f32; 8]; CHUNKS];
+    let mut r = [[0f32; 8]; CHUNKS];
     crate::unroll!(c < CHUNKS => {
-        let at = lane + 64 * c;
-        if at < chunks {
-            // SAFETY: chunk `at` of weight and bias (`len` elements each when flagged).
-            if hw {
-                wt[c] = E::unpack(unsafe { load_chunk(a.weight, 16 * at) });
-            }
-            if hb {
-                bs[c] = E::unpack(unsafe { load_chunk(a.bias, 16 * at) });
-            }
+        let col = 16 * (lane + 64 * c).min(chunks - 1);
+        // SAFETY: chunk `col / 16` (clamped into the row) of weight and bias (`len` elements
+        // each when flagged; else x's first row stands in), and of row `row` of x and the
+        // residual (host-checked sizes).
+        unsafe {
+            wt[c] = E::unpack(load_chunk(w_src, col));
+            bs[c] = E::unpack(load_chunk(b_src, col));
+            v[c] = E::unpack(load_chunk(a.x, base + col));
+            r[c] = E::unpack(load_chunk(r_src, base + col));
         }
     });
-
     // The row (plus the residual, rounded to the type as stored), zeros past its end.
-    let mut v = [[0f32; 8]; CHUNKS];
     crate::unroll!(c < CHUNKS => {
         let at = lane + 64 * c;
-        if at < chunks {
-            let off = base + 16 * at;
-            // SAFETY: chunk `at` lies inside row `row` of every row tensor (host-checked sizes).
-            let mut x = E::unpack(unsafe { load_chunk(a.x, off) });
-            if residual {
-                // SAFETY: as above.
-                let r = E::unpack(unsafe { load_chunk(a.residual, off) });
-                crate::unroll!(e < 8 => {
-                    if e < per {
-                        x[e] = E::round(x[e] + r[e]);
-                    }
-                });
-                // SAFETY: as above.
-                unsafe { store_chunk(a.h_out, off, E::pack(&x)) };
-            }
-            v[c] = x;
+        let valid = at < chunks;
+        crate::unroll!(e < 8 => {
+            let x = if residual { E::round(v[c][e] + r[c][e]) } else { v[c][e] };
+            v[c][e] = if valid { x } else { 0.0 };
+            wt[c][e] = if hw { wt[c][e] } else { 1.0 };
+            bs[c][e] = if hb { bs[c][e] } else { 0.0 };
+        });
+        if residual && valid {
+            // SAFETY: chunk `at` of row `row` of h_out.
+            unsafe { store_chunk(a.h_out, base + 16 * at, E::pack(&v[c])) };
         }
     });
 
