@@ -71,8 +71,10 @@ pub mod binary_op {
     pub const MIN: u32 = 5;
     /// `a^b` with C99 `powf` special cases.
     pub const POW: u32 = 6;
+    /// `silu(a) * b` (the gate of SwiGLU feed-forward blocks).
+    pub const SILU_MUL: u32 = 7;
     /// Number of binary operations.
-    pub const COUNT: u32 = 7;
+    pub const COUNT: u32 = 8;
 }
 
 /// Element type codes: the output type of the `cast_from_*` kernels and the condition type of the

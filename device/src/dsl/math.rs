@@ -72,10 +72,15 @@ pub fn tanh(x: f32) -> f32 {
     copysign(1.0 - 2.0 / (e + 1.0), x)
 }
 
-/// Logistic sigmoid 1 / (1 + e^-x).
+/// Logistic sigmoid 1 / (1 + e^-x), as `1 / (1 + e)` for x >= 0 and `e / (1 + e)` below, with
+/// `e = e^-|x|`: e never overflows, so far below 0 the result follows e^x down into the
+/// denormals (1 / (1 + e^-x) is 1 / inf = 0 from x = -88.7 on, which made silu(x) 0 where it is
+/// still a normal number).
 #[inline(always)]
 pub fn sigmoid(x: f32) -> f32 {
-    1.0 / (1.0 + exp(-x))
+    let e = exp(-abs(x));
+    let r = 1.0 / (1.0 + e);
+    if x >= 0.0 { r } else { e * r }
 }
 
 /// Error function. |x| < 0.5: its Maclaurin series (relative error < 1e-8 before rounding);

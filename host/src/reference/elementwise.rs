@@ -65,6 +65,10 @@ pub fn binary(op: BinaryOp, a: f64, b: f64) -> f64 {
         }
         // Rust's powf is C's pow, special cases included.
         BinaryOp::Pow => a.powf(b),
+        // silu in f32 (its underflow and overflow included), then the product: the kernel's
+        // definition, which the composed `silu` and `mul` ops share but for rounding to the
+        // storage type in between.
+        BinaryOp::SiluMul => (silu(a) as f32 as f64) * b,
     }
 }
 

@@ -385,7 +385,7 @@ impl<'m> Session<'m> {
             stage(&mut tracer, "gate_up");
             let gu = l.gate_up.forward(&hn, Epilogue::default())?;
             stage(&mut tracer, "silu_mul");
-            let act = ew::mul(&ew::silu(&gu.narrow(1, 0, c.ffn)?)?, &gu.narrow(1, c.ffn, c.ffn)?)?;
+            let act = ew::silu_mul(&gu.narrow(1, 0, c.ffn)?, &gu.narrow(1, c.ffn, c.ffn)?)?;
             stage(&mut tracer, "down");
             pending = Some(l.down.forward(&act, Epilogue::default())?);
         }

@@ -38,6 +38,7 @@ impl<D: Element> EltFn for Binary<D> {
             binary_op::MAX => each!(|x, y| math::maximum(x, y)),
             binary_op::MIN => each!(|x, y| math::minimum(x, y)),
             binary_op::POW => each!(|x, y| math::pow(x, y)),
+            binary_op::SILU_MUL => each!(|x, y| math::silu(x) * y),
             // The host only passes known codes.
             _ => {}
         }

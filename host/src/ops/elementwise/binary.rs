@@ -39,12 +39,18 @@ pub enum BinaryOp {
     /// non-integer exponent is NaN, odd integer powers keep the sign). Computed as
     /// `2^(b log2 |a|)` in f32: relative error about `2^-23 |b log2 a|` plus a few ulp.
     Pow,
+    /// `silu(a) * b = a * sigmoid(a) * b`: the gating of SwiGLU feed-forward blocks in one
+    /// launch. `silu(a)` is computed in f32 as [`UnaryOp::Silu`](super::UnaryOp::Silu) does
+    /// (so it underflows to 0 below about -104 and the product with an infinite `b` is then
+    /// NaN), then multiplied by `b` in f32: the composed ops' result without their rounding
+    /// to the storage type in between.
+    SiluMul,
 }
 
 impl BinaryOp {
     /// Every op, for tests and tools.
-    pub const ALL: [BinaryOp; 7] =
-        [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow];
+    pub const ALL: [BinaryOp; 8] =
+        [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Div, BinaryOp::Max, BinaryOp::Min, BinaryOp::Pow, BinaryOp::SiluMul];
 
     /// The kernel's op code.
     pub const fn code(self) -> u32 {
@@ -56,6 +62,7 @@ impl BinaryOp {
             BinaryOp::Max => binary_op::MAX,
             BinaryOp::Min => binary_op::MIN,
             BinaryOp::Pow => binary_op::POW,
+            BinaryOp::SiluMul => binary_op::SILU_MUL,
         }
     }
 }
@@ -121,4 +128,6 @@ binary_fns! {
     minimum => Min,
     /// `a^b` with broadcasting (see [`BinaryOp::Pow`]).
     pow => Pow,
+    /// `silu(a) * b` with broadcasting (see [`BinaryOp::SiluMul`]).
+    silu_mul => SiluMul,
 }
