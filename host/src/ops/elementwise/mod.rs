@@ -26,7 +26,7 @@ pub mod fill;
 pub mod select;
 pub mod unary;
 
-pub use binary::{BinaryOp, add, binary, div, maximum, minimum, mul, pow, sub};
+pub use binary::{BinaryOp, add, binary, div, maximum, minimum, mul, pow, silu_mul, sub};
 pub use cast::{cast, copy};
 pub use fill::{fill, fill_bytes, full};
 pub use select::where_;
