@@ -1,7 +1,7 @@
 //! The one error type of the crate.
 
 use crate::dtype::DType;
-pub use ferrocm_emu::codeobj::CodeObjectError;
+pub use ferrocm_codeobj::CodeObjectError;
 
 /// Everything that can go wrong in ferrocm. Each launch-validation failure is its own variant, so
 /// callers (and tests) can tell them apart.

@@ -51,14 +51,14 @@ pub use runtime::pool::{MemoryPool, PoolStats};
 pub use runtime::stream::{Stream, StreamGuard};
 pub use tensor::{Operands, Tensor, contiguous_strides, u32_of};
 
+/// Code object parsing (the `ferrocm-codeobj` crate): what [`Device::code_object`] returns.
+pub use ferrocm_codeobj as codeobj;
 /// The kernel ABI shared with the device crate: argument structs, typed kernel handles, pointers.
 pub use ferrocm_device::abi;
 /// Declares a kernel argument struct (see [`abi`]); re-exported for out-of-tree kernels and tests.
 pub use ferrocm_device::kernel_abi;
 /// The emulator's types (launch statistics, counters, faults), for users of the emulator backend.
 pub use ferrocm_emu as emu;
-/// Code object parsing (re-exported from the emulator crate, which owns it).
-pub use ferrocm_emu::codeobj;
 pub use half::{bf16, f16};
 
 /// What only the HIP backend has: its device type, how the runtime library is found.

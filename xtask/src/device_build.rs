@@ -14,7 +14,7 @@
 //! `CARGO_*`, `RUSTUP_TOOLCHAIN` and friends from the outer build, and any of them leaking in would
 //! build the device crate for the wrong target or with the stable compiler.
 
-use ferrocm_emu::codeobj::{CodeObject, KernelResources};
+use ferrocm_codeobj::{CodeObject, KernelResources};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -491,7 +491,7 @@ pub fn parse_arch_list(s: &str) -> Result<Vec<String>, String> {
         return Err(format!("bad architecture list {s:?}"));
     }
     for a in &archs {
-        if ferrocm_emu::codeobj::arch_mach(a).is_none() {
+        if ferrocm_codeobj::arch_mach(a).is_none() {
             return Err(format!("unknown architecture {a:?} (expected e.g. gfx942, gfx90a)"));
         }
     }

@@ -10,7 +10,7 @@
 
 use super::{Backend, BackendKind, DeviceInfo, Launch, RawEvent, RawFunction, RawStream};
 use crate::error::{Error, Result};
-use ferrocm_emu::codeobj::CodeObject;
+use ferrocm_codeobj::CodeObject;
 use ferrocm_emu::exec::Counters;
 use ferrocm_emu::exec::LaunchOptions;
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};

@@ -6,8 +6,8 @@
 
 use crate::backend::RawFunction;
 use crate::error::{Error, Result};
+use ferrocm_codeobj::{CodeObject, KernelInfo};
 use ferrocm_device::abi::{Kernel, KernelArgs};
-use ferrocm_emu::codeobj::{CodeObject, KernelInfo};
 use std::any::TypeId;
 
 /// LDS a workgroup can have on gfx9 (CDNA3 included): 64 KiB.
