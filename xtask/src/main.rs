@@ -14,10 +14,9 @@
 //!   extracted to the cache the emulator's AITER suites read), the disassembly differential over
 //!   all its gfx942 code objects, the cycle model against its measured times.
 
+use ferrocm_device_build::{self as device_build, BuildRequest, DEFAULT_ARCH, report};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use xtask::device_build::{self, BuildRequest, DEFAULT_ARCH};
-use xtask::report;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
