@@ -12,16 +12,19 @@
 //!    after `ferrocm-device` (a `[patch]` given on the command line stands in for the registry
 //!    copy of it), into `target/package/`. Not verified there: the check below builds exactly
 //!    these packages, which is what verification would do, once instead of once per crate.
-//! 4. The check: every `.crate` is unpacked into `target/package-check/crates/`, and a scratch
-//!    crate of its own workspace (`target/package-check/scratch/`), depending on
-//!    `ferrocm = "0.1.0"` with the unpacked packages patched in for crates.io, is built and run
-//!    with only the stable toolchain reachable: a rustup home of its own that holds the stable
-//!    toolchain alone, and no `FERROCM_*`, `CARGO_*` or `RUST*` variables from the outside. The
-//!    build script then must use the objects the package carries (a build from source would
-//!    need the pinned nightly, which that rustup home does not have); the program runs saxpy on
-//!    the emulator and checks the result. The target directory is kept between runs, and files
-//!    are unpacked only where they changed, so a rerun rebuilds only the crates whose package
-//!    changed (the emulator is compiled again only when it changes).
+//! 4. The check: every `.crate` is unpacked into `target/package-check/crates/`, and two
+//!    scratch crates, each its own workspace (`target/package-check/<name>/`), with the unpacked
+//!    packages patched in for crates.io, are built and run with only the stable toolchain
+//!    reachable: a rustup home of its own that holds the stable toolchain alone, and no
+//!    `FERROCM_*`, `CARGO_*` or `RUST*` variables from the outside. Their build scripts then
+//!    must use the objects the package carries (a build from source would need the pinned
+//!    nightly, which that rustup home does not have). `ferrocm-package-check` depends on
+//!    `ferrocm = "0.1.0"` and runs saxpy on the emulator against the CPU reference;
+//!    `ferrocm-package-check-hip-only` depends on it without default features and checks that
+//!    asking for the emulator, or for the default device without a GPU, is the clear error.
+//!    The target directory is kept between runs and files are unpacked only where they changed,
+//!    so a rerun rebuilds only the crates whose package changed (the emulator only when it
+//!    does).
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,14 +141,34 @@ fn sync(from: &Path, to: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// The scratch crate: one line of `Cargo.toml` a user writes, the published packages standing in
+/// A user's crate of the check: its name, its `ferrocm` dependency (as written in its
+/// `Cargo.toml`, `VERSION` standing for the version) and its program.
+struct Scratch {
+    name: &'static str,
+    dependency: &'static str,
+    main: &'static str,
+}
+
+/// The crates the check builds and runs: the one-line dependency on one op, and the same without
+/// the default `emulator` feature.
+const SCRATCHES: &[Scratch] = &[
+    Scratch { name: "ferrocm-package-check", dependency: "ferrocm = \"VERSION\"", main: SCRATCH_MAIN },
+    Scratch {
+        name: "ferrocm-package-check-hip-only",
+        dependency: "ferrocm = { version = \"VERSION\", default-features = false }",
+        main: SCRATCH_HIP_ONLY_MAIN,
+    },
+];
+
+/// A scratch crate's manifest: the dependency a user writes, the published packages standing in
 /// for crates.io, and its own workspace (it lives under the main workspace's `target/`).
-fn scratch_manifest(crates: &Path) -> String {
-    let mut m = String::from(
+fn scratch_manifest(scratch: &Scratch, crates: &Path) -> String {
+    let mut m = format!(
         "# Written by `cargo xtask package`: a user's crate depending on the packaged ferrocm.\n\
-         [package]\nname = \"ferrocm-package-check\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
-         [dependencies]\nferrocm = \"VERSION\"\n\n\
+         [package]\nname = \"{}\"\nversion = \"0.0.0\"\nedition = \"2024\"\npublish = false\n\n\
+         [dependencies]\n{}\n\n\
          # The packages made by `cargo package`, unpacked, as if crates.io had them.\n[patch.crates-io]\n",
+        scratch.name, scratch.dependency
     );
     for p in ALL_PACKAGES {
         m += &format!("{p} = {{ path = {:?} }}\n", crates.join(format!("{p}-{VERSION}")).display().to_string());
@@ -168,6 +191,26 @@ fn main() -> Result<(), ferrocm::Error> {
     }
     println!("saxpy through the packaged ferrocm on {}: {got:?}", dev.info().name);
     Ok(())
+}
+"#;
+
+const SCRATCH_HIP_ONLY_MAIN: &str = r#"//! Written by `cargo xtask package`: the packaged ferrocm without its `emulator` feature.
+use ferrocm::{Device, Error};
+
+fn main() {
+    // No emulator: asking for one is a clear error, and so is the default device without a GPU.
+    match Device::emulator() {
+        Err(Error::BackendUnavailable { backend: "emulator", reason }) if reason.contains("`emulator` feature") => {}
+        other => panic!("Device::emulator() without the emulator feature: {other:?}"),
+    }
+    let gpus = ferrocm::hip::device_count().unwrap_or(0);
+    match Device::new() {
+        Ok(dev) if gpus > 0 => println!("ferrocm without the emulator feature: {}", dev.info().name),
+        Err(Error::BackendUnavailable { reason, .. }) if gpus == 0 && reason.contains("`emulator` feature") => {
+            println!("ferrocm without the emulator feature, no GPU: {reason}")
+        }
+        other => panic!("Device::new() without the emulator feature ({gpus} GPUs): {other:?}"),
+    }
 }
 "#;
 
@@ -203,14 +246,23 @@ pub fn check(root: &Path, packages: &Path) -> Result<(), String> {
     }
     let crates = work.join("crates");
     sync(&fresh, &crates)?;
-    let scratch = work.join("scratch");
-    std::fs::create_dir_all(scratch.join("src")).map_err(|e| format!("{}: {e}", scratch.display()))?;
-    for (path, text) in [(scratch.join("Cargo.toml"), scratch_manifest(&crates)), (scratch.join("src/main.rs"), SCRATCH_MAIN.to_string())] {
+    let (rustup_home, toolchain) = stable_only_rustup(&work.join("rustup-stable-only"))?;
+    for scratch in SCRATCHES {
+        let started = std::time::Instant::now();
+        build_and_run(scratch, &work, &crates, &rustup_home, &toolchain)?;
+        println!("packaging check: {} built (stable only) and ran in {:.1} s", scratch.name, started.elapsed().as_secs_f64());
+    }
+    Ok(())
+}
+
+fn build_and_run(scratch: &Scratch, work: &Path, crates: &Path, rustup_home: &Path, toolchain: &str) -> Result<(), String> {
+    let dir = work.join(scratch.name);
+    std::fs::create_dir_all(dir.join("src")).map_err(|e| format!("{}: {e}", dir.display()))?;
+    for (path, text) in [(dir.join("Cargo.toml"), scratch_manifest(scratch, crates)), (dir.join("src/main.rs"), scratch.main.to_string())] {
         if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
             std::fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))?;
         }
     }
-    let (rustup_home, toolchain) = stable_only_rustup(&work.join("rustup-stable-only"))?;
 
     // A user's environment: nothing of this build's leaks in (FERROCM_PREBUILT_DIR would embed
     // the workspace's objects instead of the package's; CARGO_* and RUST* would change what
@@ -224,16 +276,14 @@ pub fn check(root: &Path, packages: &Path) -> Result<(), String> {
             cmd.env_remove(&key);
         }
     }
-    cmd.current_dir(&scratch)
-        .env("RUSTUP_HOME", &rustup_home)
-        .env("RUSTUP_TOOLCHAIN", &toolchain)
+    // One target directory for both: the dependencies they share are built once.
+    cmd.current_dir(&dir)
+        .env("RUSTUP_HOME", rustup_home)
+        .env("RUSTUP_TOOLCHAIN", toolchain)
         .env("RUSTUP_AUTO_INSTALL", "0")
         .args(["run", "--quiet", "--target-dir"])
         .arg(work.join("target"));
-    let started = std::time::Instant::now();
-    run("the scratch crate depending on the packaged ferrocm (stable toolchain only)", &mut cmd)?;
-    println!("packaging check: the scratch crate built (stable only) and ran in {:.1} s", started.elapsed().as_secs_f64());
-    Ok(())
+    run(&format!("{} (a crate depending on the packaged ferrocm, stable toolchain only)", scratch.name), &mut cmd)
 }
 
 #[cfg(test)]
@@ -263,8 +313,10 @@ mod tests {
 
     #[test]
     fn the_scratch_crate_depends_on_ferrocm_by_version_and_patches_every_package() {
-        let m = scratch_manifest(Path::new("/p/crates"));
+        let m = scratch_manifest(&SCRATCHES[0], Path::new("/p/crates"));
         assert!(m.contains(&format!("[dependencies]\nferrocm = \"{VERSION}\"\n")), "{m}");
+        let hip_only = scratch_manifest(&SCRATCHES[1], Path::new("/p/crates"));
+        assert!(hip_only.contains(&format!("ferrocm = {{ version = \"{VERSION}\", default-features = false }}")), "{hip_only}");
         for p in ALL_PACKAGES {
             assert!(m.contains(&format!("{p} = {{ path = \"/p/crates/{p}-{VERSION}\" }}")), "{m}");
         }
