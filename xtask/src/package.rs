@@ -66,6 +66,22 @@ impl Drop for Staged {
     }
 }
 
+/// The workspace's `Cargo.lock` as it was; written back when dropped. Packaging with the
+/// `ferrocm-device` patch records it in the lockfile as an unused patch (the workspace itself
+/// reaches the device crate by path), and the next ordinary build would remove it again: the
+/// check must not touch a tracked file.
+struct KeptLockfile(PathBuf, Option<Vec<u8>>);
+
+impl Drop for KeptLockfile {
+    fn drop(&mut self) {
+        if let Some(before) = &self.1
+            && std::fs::read(&self.0).ok().as_deref() != Some(&before[..])
+        {
+            let _ = std::fs::write(&self.0, before);
+        }
+    }
+}
+
 /// Packages every published crate into `<root>/target/package/`, carrying the objects of
 /// `objects` (`<objects>/<arch>/ferrocm.co` and `sources.sha256`, as `cargo xtask build` wrote
 /// them). Returns the directory holding the `.crate` files.
@@ -101,7 +117,10 @@ pub fn package(root: &Path, objects: &Path) -> Result<PathBuf, String> {
     // ferrocm-device 0.1.0 "on crates.io": the package just made, unpacked.
     unpack(&out.join(format!("ferrocm-device-{VERSION}.crate")), &out)?;
     cmd.arg("--config").arg(format!("patch.crates-io.ferrocm-device.path={:?}", device.display().to_string()));
+    let lockfile = root.join("Cargo.lock");
+    let kept = KeptLockfile(lockfile.clone(), std::fs::read(&lockfile).ok());
     run("cargo package (ferrocm and the crates it depends on)", &mut cmd)?;
+    drop(kept);
     drop(staged);
     Ok(out)
 }
