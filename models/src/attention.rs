@@ -1,14 +1,16 @@
 //! Attention for the models, behind two functions (`causal` over a [`KvCache`], `padded`
-//! with a key-padding mask) so that the kernels behind them can change in one place.
+//! with per-sequence key lengths) so that the kernels behind them can change in one place.
 //!
-//! Today both are composed of ferrocm's ops: scores by GEMM (`alpha` = 1/sqrt(d), the mask fused
-//! as the GEMM's residual), a row softmax, and the weighted sum of values by GEMM; scores and
-//! probabilities (and the product with the values) in f32 whatever the activation dtype. Grouped-query attention runs without
-//! copying keys: the query heads of one KV head are stacked as rows of one GEMM. When
-//! `ops::attention` lands (flash prefill, paged-KV decode), `causal` and `padded` call it
-//! and the cache takes its paged layout; the models do not change.
+//! f16 and bf16 activations with a head dimension the kernels take (32, 64, 96, 128, 256) run
+//! `ferrocm::ops::attention::flash`: one launch, the scores never leave the chip, f32
+//! statistics; grouped-query heads read their shared key/value head in place, and the cache is
+//! read in place as a `[batch, positions, kv_heads, head_dim]` view. Other activations (f32) and
+//! head dimensions are composed of ferrocm's ops: scores by GEMM (`alpha` = 1/sqrt(d), the mask
+//! fused as the GEMM's residual), a row softmax, and the weighted sum of values by GEMM, all in
+//! f32.
 
 use crate::error::Result;
+use ferrocm::ops::attention::{self as flash_attention, FlashOptions};
 use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::{self, GemmOptions};
 use ferrocm::ops::softmax;
@@ -93,9 +95,17 @@ fn mask_value(dtype: DType) -> f32 {
 /// in `q`'s dtype.
 pub(crate) fn causal(q: &Tensor, cache: &KvCache, layer: usize, pos: usize) -> Result<Tensor> {
     let (b, t, h, d) = (q.shape()[0], q.shape()[1], q.shape()[2], q.shape()[3]);
+    let s = pos + t;
+    if flash_fits(q.dtype(), d) {
+        // [capacity, B, KVH, D] -> [B, S, KVH, D]: a view the kernel reads in place. The t new
+        // queries are the last t of the s positions: the causal diagonal aligned bottom right.
+        let keys = cache.k[layer].narrow(0, 0, s)?.transpose(0, 1)?;
+        let values = cache.v[layer].narrow(0, 0, s)?.transpose(0, 1)?;
+        let o = flash_attention::flash(q, &keys, &values, &FlashOptions { causal: true, ..Default::default() })?;
+        return Ok(o.reshape(&[b * t, h * d])?);
+    }
     let kvh = cache.k[layer].shape()[2];
     let g = h / kvh;
-    let s = pos + t;
     // [capacity, B, KVH, D] -> [B, KVH, S, D]: a view the GEMM reads in place (rows of D with a
     // stride of B*KVH*D; B and KVH collapse into one batch stride).
     let keys = cache.k[layer].narrow(0, 0, s)?.transpose(0, 1)?.transpose(1, 2)?;
@@ -123,16 +133,28 @@ pub(crate) fn causal(q: &Tensor, cache: &KvCache, layer: usize, pos: usize) -> R
     Ok(o)
 }
 
-/// Bidirectional attention with a key-padding mask: `q`, `k`, `v` are
-/// `[batch, tokens, heads, head_dim]` (any views); `mask` (f32 `[batch, 1, 1, tokens]`, 0 for
-/// real tokens and a large negative value for padding) is added to the scores. Returns
+/// Whether the flash kernels take `dtype` and head dimension `d`.
+fn flash_fits(dtype: DType, d: usize) -> bool {
+    matches!(dtype, DType::F16 | DType::Bf16) && ferrocm::abi::attention::HEAD_DIMS.iter().any(|&h| h as usize == d)
+}
+
+/// Bidirectional attention with key padding: `q`, `k`, `v` are `[batch, tokens, heads,
+/// head_dim]` (any views); sequence `i` attends its first `lengths[i]` keys. Returns
 /// `[batch * tokens, heads * head_dim]`.
-pub(crate) fn padded(q: &Tensor, k: &Tensor, v: &Tensor, mask: Option<&Tensor>) -> Result<Tensor> {
+pub(crate) fn padded(q: &Tensor, k: &Tensor, v: &Tensor, lengths: &[usize]) -> Result<Tensor> {
     let (b, t, h, d) = (q.shape()[0], q.shape()[1], q.shape()[2], q.shape()[3]);
+    if flash_fits(q.dtype(), d) {
+        let o = flash_attention::flash(q, k, v, &FlashOptions { key_lengths: Some(lengths), ..Default::default() })?;
+        return Ok(o.reshape(&[b * t, h * d])?);
+    }
+    // The mask added to the scores: 0 for real keys, most negative for padding.
+    let mv = mask_value(DType::F32);
+    let mask: Vec<f32> = lengths.iter().flat_map(|&len| (0..t).map(move |j| if j < len { 0.0 } else { mv })).collect();
+    let mask = Tensor::from_slice(q.device(), &mask, &[b, 1, 1, t])?;
     let qh = q.transpose(1, 2)?; // [B, H, T, D]
     let kh = k.transpose(1, 2)?;
     let vh = v.transpose(1, 2)?;
-    let o = weighted_values(&qh, &kh, &vh, mask, q.dtype())?; // [B, H, T, D]
+    let o = weighted_values(&qh, &kh, &vh, Some(&mask), q.dtype())?; // [B, H, T, D]
     Ok(o.transpose(1, 2)?.contiguous()?.reshape(&[b * t, h * d])?)
 }
 

@@ -7,9 +7,11 @@
 //! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
 //! - [`counters`]: exclusive use of the device and the emulator's counters of a closure.
 //! - [`model_files`]: tiny safetensors files (well-formed or broken) and scratch directories.
+//! - [`quant`]: GGML blocks of every format with random codes and chosen scales.
 
 pub mod counters;
 pub mod model_files;
+pub mod quant;
 pub mod tensors;
 pub mod values;
 

@@ -72,3 +72,101 @@ fn quantized_tensors_hold_their_blocks_and_refuse_bad_shapes() {
         assert!(matches!(QuantTensor::from_blocks(dev, format, [n + 1, k], &blocks), Err(Error::Shape { .. })));
     }
 }
+
+/// Compares device output bits with the reference weights rounded to f32 (then to the output
+/// type, nearest even): NaN must meet NaN, everything else bit for bit.
+fn assert_same_weights(what: &str, got: &ferrocm::Tensor, want: &[f64]) {
+    use ferrocm::DType;
+    let bits = ferrocm_tests::values::read_bits(got);
+    assert_eq!(bits.len(), want.len(), "{what}");
+    for (i, (&g, &w)) in bits.iter().zip(want).enumerate() {
+        let w32 = w as f32;
+        let (nan, expect) = match got.dtype() {
+            DType::F32 => (f32::from_bits(g).is_nan(), w32.to_bits()),
+            DType::F16 => (half::f16::from_bits(g as u16).is_nan(), half::f16::from_f32(w32).to_bits() as u32),
+            _ => (half::bf16::from_bits(g as u16).is_nan(), half::bf16::from_f32(w32).to_bits() as u32),
+        };
+        if w.is_nan() {
+            assert!(nan, "{what}: weight {i} is {g:#x}, want NaN");
+        } else {
+            assert_eq!(g, expect, "{what}: weight {i} (row {}) is {g:#x}, want {expect:#x} ({w})", i);
+        }
+    }
+}
+
+#[test]
+fn device_dequantization_is_bit_exact_for_every_format_and_dtype() {
+    use ferrocm::DType;
+    use ferrocm::ops::qmatmul;
+    use ferrocm_tests::quant::{random_blocks, small_block};
+    let dev = device();
+    for format in QuantFormat::ALL {
+        // Ragged rows (a partial tile), and for the 32-weight formats K with a partial last chunk.
+        let shapes: &[(usize, usize)] =
+            if small_block(format) { &[(1, 32), (17, 576), (40, 288), (5, 1024)] } else { &[(1, 256), (17, 768), (33, 512)] };
+        for (si, &(n, k)) in shapes.iter().enumerate() {
+            let blocks = random_blocks(format, n, k, 0.01 + si as f64, 31 * si as u64 + format.ggml_type() as u64);
+            let q = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+            let want = reference::quant::dequantize(format, &blocks);
+            for dtype in [DType::F32, DType::F16, DType::Bf16] {
+                let y = qmatmul::dequantize(&q, dtype).unwrap();
+                assert_eq!(y.shape(), &[n, k]);
+                assert_same_weights(&format!("{format} {n}x{k} {dtype}"), &y, &want);
+            }
+        }
+    }
+}
+
+#[test]
+fn device_dequantization_matches_the_gguf_package_bit_for_bit() {
+    use ferrocm::ops::qmatmul;
+    let dev = device();
+    for format in QuantFormat::ALL {
+        let blocks = fixture(&format!("{}.blocks", format.name()));
+        let want = f32s(&fixture(&format!("{}.values", format.name())));
+        let n = blocks.len() / format.block_bytes();
+        let k = format.block_elems();
+        let q = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+        let got = qmatmul::dequantize(&q, ferrocm::DType::F32).unwrap().to_vec::<f32>().unwrap();
+        for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_eq!(g.to_bits(), w.to_bits(), "{format} weight {i}: {g} vs {w}");
+        }
+    }
+}
+
+#[test]
+fn device_dequantization_propagates_nan_and_infinite_scales_like_the_reference() {
+    use ferrocm::ops::qmatmul;
+    use ferrocm_tests::quant::{random_blocks, scale_offsets};
+    let dev = device();
+    for format in QuantFormat::ALL {
+        let k = format.block_elems() * 2;
+        let n = 6;
+        let mut blocks = random_blocks(format, n, k, 0.5, 99);
+        let bb = format.block_bytes();
+        let offs = scale_offsets(format);
+        // Block b gets: +inf, -inf, NaN in its first scale; +inf in its last (a minimum where
+        // the format has one).
+        let specials = [half::f16::INFINITY, half::f16::NEG_INFINITY, half::f16::NAN];
+        for (b, block) in blocks.chunks_exact_mut(bb).enumerate().take(8) {
+            let (at, v) = if b < 3 { (offs[0], specials[b]) } else { (*offs.last().unwrap(), half::f16::INFINITY) };
+            if b < 4 {
+                block[at..at + 2].copy_from_slice(&v.to_le_bytes());
+            }
+        }
+        let q = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+        let want = reference::quant::dequantize(format, &blocks);
+        assert!(want.iter().any(|w| w.is_nan()) && want.iter().any(|w| w.is_infinite()), "{format}: specials reach the weights");
+        let y = qmatmul::dequantize(&q, ferrocm::DType::F32).unwrap();
+        assert_same_weights(&format!("{format} specials"), &y, &want);
+    }
+}
+
+#[test]
+fn dequantization_refuses_non_float_outputs() {
+    use ferrocm::ops::qmatmul;
+    let dev = device();
+    let blocks = fixture("Q8_0.blocks");
+    let q = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [blocks.len() / 34, 32], &blocks).unwrap();
+    assert!(matches!(qmatmul::dequantize(&q, ferrocm::DType::I32), Err(Error::DTypeMismatch { .. })));
+}

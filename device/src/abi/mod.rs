@@ -18,6 +18,8 @@ mod ptr;
 
 // `macro_use`: each module's binding macros (see `kernel_abi!`) stay in scope for the kernels.
 #[macro_use]
+pub mod attention;
+#[macro_use]
 pub mod contiguous;
 #[macro_use]
 pub mod elementwise;
@@ -29,6 +31,8 @@ pub mod gemm_blockscaled;
 pub mod movement;
 #[macro_use]
 pub mod norm;
+#[macro_use]
+pub mod quant;
 #[macro_use]
 pub mod reduce;
 #[macro_use]
@@ -66,7 +70,10 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <reduce::ReducePartialsArgs as KernelArgs>::KERNELS,
     <softmax::SoftmaxArgs as KernelArgs>::KERNELS,
     <norm::NormArgs as KernelArgs>::KERNELS,
+    <quant::DequantArgs as KernelArgs>::KERNELS,
+    <quant::QGemvArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
+    <attention::FlashArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

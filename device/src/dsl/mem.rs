@@ -4,7 +4,7 @@
 //! the access width HBM streaming wants. The helpers make the alignment requirement explicit.
 
 use super::dtype::Chunk;
-use super::simd::{I32x4, U32x2, U32x4};
+use super::simd::{I32x2, I32x4, U32x2, U32x4};
 
 /// Loads 16 bytes at `p`.
 ///
@@ -68,6 +68,8 @@ unsafe extern "unadjusted" {
     fn buffer_load_lds_b32(rsrc: I32x4, lds: *mut u8, voffset: i32, soffset: i32);
     #[link_name = "llvm.amdgcn.raw.buffer.load.v4i32"]
     fn raw_buffer_load_v4(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x4;
+    #[link_name = "llvm.amdgcn.raw.buffer.load.v2i32"]
+    fn raw_buffer_load_v2(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x2;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
     fn raw_buffer_load_b32(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i32;
 }
@@ -137,6 +139,16 @@ impl Buffer {
     pub unsafe fn load_b128(&self, voffset: u32, soffset: u32) -> U32x4 {
         // SAFETY: same size; the caller guarantees the access.
         unsafe { core::mem::transmute(raw_buffer_load_v4(self.rsrc, voffset as i32, soffset as i32, 0)) }
+    }
+
+    /// 8 bytes at `voffset + soffset`.
+    ///
+    /// # Safety
+    /// As [`Buffer::load_b128`].
+    #[inline(always)]
+    pub unsafe fn load_b64(&self, voffset: u32, soffset: u32) -> U32x2 {
+        // SAFETY: same size; the caller guarantees the access.
+        unsafe { core::mem::transmute(raw_buffer_load_v2(self.rsrc, voffset as i32, soffset as i32, 0)) }
     }
 
     /// 4 bytes at `voffset + soffset`.

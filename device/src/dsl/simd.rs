@@ -50,6 +50,10 @@ simd_type!(/// Two u32 (one 64-bit access).
     U32x2, u32, 2);
 simd_type!(/// Four u32 (one 128-bit access).
     U32x4, u32, 4);
+simd_type!(/// Two i32 (a 64-bit buffer load).
+    I32x2, i32, 2);
+simd_type!(/// Two f16.
+    F16x2, f16, 2);
 simd_type!(/// Four i32: a buffer resource descriptor (V#) as the buffer intrinsics take it, or the
     /// C/D operand of the 16x16 int8 MFMA.
     I32x4, i32, 4);

@@ -19,7 +19,9 @@
 //!   fragment reads overlapped with MFMAs; kernels plug their per-K-tile work in as a
 //!   [`pipeline::Consumer`], of which [`accumulate::Accumulate`] (MFMAs into one register tile)
 //!   is the plain one;
-//! - [`order`]: which output block each workgroup computes (compact blocks of C per XCD).
+//! - [`order`]: which output block each workgroup computes (compact blocks of C per XCD);
+//! - [`transposed`]: operands reduced along their slow axis (attention's V) stored transposed in
+//!   LDS through a register regrouping, read as 16x16 MFMA fragments.
 
 pub mod accumulate;
 pub mod direct;
@@ -29,3 +31,4 @@ pub mod mma;
 pub mod order;
 pub mod pipeline;
 pub mod reg;
+pub mod transposed;

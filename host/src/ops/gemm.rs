@@ -45,7 +45,7 @@ pub enum Activation {
 }
 
 impl Activation {
-    fn code(self) -> u32 {
+    pub(crate) fn code(self) -> u32 {
         match self {
             Activation::None => activation::NONE,
             Activation::Relu => activation::RELU,

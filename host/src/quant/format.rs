@@ -97,6 +97,21 @@ impl QuantFormat {
         QuantFormat::ALL.into_iter().find(|f| f.ggml_type() == id)
     }
 
+    /// The format code of ferrocm's kernels ([`ferrocm_device::abi::quant::format`]).
+    pub(crate) const fn abi_code(self) -> u32 {
+        use ferrocm_device::abi::quant::format as f;
+        match self {
+            QuantFormat::Q4_0 => f::Q4_0,
+            QuantFormat::Q4_1 => f::Q4_1,
+            QuantFormat::Q5_0 => f::Q5_0,
+            QuantFormat::Q5_1 => f::Q5_1,
+            QuantFormat::Q8_0 => f::Q8_0,
+            QuantFormat::Q4K => f::Q4_K,
+            QuantFormat::Q5K => f::Q5_K,
+            QuantFormat::Q6K => f::Q6_K,
+        }
+    }
+
     /// GGML's name (`Q4_0`, `Q4_K`, ...).
     pub const fn name(self) -> &'static str {
         match self {

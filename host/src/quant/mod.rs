@@ -1,8 +1,10 @@
 //! GGML block-quantized weights: the formats ([`QuantFormat`]), weights on a device
-//! ([`QuantTensor`]), and a CPU quantizer for test data ([`quantize`]). Their f64 dequantization
-//! is [`reference::quant`](crate::reference::quant).
+//! ([`QuantTensor`], in ferrocm's device layout), and a CPU quantizer for test data
+//! ([`quantize`]). Their f64 dequantization is [`reference::quant`](crate::reference::quant);
+//! the device ops on them are [`ops::qmatmul`](crate::ops::qmatmul).
 
 mod format;
+mod layout;
 mod quantize;
 mod tensor;
 

@@ -1,16 +1,24 @@
-//! [`QuantTensor`]: a quantized weight matrix on a device, as its raw GGML blocks.
+//! [`QuantTensor`]: a quantized weight matrix on a device, its GGML blocks in ferrocm's device
+//! layout.
 
-use super::QuantFormat;
+use super::{QuantFormat, layout};
 use crate::error::{Error, Result};
 use crate::runtime::buffer::Buffer;
 use crate::runtime::device::Device;
 
 /// A weight matrix `[N, K]` (N rows of K weights, K contiguous, as GGUF stores `[K, N]` in its
-/// fastest-first notation) kept in a GGML block format on the device: row `n` is
-/// `K / block_elems` blocks, rows back to back.
+/// fastest-first notation) kept in a GGML block format on the device.
 ///
-/// Get one with [`QuantTensor::from_blocks`] (raw block bytes, e.g. straight from a GGUF file's
-/// tensor data) or from values with [`quantize`](super::quantize) first.
+/// The device holds the blocks' bytes permuted into ferrocm's device layout
+/// ([`abi::quant`](crate::abi::quant): tiles of 16 rows, each field of the blocks in its own plane
+/// of 16-byte pieces), the same bytes per row as GGML's (plus zero rows up to a multiple of 16),
+/// so that the kernels read every byte once in full 128-bit, full-line accesses whatever the
+/// block size. The permutation runs on the host when the tensor is made;
+/// [`QuantTensor::to_host_blocks`] gives GGML's bytes back.
+///
+/// Get one with [`QuantTensor::from_blocks`] (GGML block bytes, e.g. straight from a GGUF file's
+/// tensor data) or from values with [`quantize`](super::quantize) first. Use it with
+/// [`ops::qmatmul`](crate::ops::qmatmul).
 ///
 /// ```no_run
 /// use ferrocm::{Device, quant::{QuantFormat, QuantTensor, quantize}};
@@ -19,12 +27,13 @@ use crate::runtime::device::Device;
 /// let blocks = quantize(QuantFormat::Q8_0, &w)?;
 /// let q = QuantTensor::from_blocks(&dev, QuantFormat::Q8_0, [64, 128], &blocks)?;
 /// assert_eq!(q.shape(), [64, 128]);
+/// assert_eq!(q.to_host_blocks()?, blocks);
 /// # Ok::<(), ferrocm::Error>(())
 /// ```
 pub struct QuantTensor {
     format: QuantFormat,
     shape: [usize; 2],
-    blocks: Buffer<u8>,
+    data: Buffer<u8>,
 }
 
 impl std::fmt::Debug for QuantTensor {
@@ -34,7 +43,7 @@ impl std::fmt::Debug for QuantTensor {
 }
 
 impl QuantTensor {
-    /// Uploads `bytes`, the blocks of a `[n, k]` matrix in `format`.
+    /// Uploads `bytes`, the GGML blocks of a `[n, k]` matrix in `format` (row after row).
     ///
     /// # Errors
     /// [`Error::Shape`] when `k` is not a multiple of the format's block or `bytes` is not
@@ -49,7 +58,10 @@ impl QuantTensor {
                 message: format!("{} bytes given; {n} rows of {k} {format} weights are {want} bytes", bytes.len()),
             });
         }
-        Ok(QuantTensor { format, shape, blocks: device.from_slice(bytes)? })
+        // The padded size cannot overflow: it is at most 15 rows more than `want`.
+        n.div_ceil(16).checked_mul(16 * row).ok_or(Error::AllocationOverflow { elements: n, elem_size: row })?;
+        let dev_bytes = layout::to_device(format, n, k, bytes);
+        Ok(QuantTensor { format, shape, data: device.from_slice(&dev_bytes)? })
     }
 
     /// The block format.
@@ -62,26 +74,28 @@ impl QuantTensor {
         self.shape
     }
 
-    /// Bytes per row of K weights.
+    /// GGML bytes per row of K weights.
     pub fn row_bytes(&self) -> usize {
-        self.blocks.len() / self.shape[0].max(1)
+        self.format.block_bytes() * (self.shape[1] / self.format.block_elems())
     }
 
     /// The device.
     pub fn device(&self) -> &Device {
-        self.blocks.device()
+        self.data.device()
     }
 
-    /// The raw blocks on the device.
-    pub fn blocks(&self) -> &Buffer<u8> {
-        &self.blocks
+    /// The device layout's bytes (what the kernels read; see the type's notes).
+    pub fn device_bytes(&self) -> &Buffer<u8> {
+        &self.data
     }
 
-    /// The raw blocks copied back to the host.
+    /// The GGML blocks, copied back to the host (row after row, as given to
+    /// [`QuantTensor::from_blocks`]).
     ///
     /// # Errors
     /// The backend's error.
     pub fn to_host_blocks(&self) -> Result<Vec<u8>> {
-        self.blocks.to_vec()
+        let [n, k] = self.shape;
+        Ok(layout::to_ggml(self.format, n, k, &self.data.to_vec()?))
     }
 }

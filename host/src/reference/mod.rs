@@ -15,6 +15,7 @@
 //! Data-dependent outcomes are values, not panics: an out-of-range index is
 //! [`movement::index_select`]'s `Err`, an empty max is `-inf`.
 
+pub mod attention;
 pub mod basic;
 pub mod elementwise;
 pub mod gemm;

@@ -195,13 +195,10 @@ impl BertEmbedder {
         let words = movement::embedding(&self.word, &ids)?.reshape(&[b, t, h])?;
         let e = ew::add(&words, &self.pos_type.narrow(0, 0, t)?)?.reshape(&[b * t, h])?;
         let mut x = norm::layer_norm(&e, Some(&self.ln_w), Some(&self.ln_b), c.layer_norm_eps)?;
-        // Key-padding mask, added to the attention scores: 0 for real keys, most negative for padding.
-        let mask: Vec<f32> = batch.lens.iter().flat_map(|&len| (0..t).map(move |j| if j < len { 0.0 } else { f32::MIN })).collect();
-        let mask = Tensor::from_slice(dev, &mask, &[b, 1, 1, t])?;
         for l in &self.layers {
             let qkv = l.qkv.forward(&x, Epilogue::default())?.reshape(&[b, t, 3 * heads, d])?;
             let (q, k, v) = (qkv.narrow(2, 0, heads)?, qkv.narrow(2, heads, heads)?, qkv.narrow(2, 2 * heads, heads)?);
-            let a = attention::padded(&q, &k, &v, Some(&mask))?;
+            let a = attention::padded(&q, &k, &v, &batch.lens)?;
             // Post-LN blocks: x = LN(x + O a), then x = LN(x + W2 gelu(W1 x)); residuals fused.
             let o = l.o.forward(&a, Epilogue { residual: Some(&x), ..Default::default() })?;
             x = norm::layer_norm(&o, Some(&l.ln1_w), Some(&l.ln1_b), c.layer_norm_eps)?;

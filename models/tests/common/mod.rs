@@ -80,11 +80,12 @@ pub struct TinyLlama {
 impl Default for TinyLlama {
     fn default() -> Self {
         TinyLlama {
+            // Head dim 32 (the smallest the flash kernels take) and SmolLM2's 3:1 grouping.
             layers: 2,
-            hidden: 64,
+            hidden: 96,
             ffn: 128,
-            heads: 4,
-            kv_heads: 2,
+            heads: 3,
+            kv_heads: 1,
             context: 160,
             embedding_scale: 0.5,
             seed: 1,
@@ -199,7 +200,8 @@ pub struct TinyBert {
 
 impl Default for TinyBert {
     fn default() -> Self {
-        TinyBert { layers: 2, hidden: 64, heads: 4, intermediate: 128, max_positions: 32, seed: 5 }
+        // Head dim 32, as all-MiniLM-L6-v2's (and the smallest the flash kernels take).
+        TinyBert { layers: 2, hidden: 64, heads: 2, intermediate: 128, max_positions: 32, seed: 5 }
     }
 }
 

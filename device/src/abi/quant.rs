@@ -1,0 +1,481 @@
+//! GGML block-quantized weights on the device: the layout the host writes and the kernels read,
+//! and the arguments of the quantized kernels (dequantization, the decode GEMV, the prefill GEMM).
+//!
+//! # The device layout
+//!
+//! A weight `W [N, K]` in one of the GGML formats (`Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`,
+//! `Q4_K`, `Q5_K`, `Q6_K`) is stored as a permutation of its GGML bytes (the same byte count per
+//! row), chosen so that every kernel reads it in whole 16-byte pieces with every 64-byte line of
+//! a load instruction fully used, whatever the block size (18, 20, 22, 24, 34, 144, 176, 210):
+//!
+//! - rows are grouped in **tiles** of [`TILE_ROWS`] = 16 (N is padded to a multiple of 16 with
+//!   zero rows);
+//! - K is cut into **groups** of [`GROUP`] = 32 weights (a 32-weight block, or one sub-block of a
+//!   256-weight super-block) and groups into **chunks** of [`CHUNK_GROUPS`] = 8 (256 weights: one
+//!   super-block; the last chunk of a row of a 32-weight format may hold fewer groups);
+//! - a chunk of a tile holds the fields of its 16 rows' blocks sorted into **planes** (per format,
+//!   [`planes`]): code planes ([`Plane::Part`]: each row's 32 codes of a group split into
+//!   [`PARTS`] = 4 parts of 8 codes), scale planes ([`Plane::Row`]: per row and group) and header
+//!   planes ([`Plane::Chunk`]: per row and chunk, the k-quants' packed scales);
+//! - each plane is cut into **slices** of at most [`SLICE_BYTES`] = 16 bytes per piece: a slice
+//!   of a code plane is 64 pieces (piece `16 * part + row`, the lane order of the 16x16 MFMA
+//!   operands), a slice of a scale or header plane 16 pieces (one per row), stored back to back.
+//!   One load instruction of a wave reads one slice: 64 consecutive 16-byte pieces (1 KiB), or
+//!   16 pieces that the 4 lanes of a row share (256 bytes).
+//!
+//! Chunks of a tile are consecutive, tiles are consecutive: the tile `t`, chunk `c` starts at
+//! `t * tile_bytes(f, k) + c * chunk_bytes(f, 8)`.
+//!
+//! Inside a piece, group `G` of the slice occupies bytes `(G % groups_per_slice) * width ..`.
+//! Part `p` of a group holds 8 codes `t = 0..8`, of the group's weights [`element`]`(f, p, t)`;
+//! in a code plane of 4-bit codes (one 32-bit word per group and part) code `t` is the nibble at
+//! bit [`nibble_shift`]`(t)`, so that `(word >> 4 * i) & 0x000F_000F` holds codes `2i` and
+//! `2i + 1` as two 16-bit integers. The 5th bit of `Q5_*` codes is a one-byte plane (bit
+//! [`hi1_shift`]`(t)`), the top 2 bits of `Q6_K` codes a two-byte plane (bits at
+//! [`hi2_shift`]`(t)`), the 8-bit codes of `Q8_0` one byte per code (GGML's signed bytes, in `t`
+//! order). Scales and headers keep GGML's bytes (f16 `d`, `m`, the 12-byte packed 6-bit scales of
+//! `Q4_K`/`Q5_K`, the i8 scales and f16 `d` of `Q6_K`).
+
+use super::{Ptr, PtrMut};
+
+/// Format codes (`format` arguments, kernel instantiations), in GGUF type-id order.
+pub mod format {
+    /// 4-bit, one f16 scale per 32 weights; `w = d * (q - 8)`.
+    pub const Q4_0: u32 = 0;
+    /// 4-bit, f16 scale and minimum per 32 weights; `w = d * q + m`.
+    pub const Q4_1: u32 = 1;
+    /// 5-bit, one scale per 32 weights; `w = d * (q - 16)`.
+    pub const Q5_0: u32 = 2;
+    /// 5-bit, scale and minimum per 32 weights; `w = d * q + m`.
+    pub const Q5_1: u32 = 3;
+    /// 8-bit, one scale per 32 weights; `w = d * q`.
+    pub const Q8_0: u32 = 4;
+    /// 4-bit k-quant: 256-weight super-blocks, 6-bit scale and minimum per 32.
+    pub const Q4_K: u32 = 5;
+    /// 5-bit k-quant.
+    pub const Q5_K: u32 = 6;
+    /// 6-bit k-quant: an i8 scale per 16 weights; `w = d * sc * (q - 32)`.
+    pub const Q6_K: u32 = 7;
+    /// Number of formats.
+    pub const COUNT: u32 = 8;
+}
+
+/// Rows per tile.
+pub const TILE_ROWS: usize = 16;
+/// Parts a row's group of codes is split into (the 16x16 MFMA operand's lane groups).
+pub const PARTS: usize = 4;
+/// Pieces of a code-plane slice: one per lane of a wave.
+pub const PIECES: usize = TILE_ROWS * PARTS;
+/// Weights per group (one scale).
+pub const GROUP: usize = 32;
+/// Codes per part of a group.
+pub const PART_CODES: usize = GROUP / PARTS;
+/// Groups per chunk.
+pub const CHUNK_GROUPS: usize = 8;
+/// Weights per chunk.
+pub const CHUNK: usize = GROUP * CHUNK_GROUPS;
+/// Largest piece of a slice (one 128-bit access).
+pub const SLICE_BYTES: usize = 16;
+
+/// One field of a format's blocks, as a plane of the device layout.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Plane {
+    /// Codes: this many bytes per group and part (4: 8 nibbles; 1: 8 fifth bits; 2: 8 pairs of
+    /// top bits; 8: 8 bytes).
+    Part(usize),
+    /// Scales: this many bytes per group and row.
+    Row(usize),
+    /// A header: this many bytes per chunk and row.
+    Chunk(usize),
+}
+
+impl Plane {
+    /// Groups one slice holds (a header: the whole chunk).
+    pub const fn groups_per_slice(self) -> usize {
+        match self {
+            Plane::Part(b) | Plane::Row(b) => {
+                let g = SLICE_BYTES / b;
+                if g < CHUNK_GROUPS { g } else { CHUNK_GROUPS }
+            }
+            Plane::Chunk(_) => CHUNK_GROUPS,
+        }
+    }
+
+    /// Pieces of one slice: 64 for codes, 16 (one per row) otherwise.
+    pub const fn pieces(self) -> usize {
+        match self {
+            Plane::Part(_) => PIECES,
+            _ => TILE_ROWS,
+        }
+    }
+
+    /// Slices of a chunk of `nb` groups.
+    pub const fn slices(self, nb: usize) -> usize {
+        match self {
+            Plane::Chunk(_) => 1,
+            _ => nb.div_ceil(self.groups_per_slice()),
+        }
+    }
+
+    /// Bytes per piece of slice `j` of a chunk of `nb` groups.
+    pub const fn width(self, nb: usize, j: usize) -> usize {
+        match self {
+            Plane::Part(b) | Plane::Row(b) => {
+                let gps = self.groups_per_slice();
+                let rest = nb.saturating_sub(j * gps);
+                (if rest < gps { rest } else { gps }) * b
+            }
+            Plane::Chunk(b) => {
+                if j == 0 {
+                    b
+                } else {
+                    0
+                }
+            }
+        }
+    }
+
+    /// Bytes of this plane in a chunk of `nb` groups.
+    pub const fn chunk_bytes(self, nb: usize) -> usize {
+        let mut total = 0;
+        let mut j = 0;
+        while j < self.slices(nb) {
+            total += self.pieces() * self.width(nb, j);
+            j += 1;
+        }
+        total
+    }
+
+    /// 32-bit words one lane keeps of this plane for a whole chunk (its piece of every slice).
+    pub const fn lane_words(self) -> usize {
+        match self {
+            Plane::Part(b) | Plane::Row(b) => (CHUNK_GROUPS * b).div_ceil(4),
+            Plane::Chunk(b) => b.div_ceil(4),
+        }
+    }
+}
+
+const Q4_0_PLANES: [Plane; 2] = [Plane::Part(4), Plane::Row(2)];
+const Q4_1_PLANES: [Plane; 2] = [Plane::Part(4), Plane::Row(4)];
+const Q5_0_PLANES: [Plane; 3] = [Plane::Part(4), Plane::Part(1), Plane::Row(2)];
+const Q5_1_PLANES: [Plane; 3] = [Plane::Part(4), Plane::Part(1), Plane::Row(4)];
+const Q8_0_PLANES: [Plane; 2] = [Plane::Part(8), Plane::Row(2)];
+const Q4_K_PLANES: [Plane; 2] = [Plane::Part(4), Plane::Chunk(16)];
+const Q5_K_PLANES: [Plane; 3] = [Plane::Part(4), Plane::Part(1), Plane::Chunk(16)];
+const Q6_K_PLANES: [Plane; 4] = [Plane::Part(4), Plane::Part(2), Plane::Row(2), Plane::Chunk(2)];
+
+/// The planes of format `f`, in storage order. Each GGML field maps to one plane:
+/// - `Q4_0`: nibbles, `d`; `Q4_1`: nibbles, `(d, m)`; `Q5_0`: nibbles, fifth bits (`qh`), `d`;
+///   `Q5_1`: nibbles, fifth bits, `(d, m)`; `Q8_0`: bytes, `d`;
+/// - `Q4_K`: nibbles, header `(d, dmin, scales[12])`; `Q5_K`: nibbles, fifth bits, header;
+/// - `Q6_K`: low nibbles (`ql`), top bits (`qh`), two i8 scales per group, `d`.
+pub const fn planes(f: u32) -> &'static [Plane] {
+    match f {
+        format::Q4_0 => &Q4_0_PLANES,
+        format::Q4_1 => &Q4_1_PLANES,
+        format::Q5_0 => &Q5_0_PLANES,
+        format::Q5_1 => &Q5_1_PLANES,
+        format::Q8_0 => &Q8_0_PLANES,
+        format::Q4_K => &Q4_K_PLANES,
+        format::Q5_K => &Q5_K_PLANES,
+        _ => &Q6_K_PLANES,
+    }
+}
+
+/// Weights per GGML block.
+pub const fn block_elems(f: u32) -> usize {
+    if f >= format::Q4_K { CHUNK } else { GROUP }
+}
+
+/// Bytes per GGML block.
+pub const fn block_bytes(f: u32) -> usize {
+    match f {
+        format::Q4_0 => 18,
+        format::Q4_1 => 20,
+        format::Q5_0 => 22,
+        format::Q5_1 => 24,
+        format::Q8_0 => 34,
+        format::Q4_K => 144,
+        format::Q5_K => 176,
+        _ => 210,
+    }
+}
+
+/// Bytes of a chunk of one tile holding `nb` groups (16 rows' blocks of those groups).
+pub const fn chunk_bytes(f: u32, nb: usize) -> usize {
+    let p = planes(f);
+    let mut total = 0;
+    let mut i = 0;
+    while i < p.len() {
+        total += p[i].chunk_bytes(nb);
+        i += 1;
+    }
+    total
+}
+
+/// Plane `i` of format `f`, or an empty header plane past the last (so that unrolled kernel
+/// code can name planes by constant index).
+pub const fn plane_at(f: u32, i: usize) -> Plane {
+    let p = planes(f);
+    if i < p.len() { p[i] } else { Plane::Chunk(0) }
+}
+
+/// The word offsets of each plane of format `f` in a lane's registers for a chunk (4 entries;
+/// planes past the last start at the end).
+pub const fn lane_offsets(f: u32) -> [usize; 4] {
+    [lane_word_offset(f, 0), lane_word_offset(f, 1), lane_word_offset(f, 2), lane_word_offset(f, 3)]
+}
+
+/// Byte offset of slice `j` of plane `plane` within a chunk of `nb` groups.
+pub const fn slice_offset(f: u32, nb: usize, plane: usize, j: usize) -> usize {
+    let mut off = 0;
+    let mut i = 0;
+    while i < plane {
+        off += plane_at(f, i).chunk_bytes(nb);
+        i += 1;
+    }
+    let p = plane_at(f, plane);
+    let mut s = 0;
+    while s < j {
+        off += p.pieces() * p.width(nb, s);
+        s += 1;
+    }
+    off
+}
+
+/// Word offset of plane `plane` in a lane's registers for a chunk.
+pub const fn lane_word_offset(f: u32, plane: usize) -> usize {
+    let mut off = 0;
+    let mut i = 0;
+    while i < plane {
+        off += plane_at(f, i).lane_words();
+        i += 1;
+    }
+    off
+}
+
+/// 32-bit words a lane keeps for one chunk of format `f` (all planes).
+pub const fn lane_words(f: u32) -> usize {
+    lane_word_offset(f, planes(f).len())
+}
+
+/// The largest [`lane_words`] of any format (sizes the kernels' register arrays).
+pub const MAX_LANE_WORDS: usize = 20;
+
+const _: () = {
+    let mut f = 0;
+    while f < format::COUNT {
+        assert!(lane_words(f) <= MAX_LANE_WORDS);
+        // A full chunk of a tile is exactly its 16 rows' GGML bytes.
+        assert!(chunk_bytes(f, CHUNK_GROUPS) == TILE_ROWS * block_bytes(f) * (CHUNK / block_elems(f)));
+        f += 1;
+    }
+};
+
+/// True when format `f`'s parts take their codes split over the group's two halves ([`element`]).
+pub const fn split_halves(f: u32) -> bool {
+    f == format::Q6_K
+}
+
+/// The weight (0..32, within its group) of code `t` (0..8) of part `p` (0..4). Contiguous parts
+/// (`8p + t`) for every format except `Q6_K`, whose scales cover 16 weights: its part `p` takes
+/// weights `4p..4p + 4` of each half (`16 * (t / 4) + 4p + t % 4`), so codes 0..4 and 4..8 each
+/// stay under one scale.
+pub const fn element(f: u32, p: usize, t: usize) -> usize {
+    if split_halves(f) { 16 * (t / 4) + 4 * p + t % 4 } else { PART_CODES * p + t }
+}
+
+/// Bit position of code `t`'s nibble in its 32-bit word: codes `2i` and `2i + 1` at `4i` and
+/// `16 + 4i`, so that one shift and mask yield them as two 16-bit integers.
+pub const fn nibble_shift(t: usize) -> u32 {
+    (if t % 2 == 0 { 4 * (t / 2) } else { 16 + 4 * (t / 2) }) as u32
+}
+
+/// Bit position of code `t`'s fifth bit in its byte: even codes in bits 0..4, odd in 4..8
+/// (`t / 2`, `4 + t / 2`), so that the byte spreads to the nibbles' halves in two operations.
+pub const fn hi1_shift(t: usize) -> u32 {
+    (if t % 2 == 0 { t / 2 } else { 4 + t / 2 }) as u32
+}
+
+/// Bit position of code `t`'s top two bits in its 16-bit field: even codes in the low byte, odd
+/// in the high one (`2 * (t / 2)`, `8 + 2 * (t / 2)`).
+pub const fn hi2_shift(t: usize) -> u32 {
+    (if t % 2 == 0 { 2 * (t / 2) } else { 8 + 2 * (t / 2) }) as u32
+}
+
+/// GGML bytes of a row of `k` weights (`k` a multiple of the block).
+pub const fn row_bytes(f: u32, k: usize) -> usize {
+    k / block_elems(f) * block_bytes(f)
+}
+
+/// Bytes of one tile (16 rows of `k` weights).
+pub const fn tile_bytes(f: u32, k: usize) -> usize {
+    TILE_ROWS * row_bytes(f, k)
+}
+
+/// Groups in the last chunk of a row of `k` weights.
+pub const fn tail_groups(k: usize) -> usize {
+    let groups = k / GROUP;
+    groups - (groups.div_ceil(CHUNK_GROUPS) - 1) * CHUNK_GROUPS
+}
+
+/// Bytes of the whole device layout of `[n, k]`.
+pub const fn device_bytes(f: u32, n: usize, k: usize) -> usize {
+    n.div_ceil(TILE_ROWS) * tile_bytes(f, k)
+}
+
+/// Output / activation element types (`out_type`, `x_type`).
+pub mod dtype {
+    /// f32.
+    pub const F32: u32 = 0;
+    /// f16.
+    pub const F16: u32 = 1;
+    /// bf16.
+    pub const BF16: u32 = 2;
+}
+
+/// Threads of a dequantization workgroup (one wave: one tile's chunk).
+pub const DEQUANT_THREADS: u32 = 64;
+/// Floats of one staged row of a dequantized chunk (256 values plus 4 of padding, so that the
+/// 16-byte writes of 8 rows land on distinct bank groups).
+pub const DEQUANT_PITCH: usize = CHUNK + 4;
+/// Dynamic LDS of a dequantization workgroup.
+pub const DEQUANT_LDS_BYTES: u32 = (TILE_ROWS * DEQUANT_PITCH * 4) as u32;
+
+crate::kernel_abi! {
+    /// Arguments of `quant_dequant_*`: `y = W` as a row-major `[n, k]` tensor of `out_type`.
+    /// Grid: x = chunks per row, y = tiles; [`DEQUANT_THREADS`] work-items, [`DEQUANT_LDS_BYTES`].
+    pub struct DequantArgs {
+        /// The weight in the device layout.
+        pub w: Ptr<u8>,
+        /// Output, `n * k` elements of `out_type`, 16-byte aligned.
+        pub y: PtrMut<u8>,
+        /// Rows.
+        pub n: u32,
+        /// Columns (a multiple of the format's block).
+        pub k: u32,
+        /// A [`dtype`] value.
+        pub out_type: u32,
+    }
+    kernels {
+        /// `Q4_0` weights to f32/f16/bf16.
+        QUANT_DEQUANT_Q4_0 = "quant_dequant_q4_0" @ 64,
+        /// `Q4_1`.
+        QUANT_DEQUANT_Q4_1 = "quant_dequant_q4_1" @ 64,
+        /// `Q5_0`.
+        QUANT_DEQUANT_Q5_0 = "quant_dequant_q5_0" @ 64,
+        /// `Q5_1`.
+        QUANT_DEQUANT_Q5_1 = "quant_dequant_q5_1" @ 64,
+        /// `Q8_0`.
+        QUANT_DEQUANT_Q8_0 = "quant_dequant_q8_0" @ 64,
+        /// `Q4_K`.
+        QUANT_DEQUANT_Q4_K = "quant_dequant_q4_k" @ 64,
+        /// `Q5_K`.
+        QUANT_DEQUANT_Q5_K = "quant_dequant_q5_k" @ 64,
+        /// `Q6_K`.
+        QUANT_DEQUANT_Q6_K = "quant_dequant_q6_k" @ 64,
+    }
+}
+
+/// The dequantization kernel of each format, by format code.
+pub const DEQUANT_KERNELS: [crate::abi::Kernel<DequantArgs>; format::COUNT as usize] = [
+    QUANT_DEQUANT_Q4_0,
+    QUANT_DEQUANT_Q4_1,
+    QUANT_DEQUANT_Q5_0,
+    QUANT_DEQUANT_Q5_1,
+    QUANT_DEQUANT_Q8_0,
+    QUANT_DEQUANT_Q4_K,
+    QUANT_DEQUANT_Q5_K,
+    QUANT_DEQUANT_Q6_K,
+];
+
+/// Epilogue flags (`QGemvArgs::flags`); the activation and output codes are GEMM's
+/// (`abi::gemm::activation`, [`dtype`]).
+pub mod flags {
+    /// `bias` points at N f32 values added per column.
+    pub const BIAS: u32 = 1 << 0;
+    /// `residual` points at an `[M][ldr]` tensor of the output dtype, added last.
+    pub const RESIDUAL: u32 = 1 << 1;
+}
+
+/// Activation rows one GEMV workgroup takes (one 16x16 MFMA tile); larger M are row blocks.
+pub const GEMV_ROWS: u32 = 16;
+/// Most waves of a GEMV workgroup (each reduces a share of K for the workgroup's tile).
+pub const GEMV_MAX_WAVES: u32 = 4;
+
+/// Dynamic LDS of a GEMV workgroup of `waves` waves: each wave's 16x16 f32 partial sums.
+pub const fn gemv_lds_bytes(waves: u32) -> u32 {
+    waves * 64 * 4 * 4
+}
+
+crate::kernel_abi! {
+    /// Arguments of `quant_gemv_*`: `y = x W^T` (+ bias, activation, residual), `W` `[n, k]` in
+    /// the device layout, `x` `[m][ldx]` f32/f16/bf16 (16-byte aligned rows), `y` `[m][ldy]` of
+    /// `out_type`. Grid: x = tiles (`ceil(n / 16)`), y = blocks of 16 activation rows
+    /// (`ceil(m / 16)`, each re-reading W: the decode shapes have one); `waves * 64` work-items,
+    /// each wave `chunks_per_wave` chunks of K; [`gemv_lds_bytes`].
+    pub struct QGemvArgs {
+        /// The weight in the device layout.
+        pub w: Ptr<u8>,
+        /// Activations.
+        pub x: Ptr<u8>,
+        /// Output.
+        pub y: PtrMut<u8>,
+        /// N f32 values (with `flags::BIAS`).
+        pub bias: Ptr<f32>,
+        /// `[m][ldr]` of `out_type` (with `flags::RESIDUAL`).
+        pub residual: Ptr<u8>,
+        /// Activation rows.
+        pub m: u32,
+        /// Weight rows (output columns).
+        pub n: u32,
+        /// The reduction length (a multiple of the format's block).
+        pub k: u32,
+        /// Row stride of `x` in elements.
+        pub ldx: u32,
+        /// Row stride of `y` in elements.
+        pub ldy: u32,
+        /// Row stride of the residual in elements.
+        pub ldr: u32,
+        /// `x`'s [`dtype`] code.
+        pub x_type: u32,
+        /// `y`'s [`dtype`] code.
+        pub out_type: u32,
+        /// An `abi::gemm::activation` code.
+        pub activation: u32,
+        /// [`flags`] bits.
+        pub flags: u32,
+        /// Chunks of K each wave reduces.
+        pub chunks_per_wave: u32,
+    }
+    kernels {
+        /// `Q4_0` weights.
+        QUANT_GEMV_Q4_0 = "quant_gemv_q4_0" @ 256,
+        /// `Q4_1`.
+        QUANT_GEMV_Q4_1 = "quant_gemv_q4_1" @ 256,
+        /// `Q5_0`.
+        QUANT_GEMV_Q5_0 = "quant_gemv_q5_0" @ 256,
+        /// `Q5_1`.
+        QUANT_GEMV_Q5_1 = "quant_gemv_q5_1" @ 256,
+        /// `Q8_0`.
+        QUANT_GEMV_Q8_0 = "quant_gemv_q8_0" @ 256,
+        /// `Q4_K`.
+        QUANT_GEMV_Q4_K = "quant_gemv_q4_k" @ 256,
+        /// `Q5_K`.
+        QUANT_GEMV_Q5_K = "quant_gemv_q5_k" @ 256,
+        /// `Q6_K`.
+        QUANT_GEMV_Q6_K = "quant_gemv_q6_k" @ 256,
+    }
+}
+
+/// The GEMV kernel of each format, by format code.
+pub const GEMV_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] = [
+    QUANT_GEMV_Q4_0,
+    QUANT_GEMV_Q4_1,
+    QUANT_GEMV_Q5_0,
+    QUANT_GEMV_Q5_1,
+    QUANT_GEMV_Q8_0,
+    QUANT_GEMV_Q4_K,
+    QUANT_GEMV_Q5_K,
+    QUANT_GEMV_Q6_K,
+];

@@ -1,0 +1,318 @@
+//! The flash-attention forward: one workgroup of 4 waves takes 128 query rows (32 per wave) of
+//! one head and walks the keys in blocks of 64, never materialising the scores.
+//!
+//! Per block, each wave computes `S^T = K Q^T` (64 keys x its 32 queries, 16x16 MFMAs: K from the
+//! block's LDS tile, Q from registers loaded once), folds it into the online softmax (`scores`),
+//! and accumulates `O^T += V^T P^T` with V from the block's transposed LDS tile
+//! (`tile::transposed`) and P straight from the score registers.
+//!
+//! The workgroup shares one K tile and one V tile (single-buffered, so two workgroups fit a CU:
+//! 32 KiB at d = 128) and moves the next blocks through registers. Two barriers per block:
+//!
+//! 1. `S = K_j Q^T` (reads the K tile);
+//! 2. barrier X: the K tile is free, and V_j (stored after the previous Y) is published;
+//! 3. store K_{j+1} from registers, issue the loads of K_{j+2};
+//! 4. mask (boundary blocks only), online softmax, `O += V_j P` (reads the V tile);
+//! 5. barrier Y: the V tile is free, K_{j+1} is published;
+//! 6. store V_{j+1}, issue the loads of V_{j+2}.
+//!
+//! So every global load has a whole block of MFMAs to arrive behind, and each barrier is
+//! followed by work that does not depend on it finishing everywhere (the other workgroup on the
+//! CU fills what remains).
+//!
+//! Masks are per-row key ranges (`scores::KeyRange`): a block inside every range of a wave's rows
+//! runs unmasked, one outside all of them is skipped by that wave (it still loads and meets the
+//! barriers), the rest are masked element by element.
+
+use super::output;
+use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
+use crate::abi::attention::{FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::mem::Buffer;
+use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::tile::global::GlobalTile;
+use crate::tile::lds::LdsTile;
+use crate::tile::mma::mma16;
+use crate::tile::transposed::{QuadRole, TILE_KEYS, TransposedTile};
+
+const THREADS: usize = FLASH_WAVES as usize * 64;
+const BK: usize = FLASH_BLOCK_K as usize;
+/// 16-key tiles per block (MFMA rows of `S^T`).
+const KT: usize = BK / 16;
+/// 32-key transposed V tiles per block.
+const VT: usize = BK / TILE_KEYS;
+/// 16-query tiles per wave (MFMA columns of `S^T`).
+const QT: usize = 2;
+/// Chunks a thread moves per K-tile of the K block (64 rows x 4 chunks over the threads).
+const K_CHUNKS: usize = BK * 4 / THREADS;
+/// V quads (4 keys x 8 values) a half-wave covers per round, and rounds at most (d = 256).
+const V_ROUNDS: usize = 2;
+
+/// The key range of query row `i` (see `FlashArgs`): `lo ..= hi`.
+#[derive(Clone, Copy)]
+struct Rows {
+    off: i32,
+    wl: i32,
+    wr: i32,
+    kvalid: i32,
+}
+
+impl Rows {
+    #[inline(always)]
+    fn lo(&self, i: i32) -> i32 {
+        if self.wl == UNBOUNDED { 0 } else { (i + self.off - self.wl).max(0) }
+    }
+    #[inline(always)]
+    fn hi(&self, i: i32) -> i32 {
+        let h = if self.wr == UNBOUNDED { i32::MAX } else { i + self.off + self.wr };
+        h.min(self.kvalid - 1)
+    }
+}
+
+/// Scalar loads of a u32 table entry (host-checked to exist).
+#[inline(always)]
+unsafe fn entry(p: *const u32, i: usize) -> u32 {
+    // SAFETY: caller.
+    readfirstlane(unsafe { p.add(i).read() })
+}
+
+/// The flash-attention forward for inputs `E` and head dimension `D`.
+#[inline(always)]
+pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
+    // K-tiles (32 values of d) and 16-row output tiles of the head dimension.
+    let dk: usize = D / 32;
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (qb, head, b) = (workgroup_id_x() as usize, workgroup_id_y() as usize, workgroup_id_z() as usize);
+
+    // The sequence: its rows in the packed tensors (varlen) or its batch entry.
+    // SAFETY (entries): the host sized the offset and length tables to the grid's batch.
+    let (q_row0, lq) = if args.cu_seqlens_q.is_null() {
+        (0, args.seq_q as usize)
+    } else {
+        let (s, e) = unsafe { (entry(args.cu_seqlens_q, b), entry(args.cu_seqlens_q, b + 1)) };
+        (s as usize, (e - s) as usize)
+    };
+    let (k_row0, lk) = if args.cu_seqlens_k.is_null() {
+        (0, args.seq_k as usize)
+    } else {
+        let (s, e) = unsafe { (entry(args.cu_seqlens_k, b), entry(args.cu_seqlens_k, b + 1)) };
+        (s as usize, (e - s) as usize)
+    };
+    let q0 = qb * FLASH_BLOCK_Q as usize;
+    if q0 >= lq {
+        return;
+    }
+    let kvalid = if args.key_lens.is_null() { lk } else { lk.min(unsafe { entry(args.key_lens, b) } as usize) };
+    // (The host keeps lengths and windows below 2^30, so this arithmetic stays in i32.)
+    let rows = Rows { off: lk as i32 - lq as i32, wl: args.window_left, wr: args.window_right, kvalid: kvalid as i32 };
+    let last_row = lq as i32 - 1;
+    // The workgroup's blocks: the union of its rows' ranges (lo and hi grow with the row).
+    let (lo_wg, hi_wg) = (rows.lo(q0 as i32), rows.hi((q0 as i32 + FLASH_BLOCK_Q as i32 - 1).min(last_row)));
+    let kb0 = (lo_wg / BK as i32) as u32;
+    let kb1 = if hi_wg >= lo_wg { (hi_wg / BK as i32 + 1) as u32 } else { kb0 };
+    // This wave's rows, for skipping and masking whole blocks.
+    let (wi0, wi1) = (q0 as i32 + 32 * wave as i32, (q0 as i32 + 32 * wave as i32 + 31).min(last_row));
+    let wave_rows = wi0 <= last_row;
+    let (lo_min, lo_max, hi_min, hi_max) = (rows.lo(wi0), rows.lo(wi1), rows.hi(wi0), rows.hi(wi1));
+
+    let eb = 2usize;
+    let (q_rb, k_rb, v_rb) = (args.q_row_stride as usize * eb, args.k_row_stride as usize * eb, args.v_row_stride as usize * eb);
+    let kvh = head / args.group as usize;
+    // SAFETY (all three): offsets inside the tensors, which the host checked hold every row.
+    let q_base = unsafe {
+        args.q.add(
+            (b as u64 * args.q_batch_stride + (q_row0 + q0) as u64 * args.q_row_stride + head as u64 * args.q_head_stride) as usize * eb,
+        )
+    };
+    let k_base = unsafe {
+        args.k.add((b as u64 * args.k_batch_stride + k_row0 as u64 * args.k_row_stride + kvh as u64 * args.k_head_stride) as usize * eb)
+    };
+    let v_base = unsafe {
+        args.v.add((b as u64 * args.v_batch_stride + k_row0 as u64 * args.v_row_stride + kvh as u64 * args.v_head_stride) as usize * eb)
+    };
+
+    // Q fragments (the B operand of S^T, one query column per lane), loaded once: lane l reads
+    // chunk l / 16 of K-tile kt of its row, so the four lanes of a row read a whole 64-byte line.
+    let q_rows = (lq - q0).min(FLASH_BLOCK_Q as usize);
+    let qbuf = Buffer::new(q_base, ((q_rows - 1) * q_rb + D * eb) as u32);
+    let mut qf = [[U32x4::splat(0); QT]; 8];
+    crate::unroll_max!(t < QT, 2 => {
+        // Rows past the sequence read its last row (their results are never stored).
+        let row = (32 * wave + 16 * t + lane % 16).min(q_rows - 1);
+        crate::unroll_max!(kt < dk, 8 => {
+            // SAFETY: inside the block's rows.
+            qf[kt][t] = unsafe { qbuf.load_b128((row * q_rb + kt * 64 + 16 * (lane / 16)) as u32, 0) };
+        });
+    });
+
+    let mut lds = LdsArena::new();
+    let k_lds = LdsTile::new(&mut lds, BK, dk);
+    let v_lds = TransposedTile::new(&mut lds, D, VT);
+    let role = QuadRole::of(lane);
+    // The V quads of this half-wave: pair p = 8 round + 2 wave + half covers tile p % 2 of slab
+    // p / 2 (a slab is 32 values of d).
+    let pairs = 2 * dk;
+
+    // Moving blocks: K through the tile layer's global tile, V as quads (4 keys x 8 values).
+    let mut kreg = [[U32x4::splat(0); K_CHUNKS]; 8];
+    let mut vreg = [[U32x4::splat(0); 4]; V_ROUNDS];
+    let load_k = |kb: u32, kreg: &mut [[U32x4; K_CHUNKS]; 8]| {
+        let first = kb as usize * BK;
+        // SAFETY: the block's rows lie inside K (first < kvalid); rows past kvalid are clamped.
+        let t = unsafe { GlobalTile::<K_CHUNKS>::new(k_base.add(first * k_rb), k_rb, kvalid - first, D * eb, BK, thread, THREADS) };
+        crate::unroll_max!(kt < dk, 8 => {
+            t.load(kt as u32, false, &mut kreg[kt]);
+        });
+        t
+    };
+    let load_v = |kb: u32, vreg: &mut [[U32x4; 4]; V_ROUNDS]| {
+        let first = kb as usize * BK;
+        let last = (kvalid - first).min(BK) - 1;
+        // SAFETY: as for K.
+        let vbuf = Buffer::new(unsafe { v_base.add(first * v_rb) }, (last * v_rb + D * eb) as u32);
+        crate::unroll_max!(round < V_ROUNDS, 2 => {
+            let p = 8 * round + 2 * wave + role.half;
+            if p < pairs {
+                let (tile, slab) = (p % 2, p / 2);
+                crate::unroll_max!(x < 4, 4 => {
+                    let row = (TILE_KEYS * tile + 4 * role.kq + x).min(last);
+                    // SAFETY: inside the block's rows.
+                    vreg[round][x] = unsafe { vbuf.load_b128((row * v_rb + role.col_bytes(slab)) as u32, 0) };
+                });
+            }
+        });
+    };
+    let store_v = |vreg: &[[U32x4; 4]; V_ROUNDS]| {
+        crate::unroll_max!(round < V_ROUNDS, 2 => {
+            let p = 8 * round + 2 * wave + role.half;
+            if p < pairs {
+                // SAFETY: the V tile is free (caller: after barrier Y or in the prologue).
+                unsafe { v_lds.store(p % 2, p / 2, &role, &vreg[round]) };
+            }
+        });
+    };
+
+    let mut on = Online::<QT>::new();
+    let mut o = [[F32x4::splat(0.0); QT]; 16];
+    let c = args.scale_log2;
+    // The lane's query columns: their key ranges (for masked blocks).
+    let mut ranges = [KeyRange::new(0, -1); QT];
+    crate::unroll_max!(t < QT, 2 => {
+        let i = wi0 + (16 * t + lane % 16) as i32;
+        ranges[t] = KeyRange::new(rows.lo(i), rows.hi(i));
+    });
+
+    if kb0 < kb1 {
+        // Prologue: block kb0 into LDS, kb0 + 1 into registers.
+        let kt0 = load_k(kb0, &mut kreg);
+        load_v(kb0, &mut vreg);
+        crate::unroll_max!(kt < dk, 8 => {
+            // SAFETY: nobody reads the tiles before the barrier below.
+            unsafe { kt0.store(k_lds, kt, &kreg[kt]) };
+        });
+        store_v(&vreg);
+        let mut kt_next = kt0;
+        if kb0 + 1 < kb1 {
+            kt_next = load_k(kb0 + 1, &mut kreg);
+            load_v(kb0 + 1, &mut vreg);
+        }
+        barrier();
+
+        let mut kb = kb0;
+        while kb < kb1 {
+            let (k_lo, k_hi) = ((kb as usize * BK) as i32, (kb as usize * BK + BK - 1) as i32);
+            let active = wave_rows && k_lo <= hi_max && k_hi >= lo_min;
+            let mut s: Scores<KT, QT> = [[F32x4::splat(0.0); QT]; KT];
+            if active {
+                // 1. S^T = K Q^T: key tile i's fragment is row 16 i + l % 16, chunk l / 16.
+                crate::unroll_max!(kt < dk, 8 => {
+                    crate::unroll_max!(i < KT, 4 => {
+                        // SAFETY: the K tile holds block kb (published by the last barrier).
+                        let a = unsafe { k_lds.read(kt, 16 * i + lane % 16, lane / 16) };
+                        crate::unroll_max!(t < QT, 2 => {
+                            s[i][t] = mma16::<E>(a, qf[kt][t], s[i][t]);
+                        });
+                    });
+                });
+            }
+            // 2. Barrier X.
+            barrier();
+            // 3. The next K block into the free tile, the one after into registers.
+            if kb + 1 < kb1 {
+                crate::unroll_max!(kt < dk, 8 => {
+                    // SAFETY: every wave is past its reads of block kb (barrier X).
+                    unsafe { kt_next.store(k_lds, kt, &kreg[kt]) };
+                });
+                if kb + 2 < kb1 {
+                    kt_next = load_k(kb + 2, &mut kreg);
+                }
+            }
+            if active {
+                // 4. Softmax and O^T += V^T P^T.
+                if !(k_lo >= lo_max && k_hi <= hi_min) {
+                    mask(&mut s, k_lo + 4 * (lane / 16) as i32, &ranges);
+                }
+                let alpha = on.step(&mut s, c);
+                crate::unroll_max!(t < QT, 2 => {
+                    // The factor is 1 for every column whose maximum did not move (most blocks
+                    // past the first few): skip the multiplications when the whole wave agrees.
+                    if crate::dsl::wave::ballot(alpha[t] != 1.0) != 0 {
+                        crate::unroll_max!(dt < 2 * dk, 16 => {
+                            o[dt][t] = scale(o[dt][t], alpha[t]);
+                        });
+                    }
+                });
+                crate::unroll_max!(vt < VT, 2 => {
+                    let p = [p_chunk::<E, KT, QT>(&s, vt, 0), p_chunk::<E, KT, QT>(&s, vt, 1)];
+                    crate::unroll_max!(dt < 2 * dk, 16 => {
+                        // SAFETY: the V tile holds block kb (published by barrier X).
+                        let a = unsafe { v_lds.read(vt, dt, lane) };
+                        crate::unroll_max!(t < QT, 2 => {
+                            o[dt][t] = mma16::<E>(a, p[t], o[dt][t]);
+                        });
+                    });
+                });
+            }
+            // 5. Barrier Y.
+            barrier();
+            // 6. The next V block into the free tile, the one after into registers.
+            if kb + 1 < kb1 {
+                store_v(&vreg);
+                if kb + 2 < kb1 {
+                    load_v(kb + 2, &mut vreg);
+                }
+            }
+            kb += 1;
+        }
+    }
+
+    // Epilogue: normalise, round, store; the log-sum-exp.
+    let h = lane / 16;
+    crate::unroll_max!(t < QT, 2 => {
+        let l = on.row_sum(t);
+        // No allowed key: zeros and -inf; a NaN sum stays NaN in both.
+        let inv = if l == 0.0 { 0.0 } else { 1.0 / l };
+        let i = 32 * wave + 16 * t + lane % 16;
+        let valid = q0 + i < lq;
+        let row = (q_row0 + q0 + i) as u64;
+        crate::unroll_max!(a < dk, 8 => {
+            let (d0, v) = output::chunk::<E>(o[2 * a][t], o[2 * a + 1][t], inv, a, lane);
+            if valid {
+                let off = b as u64 * args.o_batch_stride + row * args.o_row_stride + head as u64 * args.o_head_stride + d0 as u64;
+                // SAFETY: row i of this sequence exists (valid); 16-byte aligned (host-checked strides).
+                unsafe { (args.o.add(off as usize * eb) as *mut U32x4).write(v) };
+            }
+        });
+        if args.flags & flash_flags::LSE != 0 && valid && h == 0 {
+            let lse = if l == 0.0 { f32::NEG_INFINITY } else { (on.m[t] + crate::dsl::math::log2(l)) * core::f32::consts::LN_2 };
+            let off = b as u64 * args.lse_batch_stride + head as u64 * args.lse_head_stride + row;
+            // SAFETY: the LSE tensor holds every row of every head (host-checked).
+            unsafe { args.lse.add(off as usize).write(lse) };
+        }
+    });
+}

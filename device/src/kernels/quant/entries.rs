@@ -1,0 +1,28 @@
+//! The quantized kernels' entry points (`abi::quant`), one per format.
+
+use super::dequant::dequant;
+use super::format::{Q4_0, Q4_1, Q4K, Q5_0, Q5_1, Q5K, Q6K, Q8_0};
+use super::gemv::gemv;
+use crate::abi::quant::{DequantArgs, QGemvArgs};
+
+DequantArgs! {
+    QUANT_DEQUANT_Q4_0 => dequant::<Q4_0>,
+    QUANT_DEQUANT_Q4_1 => dequant::<Q4_1>,
+    QUANT_DEQUANT_Q5_0 => dequant::<Q5_0>,
+    QUANT_DEQUANT_Q5_1 => dequant::<Q5_1>,
+    QUANT_DEQUANT_Q8_0 => dequant::<Q8_0>,
+    QUANT_DEQUANT_Q4_K => dequant::<Q4K>,
+    QUANT_DEQUANT_Q5_K => dequant::<Q5K>,
+    QUANT_DEQUANT_Q6_K => dequant::<Q6K>,
+}
+
+QGemvArgs! {
+    QUANT_GEMV_Q4_0 => gemv::<Q4_0>,
+    QUANT_GEMV_Q4_1 => gemv::<Q4_1>,
+    QUANT_GEMV_Q5_0 => gemv::<Q5_0>,
+    QUANT_GEMV_Q5_1 => gemv::<Q5_1>,
+    QUANT_GEMV_Q8_0 => gemv::<Q8_0>,
+    QUANT_GEMV_Q4_K => gemv::<Q4K>,
+    QUANT_GEMV_Q5_K => gemv::<Q5K>,
+    QUANT_GEMV_Q6_K => gemv::<Q6K>,
+}

@@ -1,0 +1,285 @@
+//! The fused-group arithmetic of the f16/bf16/fp8 MFMAs: `c + sum(products)` with every term
+//! aligned to the group's largest exponent, truncated toward zero to 24 fraction bits, summed
+//! exactly and rounded once (nearest even) to f32 (GFX942.md, after arXiv 2511.10909).
+//!
+//! [`group`] is the definition, one accumulator at a time. [`rows`] computes the same bits for a
+//! whole MFMA, an output row at a time with the row's columns side by side, in plain f64
+//! arithmetic the compiler vectorises: it is where the emulator spends most of its time on
+//! matrix-core kernels (about half of a model decode step before it existed). Its truncation
+//! avoids float-to-integer conversions, which baseline x86-64 (SSE2) cannot vectorise.
+
+/// Biased f64 exponent field of `x` (0 for zero and denormals, 2047 for inf/NaN).
+#[inline(always)]
+fn exp_field(x: f64) -> u64 {
+    (x.to_bits() >> 52) & 0x7ff
+}
+
+/// One fused group: `c + sum(p)`, every term aligned to the largest exponent and truncated
+/// toward zero to 24 fraction bits, summed exactly, rounded once (nearest even) to f32.
+///
+/// Implemented in fixed point: with `e` the largest exponent, each term times `2^(24 - e)` is
+/// truncated to an integer (below 2^25 in magnitude), the integers are summed in i64 (exact),
+/// and the sum scaled back and rounded. Infinities and NaNs fall back to plain summation, which
+/// propagates them as the hardware does.
+pub(crate) fn group(c: f32, products: &[f64]) -> f32 {
+    let c64 = c as f64;
+    let mut emax = exp_field(c64);
+    let mut special = emax == 2047;
+    for &p in products {
+        let e = exp_field(p);
+        special |= e == 2047;
+        emax = emax.max(e);
+    }
+    if special {
+        return (products.iter().sum::<f64>() + c64) as f32;
+    }
+    if emax == 0 {
+        return c; // everything is zero: keep C, sign included
+    }
+    // 2^(24 - (emax - 1023)) as an f64, built from its bits (emax is a biased exponent).
+    let scale = f64::from_bits((2070 - emax) << 52);
+    let mut sum = (c64 * scale) as i64;
+    for &p in products {
+        sum += (p * scale) as i64;
+    }
+    if sum == 0 {
+        return 0.0;
+    }
+    (sum as f64 / scale) as f32
+}
+
+/// `x` truncated toward zero, for `|x| < 2^52`, with adds and bit operations only: `|x| + 2^52`
+/// rounds `|x|` to the nearest integer (the spacing of doubles there is 1), one step back when
+/// that went up, the sign copied back.
+#[inline(always)]
+fn trunc(x: f64) -> f64 {
+    const TWO_52: f64 = 4_503_599_627_370_496.0;
+    let ax = x.abs();
+    let r = (ax + TWO_52) - TWO_52;
+    let r = if r > ax { r - 1.0 } else { r };
+    r.copysign(x)
+}
+
+/// Exponent fields for which the vector path's scale is a normal power of two: others (zeros
+/// only) go through [`group`], as do infinities and NaNs.
+#[inline(always)]
+fn plain(e: u64) -> bool {
+    (64..2047).contains(&e)
+}
+
+/// One output row: `acc[j] = group(acc[j], a[t] * b[t][j] for t < G)` for every column j.
+///
+/// The result is the bits of [`group`]: the largest exponent is that of the largest magnitude;
+/// the aligned terms are integers below 2^25, so their sum (at most 17 of them) is exact in f64
+/// whatever the order, and so is scaling it back by a power of two; [`trunc`] is the `as i64`
+/// truncation of those values; adding +0 turns the -0 of an all-cancelling sum into the +0
+/// [`group`] returns and changes nothing else.
+#[inline(always)]
+fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f64; M]; G]) {
+    let mut p = [[0f64; M]; G];
+    let mut big = [0f64; M];
+    let mut finite = [true; M];
+    for j in 0..M {
+        let c = (acc[j] as f64).abs();
+        big[j] = c;
+        finite[j] = c < f64::INFINITY;
+    }
+    for t in 0..G {
+        for j in 0..M {
+            let x = a[t] * b[t][j];
+            p[t][j] = x;
+            let ax = x.abs();
+            big[j] = big[j].max(ax);
+            finite[j] &= ax < f64::INFINITY;
+        }
+    }
+    let mut out = [0f32; M];
+    let mut odd = false;
+    for j in 0..M {
+        let e = exp_field(big[j]);
+        odd |= !(plain(e) && finite[j]);
+        // 2^(24 - (e - 1023)) and its inverse, from their bits (garbage for odd lanes, which
+        // are recomputed below).
+        let scale = f64::from_bits((2070u64.wrapping_sub(e) & 0x7ff) << 52);
+        let inv = f64::from_bits((e.wrapping_sub(24) & 0x7ff) << 52);
+        let mut s = trunc(acc[j] as f64 * scale);
+        for pt in &p {
+            s += trunc(pt[j] * scale);
+        }
+        out[j] = (s * inv) as f32 + 0.0;
+    }
+    if odd {
+        for j in 0..M {
+            if !(plain(exp_field(big[j])) && finite[j]) {
+                let col: [f64; G] = core::array::from_fn(|t| p[t][j]);
+                out[j] = group(acc[j], &col);
+            }
+        }
+    }
+    *acc = out;
+}
+
+/// A whole MFMA of `KK` k-steps in groups of `G`: `acc[i][j] += sum_k a[i][k] * b[k][j]` group by
+/// group, `a` row-major `M x KK`, `b` row-major `KK x M`.
+#[inline(always)]
+fn rows_generic<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
+    const { assert!(KK % G == 0) };
+    for i in 0..M {
+        for g in 0..KK / G {
+            let ag: &[f64; G] = a[i][g * G..(g + 1) * G].try_into().expect("G values");
+            let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
+            row::<M, G>(&mut acc[i], ag, bg);
+        }
+    }
+}
+
+/// [`rows_generic`] compiled for AVX2 (4 doubles a vector instead of SSE2's 2).
+///
+/// # Safety
+/// The CPU has AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn rows_avx2<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
+    rows_generic::<M, KK, G>(acc, a, b)
+}
+
+/// [`rows_generic`] compiled for AVX-512 (8 doubles a vector).
+///
+/// # Safety
+/// The CPU has AVX-512 F and DQ.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
+unsafe fn rows_avx512<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
+    rows_generic::<M, KK, G>(acc, a, b)
+}
+
+/// [`rows_generic`] on the widest vectors this CPU has.
+pub(crate) fn rows<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && std::is_x86_feature_detected!("avx512vl") {
+        // SAFETY: checked just above.
+        return unsafe { rows_avx512::<M, KK, G>(acc, a, b) };
+    }
+    #[cfg(target_arch = "x86_64")]
+    if std::is_x86_feature_detected!("avx2") {
+        // SAFETY: checked just above.
+        return unsafe { rows_avx2::<M, KK, G>(acc, a, b) };
+    }
+    rows_generic::<M, KK, G>(acc, a, b)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn group_truncates_small_terms_then_rounds_once() {
+        // 1 + 2^-30: the small product is below the 24-bit window and is truncated away.
+        assert_eq!(group(1.0, &[2f64.powi(-30)]), 1.0);
+        // Exact small sums are kept.
+        assert_eq!(group(0.0, &[1.0, 2.0, 3.0]), 6.0);
+        // Round-to-nearest-even of the exact window sum: 1 + 2^-24 ties to 1.
+        assert_eq!(group(1.0, &[2f64.powi(-24)]), 1.0);
+        // 1 + 3*2^-24 rounds up to 1 + 2^-22.
+        assert_eq!(group(1.0, &[3.0 * 2f64.powi(-24)]), 1.0 + 2f32.powi(-22));
+        assert!(group(1.0, &[f64::INFINITY]).is_infinite());
+        assert!(group(f32::NAN, &[1.0]).is_nan());
+    }
+
+    #[test]
+    fn trunc_rounds_toward_zero() {
+        for (x, t) in [(2.5, 2.0), (-2.5, -2.0), (2.999, 2.0), (-0.75, -0.0), (3.0, 3.0), (33554431.5, 33554431.0), (0.0, 0.0)] {
+            assert_eq!(trunc(x), t, "{x}");
+            assert_eq!(trunc(x), (x as i64) as f64, "{x}");
+        }
+    }
+
+    /// A tiny deterministic generator (xorshift), so the test needs no dependency.
+    struct Rng(u64);
+    impl Rng {
+        fn next(&mut self) -> u64 {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            self.0
+        }
+        /// Values an f16/bf16/fp8 product can take: mostly ordinary magnitudes, some exact
+        /// zeros, huge and tiny values, cancelling pairs, and now and then an infinity or NaN.
+        fn value(&mut self) -> f64 {
+            let r = self.next();
+            let mant = 1.0 + (r >> 40) as f64 / (1u64 << 24) as f64;
+            let sign = if r & 1 == 0 { 1.0 } else { -1.0 };
+            match r % 97 {
+                0 => 0.0,
+                1 => f64::INFINITY * sign,
+                2 => f64::NAN,
+                3..=6 => sign * mant * 2f64.powi(-130 + (r >> 8) as i32 % 20),
+                7..=10 => sign * mant * 2f64.powi(100 + (r >> 8) as i32 % 27),
+                _ => sign * mant * 2f64.powi((r >> 8) as i32 % 40 - 20),
+            }
+        }
+    }
+
+    fn check<const M: usize, const KK: usize, const G: usize>(seed: u64) {
+        let mut rng = Rng(seed);
+        for _ in 0..200 {
+            let a: [[f64; KK]; M] = core::array::from_fn(|_| core::array::from_fn(|_| rng.value()));
+            let b: [[f64; M]; KK] = core::array::from_fn(|_| core::array::from_fn(|_| rng.value()));
+            let c: [[f32; M]; M] = core::array::from_fn(|_| core::array::from_fn(|_| rng.value() as f32));
+            let mut want = c;
+            for i in 0..M {
+                for j in 0..M {
+                    for g in 0..KK / G {
+                        let p: Vec<f64> = (g * G..(g + 1) * G).map(|k| a[i][k] * b[k][j]).collect();
+                        want[i][j] = group(want[i][j], &p);
+                    }
+                }
+            }
+            type Rows<const M: usize, const KK: usize> = fn(&mut [[f32; M]; M], &[[f64; KK]; M], &[[f64; M]; KK]);
+            let mut variants: Vec<(&str, Rows<M, KK>)> = vec![("generic", rows_generic::<M, KK, G>), ("dispatched", rows::<M, KK, G>)];
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU has AVX2.
+                    variants.push(("avx2", |acc, a, b| unsafe { rows_avx2::<M, KK, G>(acc, a, b) }));
+                }
+                if std::is_x86_feature_detected!("avx512f")
+                    && std::is_x86_feature_detected!("avx512dq")
+                    && std::is_x86_feature_detected!("avx512vl")
+                {
+                    // SAFETY: the CPU has these AVX-512 subsets.
+                    variants.push(("avx512", |acc, a, b| unsafe { rows_avx512::<M, KK, G>(acc, a, b) }));
+                }
+            }
+            for (name, f) in variants {
+                let mut got = c;
+                f(&mut got, &a, &b);
+                for i in 0..M {
+                    for j in 0..M {
+                        if want[i][j].is_nan() {
+                            // Which NaN comes out depends on operand order in the products
+                            // (x86 passes the first NaN's payload on); only NaN-ness is defined.
+                            assert!(got[i][j].is_nan(), "{name} {M}x{M}x{KK} [{i}][{j}]: {} vs NaN", got[i][j]);
+                            continue;
+                        }
+                        assert_eq!(
+                            got[i][j].to_bits(),
+                            want[i][j].to_bits(),
+                            "{name} {M}x{M}x{KK} [{i}][{j}]: {} vs {}",
+                            got[i][j],
+                            want[i][j]
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn rows_give_the_bits_of_the_definition_for_every_fused_shape() {
+        check::<32, 8, 8>(0x9e37_79b9_7f4a_7c15);
+        check::<16, 16, 8>(0xd1b5_4a32_d192_ed03);
+        check::<16, 32, 16>(0x8cb9_2ba7_2f3d_8dd7);
+        check::<32, 16, 16>(0xa076_1d64_78bd_642f);
+    }
+}

@@ -1,0 +1,296 @@
+//! The flash forward: validation, layouts, launch.
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::elementwise::fill;
+use crate::ops::layout::contiguous;
+use crate::runtime::launch::LaunchConfig;
+use crate::tensor::{Operands, Tensor};
+use ferrocm_device::abi::attention::{self as abi, FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags};
+use ferrocm_device::abi::{DevPtr, Kernel};
+
+const OP: &str = "attention::flash";
+
+/// Lengths, offsets and windows stay below this, so the kernels' key arithmetic fits an i32.
+const MAX_LEN: usize = 1 << 30;
+
+/// Everything besides Q, K and V. `Default` is plain non-causal attention over every key, scaled
+/// by `1/sqrt(head_dim)`, on batched `[batch, seq, heads, head_dim]` tensors.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct FlashOptions<'a> {
+    /// Query row `i` attends keys `j <= i + (lk - lq)` only (bottom-right aligned).
+    pub causal: bool,
+    /// The score scale; `None` is `1 / sqrt(head_dim)`. Must be finite and positive.
+    pub scale: Option<f32>,
+    /// Sliding window: keys at most this far before the diagonal (`j >= i + off - left`).
+    pub window_left: Option<usize>,
+    /// Keys at most this far after the diagonal (`j <= i + off + right`; causal caps it at 0).
+    pub window_right: Option<usize>,
+    /// Valid keys per sequence (key padding, e.g. a BERT batch padded to one length): sequence
+    /// `b` attends only its first `key_lengths[b]` keys. One entry per sequence, each at most
+    /// that sequence's key rows.
+    pub key_lengths: Option<&'a [usize]>,
+    /// Packed variable-length batches (flash-attention's varlen API): Q is `[total_q, heads,
+    /// head_dim]` and sequence `b` is its rows `cu_seqlens_q[b] .. cu_seqlens_q[b + 1]`
+    /// (`batch + 1` non-decreasing offsets within the tensor). Given together with
+    /// `cu_seqlens_k`.
+    pub cu_seqlens_q: Option<&'a [usize]>,
+    /// The key rows of each sequence in K and V (`[total_k, heads_kv, head_dim]`), likewise.
+    pub cu_seqlens_k: Option<&'a [usize]>,
+}
+
+/// Attention forward: `softmax(scale * Q K^T + mask) V` (see the [module](super) notes).
+///
+/// Batched: `q` is `[batch, seq_q, heads_q, head_dim]`, `k` and `v` `[batch, seq_k, heads_kv,
+/// head_dim]`, any strides with a contiguous last dimension (BSHD tensors, and BHSD ones viewed
+/// with `transpose(1, 2)`, are read in place); with `cu_seqlens_*`, packed `[total, heads,
+/// head_dim]`. `heads_q` must be a multiple of `heads_kv` (MHA, GQA, MQA: query head `h` reads
+/// key/value head `h / (heads_q / heads_kv)`). The output has Q's shape, contiguous, in Q's dtype.
+///
+/// # Errors
+/// [`Error::DTypeMismatch`] (not f16/bf16, or mixed), [`Error::DeviceMismatch`],
+/// [`Error::Shape`] (ranks, head dims that differ, heads not divisible, batch or key-length
+/// counts), [`Error::InvalidArgument`] (an empty batch, offsets that decrease or pass the
+/// tensor, a key length past its sequence, a bad scale, one of the two offset tables alone),
+/// [`Error::Unsupported`] (a head dimension other than 32, 64, 96, 128, 256, or sizes past the
+/// kernels' 32-bit limits); allocation and launch errors.
+pub fn flash(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>) -> Result<Tensor> {
+    Ok(run(q, k, v, opts, false)?.0)
+}
+
+/// [`flash`], and the log-sum-exp of every query row (f32, natural log: `ln sum_j exp(scale
+/// s_ij)` over the allowed keys, `-inf` for a row without any): `[batch, heads_q, seq_q]`, or
+/// `[heads_q, total_q]` for packed batches (rows outside every sequence: `-inf`, and zeros in
+/// the output).
+///
+/// # Errors
+/// As [`flash`].
+pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>) -> Result<(Tensor, Tensor)> {
+    let (o, lse) = run(q, k, v, opts, true)?;
+    Ok((o, lse.expect("requested")))
+}
+
+/// The kernel for `dtype` and head dimension `d`.
+fn kernel_for(dtype: DType, d: usize) -> Result<Kernel<FlashArgs>> {
+    let table = match dtype {
+        DType::Bf16 => [abi::FLASH_BF16_D32, abi::FLASH_BF16_D64, abi::FLASH_BF16_D96, abi::FLASH_BF16_D128, abi::FLASH_BF16_D256],
+        DType::F16 => [abi::FLASH_F16_D32, abi::FLASH_F16_D64, abi::FLASH_F16_D96, abi::FLASH_F16_D128, abi::FLASH_F16_D256],
+        d => return Err(Error::DTypeMismatch { op: OP, what: "q", got: d, expected: "f16 or bf16".into() }),
+    };
+    match abi::HEAD_DIMS.iter().position(|&h| h as usize == d) {
+        Some(i) => Ok(table[i]),
+        None => Err(Error::Unsupported { op: OP, what: format!("head dimension {d} (the kernels take {:?})", abi::HEAD_DIMS) }),
+    }
+}
+
+/// An operand as the kernel reads it: element strides of (batch, row, head), last dimension
+/// contiguous, 16-byte aligned rows.
+struct Operand {
+    t: Tensor,
+    batch: usize,
+    row: usize,
+    head: usize,
+}
+
+/// `t` (`[batch, rows, heads, d]`, or `[rows, heads, d]` when `packed`) as the kernel reads it:
+/// in place when its last dimension is contiguous, its base and strides 16-byte aligned and a
+/// block of `block` rows spans under 4 GiB; else a contiguous copy.
+fn operand(t: &Tensor, packed: bool, block: usize, what: &'static str) -> Result<Operand> {
+    let view = |t: &Tensor| {
+        let s = t.strides();
+        let (batch, row, head, last) = if packed { (0, s[0], s[1], s[2]) } else { (s[0], s[1], s[2], s[3]) };
+        let d = t.shape()[t.rank() - 1];
+        let eb = t.dtype().size();
+        let rows = t.shape()[t.rank() - 3];
+        let aligned = t.addr() % 16 == 0 && [batch, row, head].iter().all(|&s| (s * eb) % 16 == 0);
+        let span = (block.min(rows).max(1) - 1) as u128 * (row * eb) as u128 + (d * eb) as u128;
+        (last == 1 || d == 1) && aligned && span <= u32::MAX as u128
+    };
+    let t = if view(t) { t.clone() } else { contiguous(t)? };
+    if !view(&t) {
+        return Err(Error::Unsupported {
+            op: OP,
+            what: format!("{what}: rows of {} bytes (a block of them spans over 4 GiB)", t.strides()[t.rank() - 3] * 2),
+        });
+    }
+    let s = t.strides();
+    let (batch, row, head) = if packed { (0, s[0], s[1]) } else { (s[0], s[1], s[2]) };
+    Ok(Operand { t, batch, row, head })
+}
+
+/// Checks `cu` (`batch + 1` offsets into `total` rows) and returns the longest sequence.
+fn offsets(cu: &[usize], batch: usize, total: usize, what: &str) -> Result<usize> {
+    if cu.len() != batch + 1 {
+        return Err(Error::Shape { op: OP, message: format!("{what} has {} entries, the batch needs {}", cu.len(), batch + 1) });
+    }
+    if let Some(w) = cu.windows(2).find(|w| w[1] < w[0]) {
+        return Err(Error::InvalidArgument { op: OP, message: format!("{what} decreases ({} then {})", w[0], w[1]) });
+    }
+    let last = *cu.last().unwrap();
+    if last > total {
+        return Err(Error::InvalidArgument { op: OP, message: format!("{what} ends at row {last}, past the tensor's {total} rows") });
+    }
+    let longest = cu.windows(2).map(|w| w[1] - w[0]).max().unwrap_or(0);
+    Ok(longest)
+}
+
+/// A size as the kernels take it (below [`MAX_LEN`]).
+fn len32(what: &str, v: usize) -> Result<u32> {
+    if v >= MAX_LEN {
+        return Err(Error::Unsupported { op: OP, what: format!("{what} = {v} (at most 2^30)") });
+    }
+    Ok(v as u32)
+}
+
+fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bool) -> Result<(Tensor, Option<Tensor>)> {
+    let dtype = q.dtype();
+    if !matches!(dtype, DType::F16 | DType::Bf16) {
+        return Err(Error::DTypeMismatch { op: OP, what: "q", got: dtype, expected: "f16 or bf16".into() });
+    }
+    for (what, t) in [("k", k), ("v", v)] {
+        if t.dtype() != dtype {
+            return Err(Error::DTypeMismatch { op: OP, what, got: t.dtype(), expected: dtype.to_string() });
+        }
+    }
+    let dev = q.device();
+    let mut ops = Operands::new(OP, dev);
+    ops.check_device("k", k)?;
+    ops.check_device("v", v)?;
+
+    let packed = match (opts.cu_seqlens_q, opts.cu_seqlens_k) {
+        (Some(_), Some(_)) => true,
+        (None, None) => false,
+        _ => return Err(Error::InvalidArgument { op: OP, message: "cu_seqlens_q and cu_seqlens_k go together".into() }),
+    };
+    let rank = if packed { 3 } else { 4 };
+    for (what, t) in [("q", q), ("k", k), ("v", v)] {
+        if t.rank() != rank {
+            let layout = if packed { "[total, heads, head_dim] (packed)" } else { "[batch, seq, heads, head_dim]" };
+            return Err(Error::Shape { op: OP, message: format!("{what} is {:?}, expected {layout}", t.shape()) });
+        }
+    }
+    if k.shape() != v.shape() {
+        return Err(Error::Shape { op: OP, message: format!("k is {:?} but v is {:?}", k.shape(), v.shape()) });
+    }
+    let (qs, ks) = (q.shape(), k.shape());
+    let (hq, hk, d) = (qs[rank - 2], ks[rank - 2], qs[rank - 1]);
+    if ks[rank - 1] != d {
+        return Err(Error::Shape { op: OP, message: format!("head dimensions differ: q has {d}, k and v have {}", ks[rank - 1]) });
+    }
+    if hk == 0 || hq % hk != 0 {
+        return Err(Error::Shape { op: OP, message: format!("{hq} query heads are not a multiple of {hk} key/value heads") });
+    }
+    let (batch, seq_q, seq_k) = if packed { (opts.cu_seqlens_q.unwrap().len().saturating_sub(1), 0, 0) } else { (qs[0], qs[1], ks[1]) };
+    if !packed && ks[0] != batch {
+        return Err(Error::Shape { op: OP, message: format!("q has batch {batch}, k and v {}", ks[0]) });
+    }
+    if batch == 0 {
+        return Err(Error::InvalidArgument { op: OP, message: "empty batch (no sequences)".into() });
+    }
+    let kernel = kernel_for(dtype, d)?;
+    let scale = opts.scale.unwrap_or(1.0 / (d as f32).sqrt());
+    if !(scale.is_finite() && scale > 0.0) {
+        return Err(Error::InvalidArgument { op: OP, message: format!("scale {scale} must be finite and positive") });
+    }
+
+    // Sequence lengths (per sequence, for the key-length check) and the longest query run.
+    let (lq_max, key_rows): (usize, Vec<usize>) = if packed {
+        let (cq, ck) = (opts.cu_seqlens_q.unwrap(), opts.cu_seqlens_k.unwrap());
+        let lq = offsets(cq, batch, qs[0], "cu_seqlens_q")?;
+        offsets(ck, batch, ks[0], "cu_seqlens_k")?;
+        (lq, ck.windows(2).map(|w| w[1] - w[0]).collect())
+    } else {
+        (seq_q, vec![seq_k; batch])
+    };
+    len32("query rows", if packed { qs[0] } else { seq_q })?;
+    len32("key rows", if packed { ks[0] } else { seq_k })?;
+    if let Some(kl) = opts.key_lengths {
+        if kl.len() != batch {
+            return Err(Error::Shape { op: OP, message: format!("{} key lengths for {batch} sequences", kl.len()) });
+        }
+        if let Some((b, (&l, &n))) = kl.iter().zip(&key_rows).enumerate().find(|(_, (l, n))| l > n) {
+            return Err(Error::InvalidArgument { op: OP, message: format!("key length {l} of sequence {b} is past its {n} keys") });
+        }
+    }
+
+    // Output (and LSE): rows outside every packed sequence are never written by the kernel.
+    let out_shape = qs.to_vec();
+    let covered = !packed || (opts.cu_seqlens_q.unwrap()[0] == 0 && *opts.cu_seqlens_q.unwrap().last().unwrap() == qs[0]);
+    let out = if covered { Tensor::empty(dev, &out_shape, dtype)? } else { Tensor::zeros(dev, &out_shape, dtype)? };
+    let lse = if want_lse {
+        let t = Tensor::empty(dev, &if packed { vec![hq, qs[0]] } else { vec![batch, hq, seq_q] }, DType::F32)?;
+        if !covered {
+            fill(&t, f64::NEG_INFINITY)?;
+        }
+        Some(t)
+    } else {
+        None
+    };
+    if lq_max == 0 || out.numel() == 0 {
+        return Ok((out, lse));
+    }
+
+    let bq = FLASH_BLOCK_Q as usize;
+    let (pq, pk, pv) =
+        (operand(q, packed, bq, "q")?, operand(k, packed, FLASH_BLOCK_K as usize, "k")?, operand(v, packed, FLASH_BLOCK_K as usize, "v")?);
+    let os = out.strides().to_vec();
+    let (ob, orow, oh) = if packed { (0, os[0], os[1]) } else { (os[0], os[1], os[2]) };
+    // Small host tables go up as u32 tensors; `ops` keeps them alive for the launch.
+    let table = |ops: &mut Operands<'_>, what: &'static str, vals: Option<&[usize]>| -> Result<(DevPtr<u32>, Option<Tensor>)> {
+        match vals {
+            None => Ok((DevPtr::NULL, None)),
+            Some(vals) => {
+                let v: Vec<u32> = vals.iter().map(|&x| len32(what, x)).collect::<Result<_>>()?;
+                let t = Tensor::from_slice(dev, &v, &[v.len()])?;
+                Ok((ops.input::<u32>(what, &t)?, Some(t)))
+            }
+        }
+    };
+    let (cu_q, _tq) = table(&mut ops, "cu_seqlens_q", opts.cu_seqlens_q)?;
+    let (cu_k, _tk) = table(&mut ops, "cu_seqlens_k", opts.cu_seqlens_k)?;
+    let (key_lens, _tl) = table(&mut ops, "key_lengths", opts.key_lengths)?;
+    let window = |w: Option<usize>| w.map_or(UNBOUNDED, |w| w.min(MAX_LEN) as i32);
+    let right = if opts.causal { Some(0) } else { opts.window_right };
+    let (lse_ptr, lse_b, lse_h) = match &lse {
+        Some(t) => (ops.output::<f32>("lse", t)?, if packed { 0 } else { hq * seq_q }, t.shape()[t.rank() - 1]),
+        None => (DevPtr::NULL, 0, 0),
+    };
+    let args = FlashArgs {
+        q: ops.input_bytes("q", &pq.t)?,
+        k: ops.input_bytes("k", &pk.t)?,
+        v: ops.input_bytes("v", &pv.t)?,
+        o: ops.output_bytes("out", &out)?,
+        lse: lse_ptr,
+        cu_seqlens_q: cu_q,
+        cu_seqlens_k: cu_k,
+        key_lens,
+        q_batch_stride: pq.batch as u64,
+        q_row_stride: pq.row as u64,
+        q_head_stride: pq.head as u64,
+        k_batch_stride: pk.batch as u64,
+        k_row_stride: pk.row as u64,
+        k_head_stride: pk.head as u64,
+        v_batch_stride: pv.batch as u64,
+        v_row_stride: pv.row as u64,
+        v_head_stride: pv.head as u64,
+        o_batch_stride: ob as u64,
+        o_row_stride: orow as u64,
+        o_head_stride: oh as u64,
+        lse_batch_stride: lse_b as u64,
+        lse_head_stride: lse_h as u64,
+        seq_q: seq_q as u32,
+        seq_k: seq_k as u32,
+        group: (hq / hk) as u32,
+        scale_log2: scale * std::f32::consts::LOG2_E,
+        window_left: window(opts.window_left),
+        window_right: window(right),
+        flags: if want_lse { flash_flags::LSE } else { 0 },
+    };
+    let grid = [ops.u32("query blocks", lq_max.div_ceil(bq))?, ops.u32("heads", hq)?, ops.u32("batch", batch)?];
+    let launch = LaunchConfig { grid, block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: abi::flash_lds_bytes(d as u32) };
+    // SAFETY: Q, K and V hold every row of every sequence the offsets or batch shapes name
+    // (checked above), read through 16-byte aligned strides with blocks under 4 GiB; O and LSE
+    // are fresh tensors of the shapes the kernel writes; the tables have `batch (+ 1)` entries.
+    unsafe { ops.launch(kernel, launch, &args)? };
+    Ok((out, lse))
+}

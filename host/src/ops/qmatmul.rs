@@ -1,0 +1,191 @@
+//! Matrix products with GGML block-quantized weights ([`QuantTensor`]), the weights staying
+//! quantized on the device: `y = x W^T` (the convention of a `Linear` layer) with GEMM's fused
+//! epilogue, and their dequantization.
+//!
+//! ```no_run
+//! use ferrocm::{Device, Tensor, f16, ops::{gemm::Activation, qmatmul::{self, QMatmulOptions}}};
+//! use ferrocm::quant::{QuantFormat, QuantTensor, quantize};
+//! let dev = Device::new()?;
+//! let w: Vec<f32> = (0..256 * 576).map(|i| ((i * 7919) % 1000) as f32 / 500.0 - 1.0).collect();
+//! let wq = QuantTensor::from_blocks(&dev, QuantFormat::Q4_1, [256, 576], &quantize(QuantFormat::Q4_1, &w)?)?;
+//! let x = Tensor::from_slice(&dev, &vec![f16::ONE; 576], &[1, 576])?;       // one decode token
+//! let y = qmatmul::qmatmul(&x, &wq, &QMatmulOptions { activation: Activation::Silu, ..Default::default() })?;
+//! assert_eq!(y.shape(), &[1, 256]);                                          // f16, silu(x W^T)
+//! let dense = qmatmul::dequantize(&wq, ferrocm::DType::F32)?;               // [256, 576] f32
+//! # Ok::<(), ferrocm::Error>(())
+//! ```
+//!
+//! # Decode: M <= 16 rows
+//! The GEMV kernel (`kernels/quant/gemv.rs`) reads every weight byte once in full-line 128-bit
+//! loads and runs the matrix cores on the codes themselves (exact in f16/bf16), applying each
+//! group's scale to the f32 product: its cost does not grow with M up to 16. A workgroup owns
+//! 16 weight rows and splits K between up to 4 waves, whose partial sums meet in LDS (one
+//! launch, no second reduction pass, deterministic).
+//!
+//! # Precision
+//! Products of activations and codes are exact and sum in f32; per group of 32 weights the
+//! f32 sum is scaled (`a * sum`) and, for formats with a minimum (`Q4_1`, `Q5_1`, `Q4_K`,
+//! `Q5_K`), the group's activation sum times the minimum is added. f16 and bf16 activations go
+//! to the matrix cores as they are; f32 activations are split exactly into three bf16 terms. The
+//! error is that of f32 accumulation over the terms `|x| (|a u| + |b|)` (codes `u`): tests bound
+//! it by `(K / 32 + 16) * 2^-22` times their sum, plus the output's rounding.
+//!
+//! Dequantization is exact: each weight is the f64 definition of
+//! [`reference::quant`](crate::reference::quant) rounded to f32 (the f32 operations the kernels
+//! do are exact or round once, see `kernels/quant/format.rs`); f16 and bf16 outputs are that f32
+//! rounded to nearest even. NaN and infinite scales propagate as IEEE arithmetic says, as in the
+//! reference (`inf * 0` is NaN).
+
+use crate::dtype::DType;
+use crate::error::{Error, Result};
+use crate::ops::gemm::Activation;
+use crate::ops::layout::contiguous;
+use crate::quant::QuantTensor;
+use crate::runtime::launch::LaunchConfig;
+use crate::tensor::{Operands, Tensor};
+use ferrocm_device::abi::DevPtr;
+use ferrocm_device::abi::quant::{
+    self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_ROWS,
+    GROUP, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes,
+};
+
+/// Everything besides the operands: GEMM's epilogue ([`GemmOptions`](crate::ops::gemm::GemmOptions)'
+/// bias, activation, residual, output dtype).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct QMatmulOptions<'a> {
+    /// Per-column bias, `[N]` f32, added first.
+    pub bias: Option<&'a Tensor>,
+    /// The fused activation (after the bias).
+    pub activation: Activation,
+    /// Added last, `[..., N]` (the output's shape, or one broadcasting to it) of the output
+    /// dtype.
+    pub residual: Option<&'a Tensor>,
+    /// Output dtype (f32, f16 or bf16). Default: the activations' dtype.
+    pub out_dtype: Option<DType>,
+}
+
+/// The kernels' code for an output (or activation) dtype.
+fn dtype_code(op: &'static str, what: &'static str, d: DType) -> Result<u32> {
+    match d {
+        DType::F32 => Ok(abi::dtype::F32),
+        DType::F16 => Ok(abi::dtype::F16),
+        DType::Bf16 => Ok(abi::dtype::BF16),
+        d => Err(Error::DTypeMismatch { op, what, got: d, expected: "f32, f16 or bf16".into() }),
+    }
+}
+
+/// `W` as a dense row-major `[N, K]` tensor of `dtype` (f32, f16 or bf16), on `w`'s device.
+///
+/// # Errors
+/// [`Error::DTypeMismatch`] for another dtype; allocation and launch errors.
+pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
+    let out_type = dtype_code("dequantize", "output", dtype)?;
+    let [n, k] = w.shape();
+    let dev = w.device();
+    let y = Tensor::empty(dev, &[n, k], dtype)?;
+    if n == 0 || k == 0 {
+        return Ok(y);
+    }
+    let mut ops = Operands::new("dequantize", dev);
+    let args = DequantArgs {
+        w: ops.buffer("W", w.device_bytes())?,
+        y: ops.output_bytes("y", &y)?,
+        n: ops.u32("N", n)?,
+        k: ops.u32("K", k)?,
+        out_type,
+    };
+    let grid = [ops.u32("chunks", (k / GROUP).div_ceil(CHUNK_GROUPS))?, ops.u32("tiles", n.div_ceil(TILE_ROWS))?, 1];
+    let cfg = LaunchConfig { grid, block: [DEQUANT_THREADS, 1, 1], dynamic_lds_bytes: DEQUANT_LDS_BYTES };
+    // SAFETY: the kernel reads the device layout of [n, k] (the buffer holds all of its tiles)
+    // and writes the n * k elements of y, a fresh contiguous (16-byte aligned) tensor.
+    unsafe { ops.launch(DEQUANT_KERNELS[w.format().abi_code() as usize], cfg, &args)? };
+    Ok(y)
+}
+
+/// `y = x W^T` (+ bias, activation, residual) with `x` `[..., K]` (any leading dimensions,
+/// taken as M rows) of f32, f16 or bf16 and the quantized weight `W` `[N, K]`; `y` is
+/// `[..., N]` of `opts.out_dtype` (default: `x`'s dtype).
+///
+/// # Errors
+/// [`Error::Shape`] when `x`'s last dimension is not K, or a bias or residual of the wrong
+/// shape; [`Error::DTypeMismatch`] for activations, outputs, bias (f32) or residual (the output
+/// dtype) of an unsupported dtype; [`Error::DeviceMismatch`] for operands on another device;
+/// allocation and launch errors.
+pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
+    const OP: &str = "qmatmul";
+    let [n, k] = w.shape();
+    if x.rank() == 0 || x.shape()[x.rank() - 1] != k {
+        return Err(Error::Shape { op: OP, message: format!("x is {:?}; W is [{n}, {k}], so x's last dimension must be {k}", x.shape()) });
+    }
+    let x_type = dtype_code(OP, "x", x.dtype())?;
+    let out_dtype = opts.out_dtype.unwrap_or(x.dtype());
+    let out_type = dtype_code(OP, "output", out_dtype)?;
+    let dev = w.device();
+    let mut ops = Operands::new(OP, dev);
+    ops.check_device("x", x)?;
+    let mut shape = x.shape()[..x.rank() - 1].to_vec();
+    let m: usize = shape.iter().product();
+    shape.push(n);
+    let y = Tensor::empty(dev, &shape, out_dtype)?;
+
+    let mut fl = 0u32;
+    let bias = match opts.bias {
+        Some(b) => {
+            ops.check_device("bias", b)?;
+            if b.shape() != [n] || b.dtype() != DType::F32 {
+                return Err(Error::Shape { op: OP, message: format!("bias must be [{n}] f32, got {:?} {}", b.shape(), b.dtype()) });
+            }
+            fl |= flags::BIAS;
+            ops.input::<f32>("bias", &contiguous(b)?)?
+        }
+        None => DevPtr::NULL,
+    };
+    let residual = match opts.residual {
+        Some(r) => {
+            ops.check_device("residual", r)?;
+            if r.dtype() != out_dtype {
+                return Err(Error::DTypeMismatch { op: OP, what: "residual", got: r.dtype(), expected: out_dtype.to_string() });
+            }
+            fl |= flags::RESIDUAL;
+            let r = contiguous(&r.broadcast_to(&shape)?)?;
+            ops.input_bytes("residual", &r)?
+        }
+        None => DevPtr::NULL,
+    };
+    if m == 0 || n == 0 {
+        return Ok(y);
+    }
+    // The kernel reads x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
+    // contiguous rows stay aligned).
+    let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
+    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
+    let waves = chunks.min(GEMV_MAX_WAVES as usize);
+    let per_wave = chunks.div_ceil(waves);
+    let waves = chunks.div_ceil(per_wave) as u32;
+    let args = QGemvArgs {
+        w: ops.buffer("W", w.device_bytes())?,
+        x: ops.input_bytes("x", &x)?,
+        y: ops.output_bytes("y", &y)?,
+        bias,
+        residual,
+        m: ops.u32("M", m)?,
+        n: ops.u32("N", n)?,
+        k: ops.u32("K", k)?,
+        ldx: ops.u32("K", k)?,
+        ldy: ops.u32("N", n)?,
+        ldr: ops.u32("N", n)?,
+        x_type,
+        out_type,
+        activation: opts.activation.code(),
+        flags: fl,
+        chunks_per_wave: ops.u32("chunks per wave", per_wave)?,
+    };
+    // The activation rows are one range-checked buffer of 32-bit size.
+    ops.u32("x bytes", m * k * x.dtype().size())?;
+    let grid = [ops.u32("tiles", n.div_ceil(TILE_ROWS))?, ops.u32("row blocks", m.div_ceil(GEMV_ROWS as usize))?, 1];
+    let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: gemv_lds_bytes(waves) };
+    // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned; y and
+    // the residual are [m][n] contiguous of the output dtype; the bias has n f32.
+    unsafe { ops.launch(GEMV_KERNELS[w.format().abi_code() as usize], cfg, &args)? };
+    Ok(y)
+}

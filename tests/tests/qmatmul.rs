@@ -1,0 +1,219 @@
+//! Quantized matmul on the device against the f64 reference: `y = x W^T` for every GGML format,
+//! f32/f16/bf16 activations and outputs, ragged N, M of decode (1..=16) and beyond (17..=300),
+//! K of whole blocks (with and without a partial last chunk), the fused epilogue, non-finite
+//! scales, and bad input.
+//!
+//! Tolerance per output element: `(K / 32 + 16) * 2^-22 * s` with `s = sum_k |x_k| T_k`, `T_k`
+//! the magnitude of the terms the device sums for weight k (`ferrocm_tests::quant::
+//! term_magnitudes`: `|w|`, or `|a u| + |b|` for formats with a minimum): products of
+//! activations and codes are exact and every group's f32 sum, its scaling and the accumulation
+//! over K/32 groups round at most a few times each; plus the output's rounding (half an ulp) and
+//! the epilogue's activation approximation (`2e-6 (1 + |x|)`).
+
+use ferrocm::ops::gemm::Activation;
+use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::quant::{QuantFormat, QuantTensor};
+use ferrocm::{DType, Error, Tensor, reference};
+use ferrocm_tests::quant::{random_blocks, term_magnitudes};
+use ferrocm_tests::tensors::{random, read, rounding};
+use ferrocm_tests::{device, proptest_config};
+use proptest::prelude::*;
+
+/// One product to check.
+struct Case {
+    format: QuantFormat,
+    m: usize,
+    n: usize,
+    k: usize,
+    x_dtype: DType,
+    out: Option<DType>,
+    bias: bool,
+    activation: Activation,
+    residual: bool,
+    seed: u64,
+}
+
+fn check(c: &Case) -> Result<(), TestCaseError> {
+    let dev = device();
+    let mut seed = c.seed;
+    let blocks = random_blocks(c.format, c.n, c.k, 0.05, c.seed);
+    let w = QuantTensor::from_blocks(dev, c.format, [c.n, c.k], &blocks).unwrap();
+    let (x, xv) = random(&[c.m, c.k], c.x_dtype, 1.0, &mut seed);
+    let out = c.out.unwrap_or(c.x_dtype);
+    let bias_v: Vec<f32> = (0..c.n).map(|j| (j % 7) as f32 * 0.25 - 0.75).collect();
+    let bias = Tensor::from_slice(dev, &bias_v, &[c.n]).unwrap();
+    let (res, res_v) = random(&[c.m, c.n], out, 0.5, &mut seed);
+    let opts =
+        QMatmulOptions { bias: c.bias.then_some(&bias), activation: c.activation, residual: c.residual.then_some(&res), out_dtype: c.out };
+    let y = qmatmul::qmatmul(&x, &w, &opts).unwrap();
+    prop_assert_eq!(y.shape(), &[c.m, c.n]);
+    prop_assert_eq!(y.dtype(), out);
+    let got = read(&y);
+    let acc = reference::quant::matmul(c.format, &blocks, c.n, c.k, &xv, c.m);
+    let terms = term_magnitudes(c.format, &blocks);
+    let rel = (c.k as f64 / 32.0 + 16.0) * 2f64.powi(-22);
+    for i in 0..c.m {
+        for j in 0..c.n {
+            let s: f64 = (0..c.k).map(|p| xv[i * c.k + p].abs() * terms[j * c.k + p]).sum();
+            let a = acc[i * c.n + j];
+            let b = if c.bias { bias_v[j] as f64 } else { 0.0 };
+            let r = if c.residual { res_v[i * c.n + j] } else { 0.0 };
+            let want = reference::gemm::epilogue(a, 1.0, 0.0, 0.0, b, c.activation, r);
+            let pre = a + b;
+            let tol = rel * s + rounding(out, want) + 2e-6 * (1.0 + pre.abs()) + 1e-30;
+            let g = got[i * c.n + j];
+            prop_assert!(
+                (g - want).abs() <= tol,
+                "{} m={} n={} k={} x {} out {}: y[{}][{}] = {}, want {} (tol {:e})",
+                c.format,
+                c.m,
+                c.n,
+                c.k,
+                c.x_dtype,
+                out,
+                i,
+                j,
+                g,
+                want,
+                tol
+            );
+        }
+    }
+    Ok(())
+}
+
+fn format() -> impl Strategy<Value = QuantFormat> {
+    prop::sample::select(QuantFormat::ALL.to_vec())
+}
+
+fn x_dtype() -> impl Strategy<Value = DType> {
+    prop::sample::select(vec![DType::F16, DType::Bf16, DType::F32])
+}
+
+/// K for `format`: whole blocks; for the 32-weight formats often not a multiple of 256 (a partial
+/// last chunk).
+fn k_for(format: QuantFormat, blocks: usize) -> usize {
+    format.block_elems() * if format.block_elems() == 256 { 1 + blocks % 6 } else { blocks }
+}
+
+proptest! {
+    #![proptest_config(proptest_config(24))]
+
+    /// Decode shapes: M 1..=16, ragged N, every format and activation dtype.
+    #[test]
+    fn decode_shapes_match_the_reference(format in format(), m in 1usize..=16, n in 1usize..=90, blocks in 1usize..=40,
+                                         x in x_dtype(), seed in any::<u64>()) {
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
+                      activation: Activation::None, residual: false, seed })?;
+    }
+
+    /// Prefill shapes: M 17..=300.
+    #[test]
+    fn prefill_shapes_match_the_reference(format in format(), m in 17usize..=300, n in 1usize..=40, blocks in 1usize..=12,
+                                          x in x_dtype(), seed in any::<u64>()) {
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
+                      activation: Activation::None, residual: false, seed })?;
+    }
+
+    /// The fused epilogue and the output dtypes.
+    #[test]
+    fn the_epilogue_and_output_dtypes_match_the_reference(format in format(), m in 1usize..=20, n in 1usize..=50,
+                                                          blocks in 1usize..=10, x in x_dtype(),
+                                                          out in prop::sample::select(vec![None, Some(DType::F32), Some(DType::F16), Some(DType::Bf16)]),
+                                                          act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
+                                                          bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual, seed })?;
+    }
+}
+
+/// The shapes of SmolLM2-135M's projections (K = 576 is 18 blocks of 32, not a multiple of 256;
+/// K = 1536) for its formats, one decode token and a small batch.
+#[test]
+fn smollm2_projection_shapes() {
+    for (format, n, k) in
+        [(QuantFormat::Q4_1, 576, 576), (QuantFormat::Q4_1, 192, 576), (QuantFormat::Q4_1, 576, 1536), (QuantFormat::Q8_0, 300, 576)]
+    {
+        for (m, x_dtype) in [(1, DType::F16), (4, DType::Bf16), (1, DType::F32)] {
+            check(&Case { format, m, n, k, x_dtype, out: None, bias: false, activation: Activation::None, residual: false, seed: 5 })
+                .unwrap();
+        }
+    }
+}
+
+#[test]
+fn leading_dimensions_are_rows_and_views_are_read_in_place_or_packed() {
+    let dev = device();
+    let (n, k) = (40, 96);
+    let blocks = random_blocks(QuantFormat::Q4_0, n, k, 0.1, 3);
+    let w = QuantTensor::from_blocks(dev, QuantFormat::Q4_0, [n, k], &blocks).unwrap();
+    let mut seed = 1;
+    let (x, _) = random(&[2, 3, k], DType::F16, 1.0, &mut seed);
+    let y = qmatmul::qmatmul(&x, &w, &QMatmulOptions::default()).unwrap();
+    assert_eq!(y.shape(), &[2, 3, n]);
+    let flat = qmatmul::qmatmul(&x.reshape(&[6, k]).unwrap(), &w, &QMatmulOptions::default()).unwrap();
+    assert_eq!(read(&y), read(&flat));
+    // A strided view (every other row) gives the rows it selects.
+    let (wide, _) = random(&[4, 2 * k], DType::F32, 1.0, &mut seed);
+    let view = wide.narrow(1, k, k).unwrap();
+    let got = read(&qmatmul::qmatmul(&view, &w, &QMatmulOptions::default()).unwrap());
+    let packed = read(&qmatmul::qmatmul(&view.contiguous().unwrap(), &w, &QMatmulOptions::default()).unwrap());
+    assert_eq!(got, packed);
+}
+
+#[test]
+fn non_finite_scales_and_activations_make_their_outputs_non_finite() {
+    let dev = device();
+    for format in QuantFormat::ALL {
+        let (n, k) = (20, format.block_elems());
+        let mut blocks = random_blocks(format, n, k, 0.1, 8);
+        let bb = format.block_bytes();
+        let at = ferrocm_tests::quant::scale_offsets(format)[0];
+        // Row 3: scale NaN; row 5: scale +inf.
+        blocks[3 * bb + at..3 * bb + at + 2].copy_from_slice(&half::f16::NAN.to_le_bytes());
+        blocks[5 * bb + at..5 * bb + at + 2].copy_from_slice(&half::f16::INFINITY.to_le_bytes());
+        let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+        let mut xv: Vec<f32> = (0..2 * k).map(|i| ((i * 37) % 11) as f32 / 8.0 - 0.6).collect();
+        xv[k + 7] = f32::NAN; // activation row 1 has a NaN
+        let x = Tensor::from_slice(dev, &xv, &[2, k]).unwrap();
+        let y = qmatmul::qmatmul(&x, &w, &QMatmulOptions::default()).unwrap().to_vec::<f32>().unwrap();
+        let want = reference::quant::matmul(format, &blocks, n, k, &xv.iter().map(|&v| v as f64).collect::<Vec<_>>(), 2);
+        for (i, (g, w)) in y.iter().zip(&want).enumerate() {
+            assert_eq!(g.is_finite(), w.is_finite(), "{format}: y[{}][{}] = {g}, reference {w}", i / n, i % n);
+            if w.is_nan() && i % n == 3 {
+                assert!(g.is_nan(), "{format}: a NaN scale gives NaN");
+            }
+        }
+    }
+}
+
+#[test]
+fn bad_input_is_refused_before_launch() {
+    let dev = device();
+    let blocks = random_blocks(QuantFormat::Q8_0, 8, 64, 0.1, 1);
+    let w = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [8, 64], &blocks).unwrap();
+    let x = Tensor::zeros(dev, &[2, 64], DType::F16).unwrap();
+    // K mismatch.
+    let x_bad = Tensor::zeros(dev, &[2, 96], DType::F16).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&x_bad, &w, &QMatmulOptions::default()), Err(Error::Shape { .. })));
+    // Activation dtype.
+    let xi = Tensor::zeros(dev, &[2, 64], DType::I32).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&xi, &w, &QMatmulOptions::default()), Err(Error::DTypeMismatch { .. })));
+    // Output dtype, bias shape and dtype, residual dtype.
+    let opts = QMatmulOptions { out_dtype: Some(DType::I8), ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::DTypeMismatch { .. })));
+    let bias = Tensor::zeros(dev, &[7], DType::F32).unwrap();
+    let opts = QMatmulOptions { bias: Some(&bias), ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::Shape { .. })));
+    let bias16 = Tensor::zeros(dev, &[8], DType::F16).unwrap();
+    let opts = QMatmulOptions { bias: Some(&bias16), ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::Shape { .. })));
+    let res = Tensor::zeros(dev, &[2, 8], DType::F32).unwrap();
+    let opts = QMatmulOptions { residual: Some(&res), ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::DTypeMismatch { .. })));
+    let res = Tensor::zeros(dev, &[3, 8], DType::F16).unwrap();
+    let opts = QMatmulOptions { residual: Some(&res), ..Default::default() };
+    assert!(qmatmul::qmatmul(&x, &w, &opts).is_err(), "a residual that does not broadcast");
+    // Blocks of the wrong length and K not a multiple of the block.
+    assert!(matches!(QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [8, 64], &blocks[1..]), Err(Error::Shape { .. })));
+    assert!(matches!(QuantTensor::from_blocks(dev, QuantFormat::Q4K, [1, 576], &vec![0; 324]), Err(Error::Shape { .. })));
+}
