@@ -1,4 +1,4 @@
-//! Side by side with AMD's hand-written assembly: AITER's kernels (`ferrocm::emu::aiter`) at the
+//! Side by side with AMD's hand-written assembly: AITER's kernels (`ferrocm_emu::aiter`) at the
 //! shapes where ours run too, modeled in the same run by the same cycle model, so "ours vs
 //! AMD's" is a ratio of two modeled times (neither is a measurement).
 //!
@@ -7,12 +7,12 @@
 //! forward hook: its row reports AITER's modeled time alone until our op lands).
 
 use crate::run::CaseReport;
-use ferrocm::emu::aiter::calibrate::model_fmha;
-use ferrocm::emu::aiter::fmha::{Attention, HEAD_DIM};
-use ferrocm::emu::aiter::gemm::{BF16_TILES, bf16_launch};
-use ferrocm::emu::aiter::{Launch, Wheel};
-use ferrocm::emu::model::{Chip, ModelOptions, modeled_launch};
-use ferrocm::emu::{EmuConfig, Emulator};
+use ferrocm_emu::aiter::calibrate::model_fmha;
+use ferrocm_emu::aiter::fmha::{Attention, HEAD_DIM};
+use ferrocm_emu::aiter::gemm::{BF16_TILES, bf16_launch};
+use ferrocm_emu::aiter::{Launch, Wheel};
+use ferrocm_emu::model::{Chip, ModelOptions, modeled_launch};
+use ferrocm_emu::{EmuConfig, Emulator};
 
 /// An AITER launch to model.
 #[derive(Clone, Debug)]

@@ -3,8 +3,8 @@
 
 use crate::run::CaseReport;
 use ferrocm::Device;
-use ferrocm::emu::model::hot_blocks;
-use ferrocm::emu::model::main_loop::loops;
+use ferrocm_emu::model::hot_blocks;
+use ferrocm_emu::model::main_loop::loops;
 use std::fmt::Write;
 
 /// Instructions of a block printed at most.

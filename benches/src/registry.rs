@@ -2,10 +2,10 @@
 //! `--shape` on the command line, one arm in [`case_for`]).
 
 use crate::data::Normal;
-use ferrocm::emu::model::machine::MathKind;
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Result, Tensor};
+use ferrocm_emu::model::machine::MathKind;
 
 /// One call of an op on prepared inputs.
 pub type OpCall = Box<dyn FnMut() -> Result<()>>;

@@ -2,7 +2,7 @@
 //! modeled (cycle model on emulator traces); the wall times are the emulator's on this host.
 
 use crate::run::CaseReport;
-use ferrocm::emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, HBM_SUSTAINED_BYTES_PER_S, LOADED_CLOCK_MHZ};
+use ferrocm_emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, HBM_SUSTAINED_BYTES_PER_S, LOADED_CLOCK_MHZ};
 use serde_json::json;
 
 fn si(v: f64) -> String {

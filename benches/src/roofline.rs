@@ -2,7 +2,7 @@
 //! FLOP/s, log-log, with MI300X's compute roofs (one per math kind present) and HBM roof.
 
 use crate::run::CaseReport;
-use ferrocm::emu::model::machine::HBM_PEAK_BYTES_PER_S;
+use ferrocm_emu::model::machine::HBM_PEAK_BYTES_PER_S;
 use std::collections::BTreeMap;
 use std::fmt::Write;
 

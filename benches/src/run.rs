@@ -3,11 +3,11 @@
 
 use crate::registry::Case;
 use ferrocm::Device;
-use ferrocm::emu::exec::Trace;
-use ferrocm::emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, peak_flops};
-use ferrocm::emu::model::main_loop::{LoopMix, main_loop_mix};
-use ferrocm::emu::model::{Bottleneck, KernelShape, ModelError, Modeled, Workload, model};
 use ferrocm::emulator::{ProfiledLaunch, Profiling};
+use ferrocm_emu::exec::Trace;
+use ferrocm_emu::model::machine::{CLOCK_MHZ, HBM_PEAK_BYTES_PER_S, peak_flops};
+use ferrocm_emu::model::main_loop::{LoopMix, main_loop_mix};
+use ferrocm_emu::model::{Bottleneck, KernelShape, ModelError, Modeled, Workload, model};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -21,7 +21,7 @@ pub enum BenchError {
     /// The op launched no kernel.
     NoLaunch,
     /// The cycle model refused a launch.
-    Model(String, ferrocm::emu::model::ModelError),
+    Model(String, ferrocm_emu::model::ModelError),
 }
 
 impl std::fmt::Display for BenchError {
@@ -173,7 +173,7 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
             .code_object()
             .kernel(&l.kernel)
             .ok_or_else(|| BenchError::Op(ferrocm::Error::KernelNotFound { kernel: l.kernel.clone(), arch: dev.arch().into() }))?;
-        let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm::emu::model::ModelError::NoTrace))?;
+        let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm_emu::model::ModelError::NoTrace))?;
         let load = Workload::mi300x(l.stats.grid_workgroups, (i == main).then_some(case.min_bytes));
         let modeled =
             model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;

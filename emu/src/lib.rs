@@ -5,7 +5,9 @@
 #![warn(missing_docs)]
 
 pub mod aiter;
-pub mod codeobj;
+/// Code objects: the `ferrocm-codeobj` crate, whose types the emulator's API takes
+/// ([`Emulator::load`] a [`codeobj::CodeObject`]).
+pub use ferrocm_codeobj as codeobj;
 pub mod exec;
 pub mod isa;
 pub mod listing;

@@ -4,7 +4,7 @@
 //!
 //! `cargo xtask demo` builds the kernels, prints the resource report, then runs this.
 
-use ferrocm::emu::exec::report::counters_json;
+use ferrocm::emulator::counters_json;
 use ferrocm::{Device, Result, f16, ops, reference};
 
 fn rel_err(got: &[f32], want: &[f64]) -> f64 {

@@ -23,7 +23,7 @@ fn main() -> ferrocm::Result<()> {
     let err = got.iter().zip(&want).map(|(g, w)| (*g as f64 - w).abs()).fold(0.0, f64::max);
     println!("{m}x{n}x{k}: max abs err {err:e}, {:.3} s", dt.as_secs_f64());
     if let Some(s) = dev.as_emulator().and_then(|e| e.last_launch()) {
-        println!("{}", ferrocm::emu::exec::report::launch_json(&s));
+        println!("{}", ferrocm::emulator::launch_json(&s));
     }
     Ok(())
 }

@@ -1,7 +1,9 @@
 //! The code objects embedded at build time, one per GPU architecture.
 //!
-//! `build.rs` builds `device/` for every architecture in FERROCM_ARCHS (default gfx942), or takes
-//! prebuilt objects from FERROCM_PREBUILT_DIR, and generates the table included here.
+//! `build.rs` (`ferrocm_device_build::embed`) takes, for every architecture in FERROCM_ARCHS
+//! (default gfx942), the objects this package carries, or those of FERROCM_PREBUILT_DIR, or builds
+//! them from the device sources; each is checked against the sources it was built from. It
+//! generates the table included here.
 
 use crate::error::{Error, Result};
 

@@ -1,7 +1,7 @@
 //! The one error type of the crate.
 
 use crate::dtype::DType;
-pub use ferrocm_emu::codeobj::CodeObjectError;
+pub use ferrocm_codeobj::CodeObjectError;
 
 /// Everything that can go wrong in ferrocm. Each launch-validation failure is its own variant, so
 /// callers (and tests) can tell them apart.
@@ -63,8 +63,19 @@ pub enum Error {
 
     /// The emulator refused a launch or a kernel faulted on it (the fault names kernel, pc,
     /// instruction and lane).
+    #[cfg(feature = "emulator")]
     #[error(transparent)]
     Emulator(#[from] ferrocm_emu::EmuError),
+    /// The cycle model could not model a profiled launch
+    /// ([`EmulatorDevice::model`](crate::emulator::EmulatorDevice::model)).
+    #[cfg(feature = "emulator")]
+    #[error("modeling {kernel}: {source}")]
+    Modeling {
+        /// The kernel.
+        kernel: String,
+        /// Why.
+        source: ferrocm_emu::model::ModelError,
+    },
 
     // ---- code objects ---------------------------------------------------------------------
     /// A code object failed validation.

@@ -22,8 +22,12 @@
 //! [`PinnedBuffer`] (device and page-locked host memory); [`Tensor`] (shape, strides, dtype) and
 //! [`Operands`] (tensors lowered to kernel pointers, kept alive while launches use them);
 //! [`ops`] (validated tensor operations); [`reference`](mod@reference) (CPU definitions of every
-//! op); [`io`] (model files to the device: safetensors, GGUF); [`hip`] and [`emulator`] (what
+//! op); [`io`] (model files to the device: safetensors, GGUF); [`hip`] and `emulator` (what
 //! only one backend has).
+//!
+//! Features: `emulator` (default) adds the gfx942 emulator backend and [`Device::new`]'s fallback
+//! to it; `build-from-source` builds the code objects from the device crate's sources with its
+//! pinned nightly instead of using the prebuilt ones the package carries.
 #![warn(missing_docs)]
 
 mod backend;
@@ -51,14 +55,12 @@ pub use runtime::pool::{MemoryPool, PoolStats};
 pub use runtime::stream::{Stream, StreamGuard};
 pub use tensor::{Operands, Tensor, contiguous_strides, u32_of};
 
+/// Code object parsing (the `ferrocm-codeobj` crate): what [`Device::code_object`] returns.
+pub use ferrocm_codeobj as codeobj;
 /// The kernel ABI shared with the device crate: argument structs, typed kernel handles, pointers.
 pub use ferrocm_device::abi;
 /// Declares a kernel argument struct (see [`abi`]); re-exported for out-of-tree kernels and tests.
 pub use ferrocm_device::kernel_abi;
-/// The emulator's types (launch statistics, counters, faults), for users of the emulator backend.
-pub use ferrocm_emu as emu;
-/// Code object parsing (re-exported from the emulator crate, which owns it).
-pub use ferrocm_emu::codeobj;
 pub use half::{bf16, f16};
 
 /// What only the HIP backend has: its device type, how the runtime library is found.
@@ -66,8 +68,17 @@ pub mod hip {
     pub use crate::backend::hip::{HIP_LIBRARY_CANDIDATES, HipDevice, device_count, open_runtime};
 }
 
-/// What only the emulator backend has: its device type (counters of the last launch), profiling
-/// for the cycle model.
+/// What only the emulator backend has (the `emulator` feature, on by default): its device type
+/// ([`Device::as_emulator`]) with the counters of each launch, profiling, and modeled MI300X time.
+///
+/// The statistics types below are the emulator's own (the `ferrocm-emu` crate), re-exported as
+/// what this API returns; tools that need more of the emulator (its decoder, the cycle model's
+/// internals) depend on `ferrocm-emu` directly.
+#[cfg(feature = "emulator")]
 pub mod emulator {
     pub use crate::backend::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
+    pub use ferrocm_emu::exec::report::{counters_json, launch_json};
+    pub use ferrocm_emu::exec::{Counters, GlobalCounters, LdsCounters, Trace};
+    pub use ferrocm_emu::model::{Bottleneck, ModelError, Modeled};
+    pub use ferrocm_emu::{LaunchParams, LaunchStats, Module};
 }

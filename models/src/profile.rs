@@ -1,6 +1,6 @@
 //! Modeled MI300X time of a model step: the emulator runs a sample of each launch's workgroups
-//! with a trace, and `ferrocm_emu::model` (the cycle model of one MI300X CU scaled to the
-//! chip; its README documents every constant) turns each trace into a time. Launches are
+//! with a trace, and `EmulatorDevice::model` (the emulator's cycle model of one MI300X CU scaled
+//! to the chip; its README documents every constant) turns each trace into a time. Launches are
 //! grouped by the stage of the model that made them (`qkv`, `attention`, ...).
 //!
 //! Every figure here is *modeled*, not measured. Not modeled: per-launch overhead on the GPU
@@ -10,7 +10,6 @@
 
 use crate::error::{Error, Result};
 use ferrocm::Device;
-use ferrocm::emu::model::{KernelShape, Workload, model};
 use ferrocm::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
 
 /// Workgroups traced per launch when modeling: spread over the grid, first and last included.
@@ -119,19 +118,12 @@ impl<'d> StageTracer<'d> {
     }
 
     /// Profiling off; every launch modeled.
-    pub(crate) fn finish(mut self, device: &Device) -> Result<ModeledStep> {
+    pub(crate) fn finish(mut self) -> Result<ModeledStep> {
         self.stage("done");
         self.emu.set_profiling(None);
         let mut step = ModeledStep::default();
         for (stage, l) in std::mem::take(&mut self.launches) {
-            let k = device
-                .code_object()
-                .kernel(&l.kernel)
-                .ok_or_else(|| Error::Modeling(format!("kernel {} is not in the code object", l.kernel)))?;
-            let trace = l.stats.trace.as_ref().ok_or_else(|| Error::Modeling(format!("{} ran without a trace", l.kernel)))?;
-            let load = Workload::mi300x(l.stats.grid_workgroups, None);
-            let m = model(trace, &KernelShape::of(k, l.params.dynamic_lds), &load)
-                .map_err(|e| Error::Modeling(format!("{}: {e:?}", l.kernel)))?;
+            let m = self.emu.model(&l).map_err(|e| Error::Modeling(e.to_string()))?;
             step.launches.push(ModeledLaunch {
                 stage,
                 kernel: l.kernel.clone(),

@@ -180,3 +180,29 @@ fn bad_inputs_are_typed_errors() {
     assert!(LlamaModel::load(dev, dir.join("f16.gguf"), &LoadOptions::default()).is_ok());
     assert!(matches!(LlamaModel::load(dev, &path, &LoadOptions::default().dtype(DType::I32)), Err(Error::InvalidArgument(_))));
 }
+
+#[test]
+fn a_decode_step_is_modeled_launch_by_launch_on_the_emulator() {
+    // A device of its own: profiling samples every launch made on the device while it is on,
+    // and the other tests share theirs.
+    let dev = ferrocm::Device::emulator().unwrap();
+    let dir = scratch("llama-modeled");
+    let path = TinyLlama::default().write(&dir);
+    let model = LlamaModel::load(&dev, &path, &LoadOptions::default()).unwrap();
+    let step = model.model_decode_step(1, 8).unwrap();
+    let stages: Vec<&str> = step.by_stage().iter().map(|s| s.stage).collect();
+    eprintln!("modeled decode step of the tiny model:\n{}", step.table());
+    for stage in ["embed", "qkv", "attention", "lm_head"] {
+        assert!(stages.contains(&stage), "{stage} missing from {stages:?}");
+    }
+    // A tiny model's step is launch-bound: microseconds per launch, not more than a
+    // millisecond each.
+    assert!(step.launch_count() >= stages.len());
+    for l in &step.launches {
+        assert!(l.seconds > 0.0 && l.seconds < 1e-3, "{} modeled at {} s", l.kernel, l.seconds);
+    }
+    // Profiling is off again: a later step computes complete logits.
+    let mut s = Session::new(&model, 1, 4).unwrap();
+    let logits = s.step(&[&[3]]).unwrap();
+    assert!(logits[0].iter().all(|v| v.is_finite()));
+}

@@ -2,7 +2,7 @@
 //! binary's tests, which run in parallel, so a test holds [`exclusive`] for its whole run and no
 //! other test's launch lands in what [`measure`] counts.
 
-use ferrocm::emu::exec::Counters;
+use ferrocm::emulator::Counters;
 use std::sync::{Mutex, MutexGuard};
 
 static LOCK: Mutex<()> = Mutex::new(());

@@ -9,7 +9,7 @@
 //! One test function: the emulator keeps the counters of the last launch per device, and the
 //! tests of a binary run in parallel threads sharing the device.
 
-use ferrocm::emu::exec::counters::GlobalCounters;
+use ferrocm::emulator::GlobalCounters;
 use ferrocm::ops::{elementwise as ew, movement};
 use ferrocm::{DType, Tensor};
 use ferrocm_tests::device;

@@ -35,7 +35,7 @@ use ferrocm_tests::tensors::{random, tensor};
 /// moved in accesses under 16 bytes on top of the 1% allowance.
 fn check(
     what: &str,
-    c: &ferrocm::emu::exec::Counters,
+    c: &ferrocm::emulator::Counters,
     min_bytes: usize,
     factor: f64,
     per_workgroup: usize,

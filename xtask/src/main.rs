@@ -4,7 +4,11 @@
 //!   under `target/ferrocm/<arch>/`.
 //! - `test [-- <cargo test args>]`: builds the device code once, then runs the whole test suite
 //!   against those code objects, then the op and runtime suites on the HIP backend through the
-//!   HIP test double (`hip-shim/`), then checks that the API docs build without warnings.
+//!   HIP test double (`hip-shim/`), then checks that the API docs build without warnings, then
+//!   the packaging check (see `package`).
+//! - `package`: the published crates (`ferrocm` carrying its gfx942 code object) into
+//!   `target/package/`, and a scratch crate depending on them built with stable Rust alone and
+//!   run on the emulator (`cargo xtask test` runs the same check).
 //! - `bench [--filter TEXT]`: every benchmark case on the emulator through the MI300X cycle model;
 //!   markdown, JSON and a roofline SVG under `target/bench/`.
 //! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
@@ -14,10 +18,11 @@
 //!   extracted to the cache the emulator's AITER suites read), the disassembly differential over
 //!   all its gfx942 code objects, the cycle model against its measured times.
 
+mod package;
+
+use ferrocm_device_build::{self as device_build, BuildRequest, DEFAULT_ARCH, report};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
-use xtask::device_build::{self, BuildRequest, DEFAULT_ARCH};
-use xtask::report;
 
 const USAGE: &str = "usage: cargo xtask <command>
 
@@ -33,7 +38,12 @@ commands:
                                          against those code objects, then the op and runtime
                                          suites again on the HIP backend through the hip-shim
                                          test double (ARGS go to both `cargo test` runs), then
-                                         `cargo doc` with warnings as errors
+                                         `cargo doc` with warnings as errors, then the packaging
+                                         check of `package`
+  package                                 the published crates into target/package/ (ferrocm
+                                         carrying its gfx942 code object), then a scratch crate
+                                         depending on them, built with the stable toolchain alone
+                                         and run on the emulator
   bench [--filter TEXT]                   build, then every benchmark case (or those whose op or shape
                                          contains TEXT) on the emulator through the MI300X cycle
                                          model -> target/bench/{bench.md,bench.json,roofline.svg}
@@ -197,7 +207,19 @@ fn test(args: &[String]) -> Result<(), String> {
         .env("FERROCM_HIP_LIBRARY", &shim);
     run_watched("cargo test on the HIP test double", hip, deadline, limit_min)?;
     println!("cargo test on the HIP backend (hip-shim): {:.1} s", shim_started.elapsed().as_secs_f64());
-    doc_check(&out_dir)
+    doc_check(&out_dir)?;
+    package_and_check(&out_dir)
+}
+
+/// The published crates, and the check that a user's crate builds on them with stable alone.
+fn package_and_check(objects: &Path) -> Result<(), String> {
+    let started = std::time::Instant::now();
+    let root = workspace_root();
+    let packages = package::package(&root, objects)?;
+    println!("packages: {}", packages.display());
+    package::check(&root, &packages)?;
+    println!("packaging check: {:.1} s in all", started.elapsed().as_secs_f64());
+    Ok(())
 }
 
 /// Runs `cmd` in its own process group, killed (with the group) at `deadline`.
@@ -419,6 +441,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("build") => parse_build_flags(&args[1..]).and_then(|f| build(&f).map(|_| ())),
         Some("test") => test(&args[1..]),
+        Some("package") => {
+            let archs = package::PREBUILT_ARCHS.iter().map(|a| a.to_string()).collect();
+            build(&BuildFlags { archs, allow_spills: false }).and_then(|objects| package_and_check(&objects))
+        }
         Some("demo") => demo(),
         Some("bench") => bench(&args[1..]),
         Some("profile") => profile(&args[1..]),

@@ -62,8 +62,8 @@ pub unsafe fn store_chunk(p: *mut u8, off: usize, c: Chunk) {
 
 unsafe extern "unadjusted" {
     /// `llvm.amdgcn.raw.buffer.load.lds` with a 4-byte size, through a wrapper the device build
-    /// defines (`xtask::device_build::LDS_LOAD_SYMBOL`): rustc cannot declare the intrinsic itself,
-    /// whose LDS pointer is a `ptr addrspace(3)`, a type Rust has no name for.
+    /// defines (`ferrocm_device_build::pipeline::LDS_LOAD_SYMBOL`): rustc cannot declare the
+    /// intrinsic itself, whose LDS pointer is a `ptr addrspace(3)`, a type Rust has no name for.
     #[link_name = "ferrocm.buffer.load.lds.b32"]
     fn buffer_load_lds_b32(rsrc: I32x4, lds: *mut u8, voffset: i32, soffset: i32);
     #[link_name = "llvm.amdgcn.raw.buffer.load.v4i32"]

@@ -10,9 +10,10 @@
 
 use super::{Backend, BackendKind, DeviceInfo, Launch, RawEvent, RawFunction, RawStream};
 use crate::error::{Error, Result};
-use ferrocm_emu::codeobj::CodeObject;
+use ferrocm_codeobj::CodeObject;
 use ferrocm_emu::exec::Counters;
 use ferrocm_emu::exec::LaunchOptions;
+use ferrocm_emu::model::{KernelShape, Modeled, Workload};
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
 use std::collections::HashMap;
 use std::ptr::NonNull;
@@ -145,12 +146,28 @@ impl EmulatorDevice {
         std::mem::take(&mut *lock(&self.profiled))
     }
 
-    /// The emulator itself (memory, configuration).
-    pub fn emulator(&self) -> &Emulator {
-        &self.emu
+    /// The modeled MI300X time of a profiled launch: its traced sample of workgroups replayed
+    /// through the emulator's cycle model of one CU, scaled to the chip's 304 CUs and the
+    /// launch's whole grid (streaming memory traffic; `ferrocm_emu::model` documents the model,
+    /// its constants and what it leaves out). Every figure it returns is modeled, not measured.
+    ///
+    /// # Errors
+    /// [`Error::KernelNotFound`] for a launch of another device's code object;
+    /// [`Error::Modeling`] when the launch has no trace or the model cannot cost or place it.
+    pub fn model(&self, launch: &ProfiledLaunch) -> Result<Modeled> {
+        let kernel = self
+            .module
+            .co
+            .kernel(&launch.kernel)
+            .ok_or_else(|| Error::KernelNotFound { kernel: launch.kernel.clone(), arch: self.info.arch.clone() })?;
+        let modeling = |source| Error::Modeling { kernel: launch.kernel.clone(), source };
+        let trace = launch.stats.trace.as_ref().ok_or_else(|| modeling(ferrocm_emu::model::ModelError::NoTrace))?;
+        let load = Workload::mi300x(launch.stats.grid_workgroups, None);
+        ferrocm_emu::model::model(trace, &KernelShape::of(kernel, launch.params.dynamic_lds), &load).map_err(modeling)
     }
 
-    /// The loaded code object.
+    /// The emulator's loaded module (decoded instructions at their addresses, image base), for
+    /// tools built on the `ferrocm-emu` crate, such as the bench harness's per-block profiles.
     pub fn module(&self) -> &Module {
         &self.module
     }

@@ -5,6 +5,7 @@
 //! by the runtime above (`crate::runtime`), which also owns every lifetime question: a backend
 //! never decides when memory may be reused.
 
+#[cfg(feature = "emulator")]
 pub mod emulator;
 pub mod hip;
 
@@ -66,7 +67,8 @@ pub(crate) struct RawFunction(pub usize);
 pub(crate) struct Launch<'a> {
     /// The kernel, as [`Backend::function`] resolved it.
     pub function: RawFunction,
-    /// Its symbol (for errors and the emulator's statistics).
+    /// Its symbol (for the emulator's statistics and faults; HIP names kernels by `function`).
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     pub name: &'a str,
     pub grid: [u32; 3],
     pub block: [u32; 3],
@@ -154,6 +156,7 @@ pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     fn as_hip(&self) -> Option<&hip::HipDevice> {
         None
     }
+    #[cfg(feature = "emulator")]
     fn as_emulator(&self) -> Option<&emulator::EmulatorDevice> {
         None
     }

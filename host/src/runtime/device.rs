@@ -6,13 +6,14 @@ use super::launch::{LaunchConfig, ResolvedKernel, validate, validate_args, valid
 use super::pinned::PinnedBuffer;
 use super::pool::{MemoryPool, size_class};
 use super::stream::{EventCache, Held, Stream, StreamCore, current_core};
+#[cfg(feature = "emulator")]
 use crate::backend::emulator::EmulatorDevice;
 use crate::backend::hip::HipDevice;
 use crate::backend::{Backend, BackendKind, DeviceInfo, Launch};
 use crate::code_objects;
 use crate::error::{Error, Result};
+use ferrocm_codeobj::{CodeObject, KernelInfo};
 use ferrocm_device::abi::{Kernel, KernelArgs};
-use ferrocm_emu::codeobj::{CodeObject, KernelInfo};
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -76,7 +77,8 @@ impl Device {
     ///
     /// Rules: `FERROCM_BACKEND=hip` forces HIP device 0 (errors if unavailable), `=emu` forces the
     /// emulator; otherwise HIP device 0 when the HIP runtime is present and reports a GPU, else
-    /// the emulator.
+    /// the emulator. Built without the `emulator` feature there is no fallback: no GPU is
+    /// [`Error::BackendUnavailable`] naming why HIP found none.
     ///
     /// # Errors
     /// A bad FERROCM_BACKEND value, or the forced/selected backend failing to open.
@@ -87,7 +89,19 @@ impl Device {
             Ok(v) => Err(Error::BadBackendVariable { value: v }),
             Err(_) => match crate::backend::hip::device_count() {
                 Ok(n) if n > 0 => Device::hip(0),
+                #[cfg(feature = "emulator")]
                 _ => Device::emulator(),
+                #[cfg(not(feature = "emulator"))]
+                found => Err(Error::BackendUnavailable {
+                    backend: "emulator",
+                    reason: format!(
+                        "no GPU was found ({}) and ferrocm was built without its `emulator` feature",
+                        match found {
+                            Ok(_) => "HIP reports none".to_string(),
+                            Err(e) => e.to_string(),
+                        }
+                    ),
+                }),
             },
         }
     }
@@ -109,12 +123,21 @@ impl Device {
     ///
     /// # Errors
     /// [`Error::NoCodeObjectForArch`] if gfx942 was not built, or the emulator refusing the
-    /// code object.
+    /// code object; [`Error::BackendUnavailable`] when ferrocm was built without its `emulator`
+    /// feature.
     pub fn emulator() -> Result<Device> {
-        let bytes = code_objects::for_arch(EMULATED_ARCH)?;
-        let code_object = CodeObject::parse_for(bytes, EMULATED_ARCH)?;
-        let backend = EmulatorDevice::open(bytes)?;
-        Ok(Device::with_backend(Arc::new(backend), code_object))
+        #[cfg(feature = "emulator")]
+        {
+            let bytes = code_objects::for_arch(EMULATED_ARCH)?;
+            let code_object = CodeObject::parse_for(bytes, EMULATED_ARCH)?;
+            let backend = EmulatorDevice::open(bytes)?;
+            Ok(Device::with_backend(Arc::new(backend), code_object))
+        }
+        #[cfg(not(feature = "emulator"))]
+        Err(Error::BackendUnavailable {
+            backend: "emulator",
+            reason: "ferrocm was built without its `emulator` feature (it is on by default)".into(),
+        })
     }
 
     fn with_backend(backend: Arc<dyn Backend>, code_object: CodeObject) -> Device {
@@ -166,7 +189,9 @@ impl Device {
         self.inner.backend.as_hip()
     }
 
-    /// The emulator backend's device, for counters and profiling; `None` on HIP.
+    /// The emulator backend's device, for counters and profiling; `None` on HIP. (With the
+    /// `emulator` feature, on by default.)
+    #[cfg(feature = "emulator")]
     pub fn as_emulator(&self) -> Option<&EmulatorDevice> {
         self.inner.backend.as_emulator()
     }

@@ -6,8 +6,8 @@
 
 use crate::backend::RawFunction;
 use crate::error::{Error, Result};
+use ferrocm_codeobj::{CodeObject, KernelInfo};
 use ferrocm_device::abi::{Kernel, KernelArgs};
-use ferrocm_emu::codeobj::{CodeObject, KernelInfo};
 use std::any::TypeId;
 
 /// LDS a workgroup can have on gfx9 (CDNA3 included): 64 KiB.
@@ -106,7 +106,7 @@ pub(crate) fn validate_shape(name: &str, max_threads: u32, static_lds: u32, cfg:
     }
     // Checked: [2^31, 2^31, 4] wrapped to 0 work-items in u64 and passed. A volume past u64 is
     // reported as u64::MAX (the block is in the error too).
-    let threads = ferrocm_emu::exec::volume(cfg.block).unwrap_or(u64::MAX);
+    let threads = cfg.block.iter().try_fold(1u64, |v, &d| v.checked_mul(d as u64)).unwrap_or(u64::MAX);
     if threads > max_threads as u64 {
         return Err(Error::BlockTooLarge { kernel: name.to_string(), block: cfg.block, threads, max: max_threads });
     }

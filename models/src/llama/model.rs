@@ -248,7 +248,7 @@ impl LlamaModel {
         let ids: Vec<u32> = (0..batch as u32).map(|b| b % self.cfg.vocab as u32).collect();
         let mut tracer = StageTracer::start(&self.device)?;
         s.forward(&ids, 1, false, Some(&mut tracer))?;
-        tracer.finish(&self.device)
+        tracer.finish()
     }
 }
 

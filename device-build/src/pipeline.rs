@@ -1,7 +1,9 @@
 //! The device build: `device/` compiled for amdgcn-amd-amdhsa with the pinned nightly, per GPU
 //! architecture, into a code object, its assembly listing and a resource report.
 //!
-//! Used by `cargo xtask build` and by `host/build.rs`, so both produce the same bytes.
+//! Used by `cargo xtask build` and by `host/build.rs` (through [`crate::embed`]), so both produce
+//! the same bytes. Each object is written with the hash of the sources it was built from
+//! ([`crate::sources`]).
 //!
 //! Pipeline: rustc compiles and optimises the crate (fat LTO) to LLVM bitcode; the build sets
 //! each kernel's `amdgpu-flat-work-group-size` from the launch bound declared in
@@ -14,7 +16,8 @@
 //! `CARGO_*`, `RUSTUP_TOOLCHAIN` and friends from the outer build, and any of them leaking in would
 //! build the device crate for the wrong target or with the stable compiler.
 
-use ferrocm_emu::codeobj::{CodeObject, KernelResources};
+use crate::sources;
+use ferrocm_codeobj::{CodeObject, KernelResources};
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -56,7 +59,7 @@ pub struct BuildRequest {
     pub device_dir: PathBuf,
     /// Cargo target directory for the nested builds (one subdirectory per architecture).
     pub target_dir: PathBuf,
-    /// Where `<arch>/ferrocm.co`, `ferrocm.s` and `resources.json` are written.
+    /// Where `<arch>/ferrocm.co`, `ferrocm.s`, `resources.json` and `sources.sha256` are written.
     pub out_dir: PathBuf,
     /// Architectures, e.g. `["gfx942"]`.
     pub archs: Vec<String>,
@@ -253,7 +256,10 @@ pub fn check_toolchain(toolchain: &str) -> Result<Tools, BuildError> {
 pub fn build(req: &BuildRequest) -> Result<Vec<ArchBuild>, BuildError> {
     let toolchain = pinned_toolchain(&req.device_dir)?;
     let tools = check_toolchain(&toolchain)?;
-    req.archs.iter().map(|arch| build_arch(req, &toolchain, &tools, arch)).collect()
+    // Hashed before the build starts: a source edited while it runs makes the recorded hash
+    // older than the object, so the next check asks for a rebuild rather than trusting it.
+    let hash = sources::sources_hash(&req.device_dir)?;
+    req.archs.iter().map(|arch| build_arch(req, &toolchain, &tools, arch, &hash)).collect()
 }
 
 /// Every kernel the ABI declares, with its launch bound.
@@ -349,7 +355,7 @@ fn run_tool(cmd: &mut Command, tool: &str) -> Result<Vec<u8>, BuildError> {
     Ok(out.stdout)
 }
 
-fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str) -> Result<ArchBuild, BuildError> {
+fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str, sources_hash: &str) -> Result<ArchBuild, BuildError> {
     let target_dir = req.target_dir.join(arch);
     let mut cmd = clean_command("rustup");
     cmd.args(["run", toolchain, "cargo", "rustc", "--lib", "--crate-type", "cdylib", "--release"])
@@ -473,11 +479,16 @@ fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str) ->
     if !spilling.is_empty() && !req.allow_spills {
         return Err(BuildError::Spills { arch: arch.to_string(), kernels: spilling });
     }
+    // Last: only an object that passed every check is recorded as built from these sources. (An
+    // object that failed one keeps the hash of the sources its predecessor was built from: if
+    // the sources changed since, that hash no longer matches them and the object counts as
+    // stale; if they did not, the build reproduced its predecessor.)
+    sources::record(&out, sources_hash)?;
     Ok(build)
 }
 
 /// Writes only when the content differs, so an unchanged rebuild does not retrigger dependents.
-fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
+pub(crate) fn write_if_changed(path: &Path, bytes: &[u8]) -> Result<(), BuildError> {
     if std::fs::read(path).ok().as_deref() == Some(bytes) {
         return Ok(());
     }
@@ -491,7 +502,7 @@ pub fn parse_arch_list(s: &str) -> Result<Vec<String>, String> {
         return Err(format!("bad architecture list {s:?}"));
     }
     for a in &archs {
-        if ferrocm_emu::codeobj::arch_mach(a).is_none() {
+        if ferrocm_codeobj::arch_mach(a).is_none() {
             return Err(format!("unknown architecture {a:?} (expected e.g. gfx942, gfx90a)"));
         }
     }

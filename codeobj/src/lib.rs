@@ -1,7 +1,12 @@
-//! AMDGPU code objects: validation, kernel descriptors, metadata and per-kernel resources.
+//! ferrocm-codeobj: AMDGPU code objects (ELF) validated and parsed: kernel descriptors, the
+//! msgpack metadata note and per-kernel resources (registers, LDS, scratch, occupancy).
 //!
-//! One parser for every consumer: the emulator loads kernels from it, the host's loader validates
-//! embedded objects with it, and `cargo xtask build` prints the resource report from it.
+//! One parser for every consumer: the emulator (`ferrocm-emu`) loads kernels from it, the host
+//! library (`ferrocm`) validates its embedded objects and checks launches against it, and the
+//! device build (`ferrocm-device-build`, behind `cargo xtask build`) prints the resource report
+//! from it. It reads untrusted input: every offset and size is checked, every problem is a
+//! [`CodeObjectError`], no input panics.
+#![warn(missing_docs)]
 
 mod descriptor;
 mod elf;
