@@ -1,5 +1,5 @@
-//! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]), and
-//! decode over a paged KV cache ([`PagedKvCache`], [`write_kv`], [`decode`]).
+//! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]); decode
+//! over a paged KV cache is being built (issue 16).
 //!
 //! `O = softmax(scale * Q K^T + mask) V` with f32 scores, statistics and accumulation; inputs
 //! f16 or bf16, output in the input dtype; the score matrix is never materialised. The log-sum-exp
