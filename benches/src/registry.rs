@@ -3,6 +3,7 @@
 
 use crate::data::Normal;
 use ferrocm::emu::model::machine::MathKind;
+use ferrocm::ops::attention::{self, FlashOptions};
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Result, Tensor};
@@ -74,7 +75,38 @@ pub fn registry() -> Vec<Case> {
             let heads = x.reshape(&[4, 4096, 8, 128])?;
             rope::rope(&heads, &rope::RopeOptions::default()).map(drop)
         }),
+        // Attention (issue 16): the prefill forward at Llama's head dim, causal and not, and at
+        // SmolLM2's.
+        attention_prefill(1, 32, 4096, 128, false),
+        attention_prefill(1, 32, 4096, 128, true),
+        attention_prefill(1, 32, 4096, 64, false),
     ]
+}
+
+/// `attention::flash` on bf16 `[batch, seq, heads, d]` Q, K and V (MHA), non-causal or causal.
+/// FLOPs by the usual convention: `4 seq^2 d` per head, half of it when causal.
+pub fn attention_prefill(batch: usize, heads: usize, seq: usize, d: usize, causal: bool) -> Case {
+    let full = 4.0 * (batch * heads) as f64 * (seq * seq * d) as f64;
+    Case {
+        op: "attention_prefill",
+        shape: format!("bf16 b{batch} h{heads} s{seq} d{d}{}", if causal { " causal" } else { "" }),
+        flops: if causal { full / 2.0 } else { full },
+        // Q, K and V read once, O written once.
+        min_bytes: 4 * 2 * (batch * seq * heads * d) as u64,
+        math: MathKind::F16,
+        // Causal workgroups differ in their key blocks: sample more of them.
+        sample_workgroups: if causal { 16 } else { 8 },
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let shape = [batch, seq, heads, d];
+            let (q, k, v) = (
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+            );
+            Ok(boxed(move || attention::flash(&q, &k, &v, &FlashOptions { causal, ..Default::default() }).map(drop)))
+        }),
+    }
 }
 
 /// A memory-bound op on one bf16 `[rows, cols]` input whose minimum traffic is `passes` times
@@ -151,8 +183,40 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
             Ok(gemm_fp8_blockscaled(m, n, k))
         }
-        other => Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled)")),
+        "attention_prefill" => {
+            // "bf16 b1 h32 s4096 d128 [causal]"
+            let (sizes, causal) = attention_words(&words, "attention_prefill", &["b", "h", "s", "d"])?;
+            Ok(attention_prefill(sizes[0], sizes[1], sizes[2], sizes[3], causal))
+        }
+        other => {
+            Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill)"))
+        }
     }
+}
+
+/// The sizes of an attention shape `bf16 b1 h32 s4096 d128 [causal]`, in the order of `keys`
+/// (the letter before each number), and whether it ends in `causal`.
+fn attention_words(words: &[&str], op: &str, keys: &[&str]) -> std::result::Result<(Vec<usize>, bool), String> {
+    let usage = || {
+        format!(
+            "{op} shape {:?}: expected \"bf16 {}\"",
+            words.join(" "),
+            keys.iter().map(|k| format!("{k}N")).collect::<Vec<_>>().join(" ")
+        )
+    };
+    let (causal, words) = match words.last() {
+        Some(&"causal") => (true, &words[..words.len() - 1]),
+        _ => (false, words),
+    };
+    if words.first() != Some(&"bf16") || words.len() != keys.len() + 1 {
+        return Err(usage());
+    }
+    let sizes = keys
+        .iter()
+        .zip(&words[1..])
+        .map(|(k, w)| w.strip_prefix(k).and_then(|n| n.parse::<usize>().ok()).ok_or_else(usage))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((sizes, causal))
 }
 
 fn boxed(f: impl FnMut() -> Result<()> + 'static) -> OpCall {

@@ -35,12 +35,15 @@ pub const UNBOUNDED: i32 = -1;
 pub mod flash_flags {
     /// Write the log-sum-exp of every query row to `lse`.
     pub const LSE: u32 = 1 << 0;
+    /// Grid x counts pairs of query blocks: workgroup `x` takes blocks `n - 1 - x` and `x` of
+    /// its sequence (`n` blocks), so causal and windowed launches give every workgroup equal work.
+    pub const PAIRED: u32 = 1 << 1;
 }
 
 crate::kernel_abi! {
     /// Arguments of `flash_*`: one workgroup computes [`FLASH_BLOCK_Q`] query rows of one head
-    /// of one sequence. Grid: x = query blocks (of the longest sequence), y = query heads,
-    /// z = sequences.
+    /// of one sequence (or two such blocks, `PAIRED`). Grid: x = query blocks of the longest
+    /// sequence (half as many, rounded up, when `PAIRED`), y = query heads, z = sequences.
     ///
     /// Sequence `b`'s query rows are `cu_seqlens_q[b] .. cu_seqlens_q[b + 1]` of the row axis
     /// when `cu_seqlens_q` is set (packed variable-length batches), else `0 .. seq_q` at batch
@@ -55,9 +58,11 @@ crate::kernel_abi! {
         pub k: Ptr<u8>,
         /// V, likewise with the `v_*` strides.
         pub v: Ptr<u8>,
-        /// O (the input dtype), likewise with the `o_*` strides.
+        /// O (the input dtype), contiguous: row `r` of the row axis (`b * seq_q + i`, or the
+        /// packed row) and head `h` at `(r * heads + h) * d`.
         pub o: PtrMut<u8>,
-        /// Log-sum-exp per query row (`LSE`): `(b, h, i)` at `b * lse_batch_stride + h * lse_head_stride + i`.
+        /// Log-sum-exp per query row (`LSE`): `(b, h, r)` at `b * heads * seq_q + h * lse_rows + r`
+        /// (`[batch, heads, seq_q]`, or `[heads, total_q]` when packed, `seq_q` 0).
         pub lse: PtrMut<f32>,
         /// `batch + 1` increasing row offsets of the packed query rows, or null.
         pub cu_seqlens_q: Ptr<u32>,
@@ -65,35 +70,29 @@ crate::kernel_abi! {
         pub cu_seqlens_k: Ptr<u32>,
         /// Valid keys per sequence (key padding), or null.
         pub key_lens: Ptr<u32>,
-        /// Element strides of Q.
+        /// Element strides of Q's batch axis (0 when packed).
         pub q_batch_stride: u64,
         /// See `q_batch_stride`.
-        pub q_row_stride: u64,
-        /// See `q_batch_stride`.
-        pub q_head_stride: u64,
-        /// Element strides of K.
         pub k_batch_stride: u64,
-        /// See `k_batch_stride`.
-        pub k_row_stride: u64,
-        /// See `k_batch_stride`.
-        pub k_head_stride: u64,
-        /// Element strides of V.
+        /// See `q_batch_stride`.
         pub v_batch_stride: u64,
-        /// See `v_batch_stride`.
-        pub v_row_stride: u64,
-        /// See `v_batch_stride`.
-        pub v_head_stride: u64,
-        /// Element strides of O.
-        pub o_batch_stride: u64,
-        /// See `o_batch_stride`.
-        pub o_row_stride: u64,
-        /// See `o_batch_stride`.
-        pub o_head_stride: u64,
-        /// Strides of LSE (its rows are contiguous).
-        pub lse_batch_stride: u64,
-        /// See `lse_batch_stride`.
-        pub lse_head_stride: u64,
-        /// Query rows per sequence (without `cu_seqlens_q`).
+        /// Element strides of the row and head axes (below 2^32, host-checked).
+        pub q_row_stride: u32,
+        /// See `q_row_stride`.
+        pub q_head_stride: u32,
+        /// See `q_row_stride`.
+        pub k_row_stride: u32,
+        /// See `q_row_stride`.
+        pub k_head_stride: u32,
+        /// See `q_row_stride`.
+        pub v_row_stride: u32,
+        /// See `q_row_stride`.
+        pub v_head_stride: u32,
+        /// Query heads (O's and LSE's head count).
+        pub heads: u32,
+        /// LSE's rows per head (`seq_q`, or the packed total).
+        pub lse_rows: u32,
+        /// Query rows per sequence (without `cu_seqlens_q`; 0 with it).
         pub seq_q: u32,
         /// Key rows per sequence (without `cu_seqlens_k`).
         pub seq_k: u32,
