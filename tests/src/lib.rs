@@ -7,7 +7,9 @@
 //! - [`tensors`]: float tensors from f64 values and back, rounding helpers.
 //! - [`counters`]: exclusive use of the device and the emulator's counters of a closure.
 //! - [`model_files`]: tiny safetensors files (well-formed or broken) and scratch directories.
+//! - [`attention`]: error bounds of attention outputs against the f64 reference.
 
+pub mod attention;
 pub mod counters;
 pub mod model_files;
 pub mod tensors;

@@ -29,5 +29,7 @@
 //! zeros with log-sum-exp `-inf`, never NaN.
 
 mod flash;
+mod paged;
 
 pub use flash::{FlashOptions, flash, flash_with_lse};
+pub use paged::{BlockTable, DecodeOptions, PageAllocator, PagedKvCache, decode, write_kv};
