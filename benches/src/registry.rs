@@ -3,7 +3,7 @@
 
 use crate::data::Normal;
 use ferrocm::emu::model::machine::MathKind;
-use ferrocm::ops::attention::{self, FlashOptions};
+use ferrocm::ops::attention::{self, BlockTable, DecodeOptions, FlashOptions, PagedKvCache};
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Result, Tensor};
@@ -80,7 +80,38 @@ pub fn registry() -> Vec<Case> {
         attention_prefill(1, 32, 4096, 128, false),
         attention_prefill(1, 32, 4096, 128, true),
         attention_prefill(1, 32, 4096, 64, false),
+        // Decode over a paged cache: Llama-style GQA 4:1, 32 sequences of 4096 tokens.
+        attention_decode(32, 32, 8, 4096, 128, 16),
     ]
+}
+
+/// `attention::decode` of one new query row per sequence over a bf16 paged KV cache of
+/// `context` tokens per sequence (pages of `page_size`, handed out in order). Its figure of
+/// merit is bandwidth: the minimum bytes are the cached K and V (read once) plus Q and O.
+pub fn attention_decode(batch: usize, heads: usize, kv_heads: usize, context: usize, d: usize, page_size: usize) -> Case {
+    let kv_bytes = 2 * 2 * (batch * kv_heads * context * d) as u64;
+    Case {
+        op: "attention_decode",
+        shape: format!("bf16 b{batch} h{heads} kv{kv_heads} c{context} d{d} p{page_size}"),
+        flops: 4.0 * (batch * heads * context * d) as f64,
+        min_bytes: kv_bytes + 2 * 2 * (batch * heads * d) as u64,
+        math: MathKind::F16,
+        // Every workgroup streams the same number of keys.
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let per_seq = context.div_ceil(page_size);
+            let cache = PagedKvCache::new(dev, 1, batch * per_seq, page_size, kv_heads, d, DType::Bf16)?;
+            let mut g = Normal::new(seed);
+            let (k, v) = cache.layer(0)?;
+            for t in [k, v] {
+                t.copy_from(&g.tensor(dev, DType::Bf16, t.shape(), 1.0)?)?;
+            }
+            let pages: Vec<Vec<u32>> = (0..batch).map(|b| (0..per_seq).map(|i| (b * per_seq + i) as u32).collect()).collect();
+            let table = BlockTable::new(dev, &pages, &vec![context; batch])?;
+            let q = g.tensor(dev, DType::Bf16, &[batch, 1, heads, d], 1.0)?;
+            Ok(boxed(move || attention::decode(&q, &cache, 0, &table, &DecodeOptions::default()).map(drop)))
+        }),
+    }
 }
 
 /// `attention::flash` on bf16 `[batch, seq, heads, d]` Q, K and V (MHA), non-causal or causal.

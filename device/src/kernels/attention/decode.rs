@@ -19,6 +19,7 @@ use crate::abi::attention::{DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::math::exp2_fast;
+use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{ballot, lane_id, readfirstlane};
@@ -51,8 +52,8 @@ impl Step {
 struct Keys {
     k_cache: *const u8,
     v_cache: *const u8,
-    /// The sequence's block-table row.
-    table: *const i32,
+    /// The sequence's block-table row (read with scalar loads).
+    table: Buffer,
     /// Its position in the table (for error reports).
     table_row: u32,
     error: *mut u32,
@@ -70,8 +71,8 @@ impl Keys {
     #[inline(always)]
     fn tile<const D: usize>(&self, t0: u32) -> usize {
         let idx = t0 / self.page_size;
-        // SAFETY: idx < ceil(ctx / page_size), within the row (host-checked).
-        let page = readfirstlane(unsafe { self.table.add(idx as usize).read() } as u32);
+        // SAFETY: idx < ceil(ctx / page_size), within the row (host-checked); uniform.
+        let page = unsafe { self.table.load_scalar_b32(readfirstlane(4 * idx)) };
         let page = if page < self.pages {
             page
         } else {
@@ -162,7 +163,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         k_cache: args.k_cache,
         v_cache: args.v_cache,
         // SAFETY: the sequence's row of the table (host-checked shape).
-        table: unsafe { args.block_table.add(b as usize * args.table_stride as usize) },
+        table: Buffer::new(unsafe { args.block_table.add(b as usize * args.table_stride as usize) } as *const u8, 4 * args.table_stride),
         table_row: b * args.table_stride,
         error: args.error,
         pages: args.pages,
