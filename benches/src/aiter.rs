@@ -3,8 +3,8 @@
 //! AMD's" is a ratio of two modeled times (neither is a measurement).
 //!
 //! A pairing names our registry case and AITER's launch at the same shape. Adding one is one
-//! entry in [`pairings`]; an AITER launch with no ferrocm op yet names `None` (the attention
-//! forward hook: its row reports AITER's modeled time alone until our op lands).
+//! entry in [`pairings`]; an AITER launch with no ferrocm op yet names `None` (its row reports
+//! AITER's modeled time alone).
 
 use crate::run::CaseReport;
 use ferrocm_emu::aiter::calibrate::model_fmha;
@@ -56,11 +56,11 @@ pub fn pairings() -> Vec<Pairing> {
             aiter: AiterLaunch::Bf16Gemm { m: 1, n: 4096, k: 4096 },
             note: "AITER writes f32 (ours bf16)",
         },
-        // Attention forward: the hook for ferrocm's own kernel (none yet).
+        // Attention forward at the registry's shapes (both BSHD, bf16 out, no LSE).
         Pairing {
-            ours: None,
+            ours: Some("attention_prefill bf16 b1 h32 s4096 d128"),
             aiter: AiterLaunch::Fmha(Attention {
-                batch: 4,
+                batch: 1,
                 heads_q: 32,
                 heads_kv: 32,
                 seq_q: 4096,
@@ -69,7 +69,21 @@ pub fn pairings() -> Vec<Pairing> {
                 lse: false,
                 scale,
             }),
-            note: "no ferrocm attention forward yet",
+            note: "AITER rounds to nearest even (RTNE build)",
+        },
+        Pairing {
+            ours: Some("attention_prefill bf16 b1 h32 s4096 d128 causal"),
+            aiter: AiterLaunch::Fmha(Attention {
+                batch: 1,
+                heads_q: 32,
+                heads_kv: 32,
+                seq_q: 4096,
+                seq_kv: 4096,
+                causal: true,
+                lse: false,
+                scale,
+            }),
+            note: "AITER rounds to nearest even (RTNE build)",
         },
     ]
 }
@@ -111,8 +125,15 @@ pub fn side_by_side(done: &[CaseReport], filter: &Option<String>) -> Result<Vec<
             AiterLaunch::Fmha(a) => {
                 let (m, _) = model_fmha(&wheel, a, 16).map_err(|e| e.to_string())?;
                 (
-                    format!("attention fwd bf16 b{} h{} s{} d{}", a.batch, a.heads_q, a.seq_q, HEAD_DIM),
-                    ("fmha_fwd_hd128_bf16_rtne".to_string(), m.modeled.seconds),
+                    format!(
+                        "attention fwd bf16 b{} h{} s{} d{}{}",
+                        a.batch,
+                        a.heads_q,
+                        a.seq_q,
+                        HEAD_DIM,
+                        if a.causal { " causal" } else { "" }
+                    ),
+                    (format!("fmha_fwd_hd128_bf16{}_rtne", if a.causal { "_causal" } else { "" }), m.modeled.seconds),
                 )
             }
         };

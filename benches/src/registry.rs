@@ -2,6 +2,7 @@
 //! `--shape` on the command line, one arm in [`case_for`]).
 
 use crate::data::Normal;
+use ferrocm::ops::attention::{self, BlockTable, DecodeOptions, FlashOptions, PagedKvCache};
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
 use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
 use ferrocm::{DType, Device, Result, Tensor};
@@ -74,7 +75,69 @@ pub fn registry() -> Vec<Case> {
             let heads = x.reshape(&[4, 4096, 8, 128])?;
             rope::rope(&heads, &rope::RopeOptions::default()).map(drop)
         }),
+        // Attention (issue 16): the prefill forward at Llama's head dim, causal and not, and at
+        // SmolLM2's.
+        attention_prefill(1, 32, 4096, 128, false),
+        attention_prefill(1, 32, 4096, 128, true),
+        attention_prefill(1, 32, 4096, 64, false),
+        // Decode over a paged cache: Llama-style GQA 4:1, 32 sequences of 4096 tokens.
+        attention_decode(32, 32, 8, 4096, 128, 16),
     ]
+}
+
+/// `attention::decode` of one new query row per sequence over a bf16 paged KV cache of
+/// `context` tokens per sequence (pages of `page_size`, handed out in order). Its figure of
+/// merit is bandwidth: the minimum bytes are the cached K and V (read once) plus Q and O.
+pub fn attention_decode(batch: usize, heads: usize, kv_heads: usize, context: usize, d: usize, page_size: usize) -> Case {
+    let kv_bytes = 2 * 2 * (batch * kv_heads * context * d) as u64;
+    Case {
+        op: "attention_decode",
+        shape: format!("bf16 b{batch} h{heads} kv{kv_heads} c{context} d{d} p{page_size}"),
+        flops: 4.0 * (batch * heads * context * d) as f64,
+        min_bytes: kv_bytes + 2 * 2 * (batch * heads * d) as u64,
+        math: MathKind::F16,
+        // Every workgroup streams the same number of keys.
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let per_seq = context.div_ceil(page_size);
+            let cache = PagedKvCache::new(dev, 1, batch * per_seq, page_size, kv_heads, d, DType::Bf16)?;
+            let mut g = Normal::new(seed);
+            let (k, v) = cache.layer(0)?;
+            for t in [k, v] {
+                t.copy_from(&g.tensor(dev, DType::Bf16, t.shape(), 1.0)?)?;
+            }
+            let pages: Vec<Vec<u32>> = (0..batch).map(|b| (0..per_seq).map(|i| (b * per_seq + i) as u32).collect()).collect();
+            let table = BlockTable::new(dev, &pages, &vec![context; batch])?;
+            let q = g.tensor(dev, DType::Bf16, &[batch, 1, heads, d], 1.0)?;
+            Ok(boxed(move || attention::decode(&q, &cache, 0, &table, &DecodeOptions::default()).map(drop)))
+        }),
+    }
+}
+
+/// `attention::flash` on bf16 `[batch, seq, heads, d]` Q, K and V (MHA), non-causal or causal.
+/// FLOPs by the usual convention: `4 seq^2 d` per head, half of it when causal.
+pub fn attention_prefill(batch: usize, heads: usize, seq: usize, d: usize, causal: bool) -> Case {
+    let full = 4.0 * (batch * heads) as f64 * (seq * seq * d) as f64;
+    Case {
+        op: "attention_prefill",
+        shape: format!("bf16 b{batch} h{heads} s{seq} d{d}{}", if causal { " causal" } else { "" }),
+        flops: if causal { full / 2.0 } else { full },
+        // Q, K and V read once, O written once.
+        min_bytes: 4 * 2 * (batch * seq * heads * d) as u64,
+        math: MathKind::F16,
+        // Causal workgroups differ in their key blocks: sample more of them.
+        sample_workgroups: if causal { 16 } else { 8 },
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let shape = [batch, seq, heads, d];
+            let (q, k, v) = (
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+                g.tensor(dev, DType::Bf16, &shape, 1.0)?,
+            );
+            Ok(boxed(move || attention::flash(&q, &k, &v, &FlashOptions { causal, ..Default::default() }).map(drop)))
+        }),
+    }
 }
 
 /// A memory-bound op on one bf16 `[rows, cols]` input whose minimum traffic is `passes` times
@@ -151,8 +214,40 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (m, n, k) = mnk(words.last().ok_or("a shape MxNxK is needed")?)?;
             Ok(gemm_fp8_blockscaled(m, n, k))
         }
-        other => Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled)")),
+        "attention_prefill" => {
+            // "bf16 b1 h32 s4096 d128 [causal]"
+            let (sizes, causal) = attention_words(&words, "attention_prefill", &["b", "h", "s", "d"])?;
+            Ok(attention_prefill(sizes[0], sizes[1], sizes[2], sizes[3], causal))
+        }
+        other => {
+            Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill)"))
+        }
     }
+}
+
+/// The sizes of an attention shape `bf16 b1 h32 s4096 d128 [causal]`, in the order of `keys`
+/// (the letter before each number), and whether it ends in `causal`.
+fn attention_words(words: &[&str], op: &str, keys: &[&str]) -> std::result::Result<(Vec<usize>, bool), String> {
+    let usage = || {
+        format!(
+            "{op} shape {:?}: expected \"bf16 {}\"",
+            words.join(" "),
+            keys.iter().map(|k| format!("{k}N")).collect::<Vec<_>>().join(" ")
+        )
+    };
+    let (causal, words) = match words.last() {
+        Some(&"causal") => (true, &words[..words.len() - 1]),
+        _ => (false, words),
+    };
+    if words.first() != Some(&"bf16") || words.len() != keys.len() + 1 {
+        return Err(usage());
+    }
+    let sizes = keys
+        .iter()
+        .zip(&words[1..])
+        .map(|(k, w)| w.strip_prefix(k).and_then(|n| n.parse::<usize>().ok()).ok_or_else(usage))
+        .collect::<std::result::Result<Vec<_>, _>>()?;
+    Ok((sizes, causal))
 }
 
 fn boxed(f: impl FnMut() -> Result<()> + 'static) -> OpCall {

@@ -8,7 +8,9 @@
 //! - [`counters`]: exclusive use of the device and the emulator's counters of a closure.
 //! - [`model_files`]: tiny safetensors files (well-formed or broken) and scratch directories.
 //! - [`quant`]: GGML blocks of every format with random codes and chosen scales.
+//! - [`attention`]: error bounds of attention outputs against the f64 reference.
 
+pub mod attention;
 pub mod counters;
 pub mod model_files;
 pub mod quant;

@@ -18,15 +18,10 @@
 use ferrocm::ops::attention::{self, FlashOptions};
 use ferrocm::reference::attention::{self as reference, Mask, Shape};
 use ferrocm::{DType, Error, Tensor};
-use ferrocm_tests::tensors::{close, read, rounding, tensor, uniform};
+use ferrocm_tests::attention::{bounds, compare};
+use ferrocm_tests::tensors::{read, tensor, uniform};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
-
-const U: f64 = 1.0 / (1u64 << 24) as f64;
-
-fn u_p(dtype: DType) -> f64 {
-    if dtype == DType::Bf16 { 2f64.powi(-8) } else { 2f64.powi(-11) }
-}
 
 /// How a `[batch, seq, heads, d]` operand is stored.
 #[derive(Clone, Copy, Debug)]
@@ -61,103 +56,6 @@ fn operand(shape: [usize; 4], dtype: DType, scale: f64, layout: Layout, seed: &m
             (t.transpose(1, 2).unwrap(), logical)
         }
     }
-}
-
-/// Per query row of the packed layout `[rows, heads, d]`: the error scale of the module notes.
-struct Bounds {
-    /// `W`, `rel` per (row, head).
-    w: Vec<f64>,
-    rel: Vec<f64>,
-    /// The LSE bound per (head, row) in the LSE layout `[heads, rows]`.
-    lse_tol: Vec<f64>,
-}
-
-/// The bounds of packed sequences (`cu_q`, `cu_k` offsets) under `mask`.
-#[allow(clippy::too_many_arguments)]
-fn bounds(
-    q: &[f64],
-    k: &[f64],
-    v: &[f64],
-    cu_q: &[usize],
-    cu_k: &[usize],
-    hq: usize,
-    hk: usize,
-    d: usize,
-    scale: f64,
-    mask: &Mask,
-    dtype: DType,
-) -> Bounds {
-    let tq = q.len() / (hq * d);
-    let (mut w, mut rel, mut lse_tol) = (vec![0.0; tq * hq], vec![0.0; tq * hq], vec![0.0; tq * hq]);
-    for b in 0..cu_q.len() - 1 {
-        let (q0, lq, k0, lk) = (cu_q[b], cu_q[b + 1] - cu_q[b], cu_k[b], cu_k[b + 1] - cu_k[b]);
-        let key_len = mask.key_lens.as_ref().map_or(lk, |kl| kl[b].min(lk));
-        for h in 0..hq {
-            let kh = h / (hq / hk);
-            for i in 0..lq {
-                let qi = &q[((q0 + i) * hq + h) * d..][..d];
-                let keys: Vec<usize> = (0..lk).filter(|&j| mask.allows(i, j, lq, lk, key_len)).collect();
-                if keys.is_empty() {
-                    continue;
-                }
-                let row = |j: usize| ((k0 + j) * hk + kh) * d;
-                let s: Vec<f64> =
-                    keys.iter().map(|&j| scale * qi.iter().zip(&k[row(j)..row(j) + d]).map(|(a, b)| a * b).sum::<f64>()).collect();
-                let qa = keys
-                    .iter()
-                    .map(|&j| scale * qi.iter().zip(&k[row(j)..row(j) + d]).map(|(a, b)| (a * b).abs()).sum::<f64>())
-                    .fold(0.0, f64::max);
-                let sm = s.iter().fold(f64::NEG_INFINITY, |m, &x| m.max(x));
-                let sa = s.iter().fold(0.0f64, |m, &x| m.max(x.abs()));
-                let total: f64 = s.iter().map(|&x| (x - sm).exp()).sum();
-                let wi: f64 = keys
-                    .iter()
-                    .zip(&s)
-                    .map(|(&j, &x)| (x - sm).exp() / total * v[row(j)..row(j) + d].iter().fold(0.0f64, |m, x| m.max(x.abs())))
-                    .sum();
-                let at = (q0 + i) * hq + h;
-                let common = 64.0 + lk as f64 + 4.0 * sa + (d as f64 / 4.0 + 8.0) * qa;
-                w[at] = wi;
-                rel[at] = u_p(dtype) + U * common;
-                let lse = sm + total.ln();
-                lse_tol[h * tq + q0 + i] = U * (common + 4.0 * lse.abs());
-            }
-        }
-    }
-    Bounds { w, rel, lse_tol }
-}
-
-/// Compares the packed output and LSE with the reference's.
-#[allow(clippy::too_many_arguments)]
-fn compare(
-    got: &[f64],
-    want: &[f64],
-    got_lse: &[f64],
-    want_lse: &[f64],
-    bounds: &Bounds,
-    hq: usize,
-    d: usize,
-    dtype: DType,
-    what: &str,
-) -> Result<(), TestCaseError> {
-    let tq = got.len() / (hq * d);
-    for r in 0..tq {
-        for h in 0..hq {
-            let at = r * hq + h;
-            for e in 0..d {
-                let (g, x) = (got[at * d + e], want[at * d + e]);
-                let tol = bounds.rel[at] * bounds.w[at] + rounding(dtype, x);
-                prop_assert!(close(g, x, tol), "{what}: row {r} head {h} [{e}] = {g}, want {x} (tol {tol:e})");
-            }
-            let (g, x) = (got_lse[h * tq + r], want_lse[h * tq + r]);
-            prop_assert!(
-                close(g, x, bounds.lse_tol[h * tq + r]),
-                "{what}: lse of row {r} head {h} = {g}, want {x} (tol {:e})",
-                bounds.lse_tol[h * tq + r]
-            );
-        }
-    }
-    Ok(())
 }
 
 #[derive(Clone, Debug)]

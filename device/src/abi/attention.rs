@@ -35,12 +35,15 @@ pub const UNBOUNDED: i32 = -1;
 pub mod flash_flags {
     /// Write the log-sum-exp of every query row to `lse`.
     pub const LSE: u32 = 1 << 0;
+    /// Grid x counts pairs of query blocks: workgroup `x` takes blocks `n - 1 - x` and `x` of
+    /// its sequence (`n` blocks), so causal and windowed launches give every workgroup equal work.
+    pub const PAIRED: u32 = 1 << 1;
 }
 
 crate::kernel_abi! {
     /// Arguments of `flash_*`: one workgroup computes [`FLASH_BLOCK_Q`] query rows of one head
-    /// of one sequence. Grid: x = query blocks (of the longest sequence), y = query heads,
-    /// z = sequences.
+    /// of one sequence (or two such blocks, `PAIRED`). Grid: x = query blocks of the longest
+    /// sequence (half as many, rounded up, when `PAIRED`), y = query heads, z = sequences.
     ///
     /// Sequence `b`'s query rows are `cu_seqlens_q[b] .. cu_seqlens_q[b + 1]` of the row axis
     /// when `cu_seqlens_q` is set (packed variable-length batches), else `0 .. seq_q` at batch
@@ -55,9 +58,11 @@ crate::kernel_abi! {
         pub k: Ptr<u8>,
         /// V, likewise with the `v_*` strides.
         pub v: Ptr<u8>,
-        /// O (the input dtype), likewise with the `o_*` strides.
+        /// O (the input dtype), contiguous: row `r` of the row axis (`b * seq_q + i`, or the
+        /// packed row) and head `h` at `(r * heads + h) * d`.
         pub o: PtrMut<u8>,
-        /// Log-sum-exp per query row (`LSE`): `(b, h, i)` at `b * lse_batch_stride + h * lse_head_stride + i`.
+        /// Log-sum-exp per query row (`LSE`): `(b, h, r)` at `b * heads * seq_q + h * lse_rows + r`
+        /// (`[batch, heads, seq_q]`, or `[heads, total_q]` when packed, `seq_q` 0).
         pub lse: PtrMut<f32>,
         /// `batch + 1` increasing row offsets of the packed query rows, or null.
         pub cu_seqlens_q: Ptr<u32>,
@@ -65,35 +70,29 @@ crate::kernel_abi! {
         pub cu_seqlens_k: Ptr<u32>,
         /// Valid keys per sequence (key padding), or null.
         pub key_lens: Ptr<u32>,
-        /// Element strides of Q.
+        /// Element strides of Q's batch axis (0 when packed).
         pub q_batch_stride: u64,
         /// See `q_batch_stride`.
-        pub q_row_stride: u64,
-        /// See `q_batch_stride`.
-        pub q_head_stride: u64,
-        /// Element strides of K.
         pub k_batch_stride: u64,
-        /// See `k_batch_stride`.
-        pub k_row_stride: u64,
-        /// See `k_batch_stride`.
-        pub k_head_stride: u64,
-        /// Element strides of V.
+        /// See `q_batch_stride`.
         pub v_batch_stride: u64,
-        /// See `v_batch_stride`.
-        pub v_row_stride: u64,
-        /// See `v_batch_stride`.
-        pub v_head_stride: u64,
-        /// Element strides of O.
-        pub o_batch_stride: u64,
-        /// See `o_batch_stride`.
-        pub o_row_stride: u64,
-        /// See `o_batch_stride`.
-        pub o_head_stride: u64,
-        /// Strides of LSE (its rows are contiguous).
-        pub lse_batch_stride: u64,
-        /// See `lse_batch_stride`.
-        pub lse_head_stride: u64,
-        /// Query rows per sequence (without `cu_seqlens_q`).
+        /// Element strides of the row and head axes (below 2^32, host-checked).
+        pub q_row_stride: u32,
+        /// See `q_row_stride`.
+        pub q_head_stride: u32,
+        /// See `q_row_stride`.
+        pub k_row_stride: u32,
+        /// See `q_row_stride`.
+        pub k_head_stride: u32,
+        /// See `q_row_stride`.
+        pub v_row_stride: u32,
+        /// See `q_row_stride`.
+        pub v_head_stride: u32,
+        /// Query heads (O's and LSE's head count).
+        pub heads: u32,
+        /// LSE's rows per head (`seq_q`, or the packed total).
+        pub lse_rows: u32,
+        /// Query rows per sequence (without `cu_seqlens_q`; 0 with it).
         pub seq_q: u32,
         /// Key rows per sequence (without `cu_seqlens_k`).
         pub seq_k: u32,
@@ -129,5 +128,188 @@ crate::kernel_abi! {
         FLASH_F16_D128 = "flash_f16_d128" @ 256,
         /// f16, head dim 256.
         FLASH_F16_D256 = "flash_f16_d256" @ 256,
+    }
+}
+
+/// Waves of one decode workgroup; each walks its own 32-key steps of the workgroup's keys.
+pub const DECODE_WAVES: u32 = 4;
+/// Keys per decode step (two 16-key MFMA tiles; a step's 16-key tiles never straddle a page,
+/// whose size is a multiple of 16).
+pub const DECODE_STEP: u32 = 32;
+/// Query columns of one decode workgroup: the rows of its query heads (one 16-column MFMA tile).
+pub const DECODE_COLS: u32 = 16;
+/// Page sizes are multiples of this.
+pub const PAGE_QUANTUM: u32 = 16;
+
+/// Dynamic LDS of a decode launch: each wave's V step stored transposed (`head_dim` rows of
+/// [`DECODE_STEP`] keys, 2 bytes each), reused at the end for the cross-wave combination (three
+/// waves' f32 accumulators and statistics, which the last wave folds into its own: smaller).
+pub const fn decode_lds_bytes(head_dim: u32) -> u32 {
+    DECODE_WAVES * DECODE_STEP * head_dim * 2
+}
+
+crate::kernel_abi! {
+    /// Arguments of `decode_*`: attention of a few new query rows per sequence over its paged
+    /// KV cache. One workgroup takes one sequence, one key/value head and the query columns
+    /// `16 y' ..` of its group (`(g, n)` = query head `kv_head * group + g`, row `n`, as column
+    /// `g * rows + n`), over split `x` of the sequence's keys. Grid: x = splits, y = kv_heads *
+    /// column groups, z = sequences.
+    ///
+    /// The cache of each of K and V is `[pages, kv_heads, page_size, d]`; token `t` of sequence
+    /// `b` is slot `t % page_size` of page `block_table[b * table_stride + t / page_size]`. Query
+    /// row `n` of sequence `b` sits at position `context_lens[b] - rows + n` and attends the keys
+    /// up to it (causal among the new rows). A block-table entry outside `0..pages` is not
+    /// followed: its keys count as masked and `error[0]` is set to its position in the table plus
+    /// one (some offending position if several).
+    ///
+    /// With one split the output goes to `o` (`[batch, rows, heads, d]`, the input dtype);
+    /// otherwise each split writes its normalised f32 output and log-sum-exp to `partial_o`
+    /// (`[split][batch][rows][heads][d]`) and `partial_lse` (`[split][batch][rows][heads]`) for
+    /// `decode_combine`.
+    pub struct DecodeArgs {
+        /// Q, element `(b, n, h, d)` at `b * q_batch_stride + n * q_row_stride + h * q_head_stride + d`.
+        pub q: Ptr<u8>,
+        /// The K cache of the layer.
+        pub k_cache: Ptr<u8>,
+        /// The V cache of the layer.
+        pub v_cache: Ptr<u8>,
+        /// i32 page numbers, `table_stride` per sequence.
+        pub block_table: Ptr<i32>,
+        /// Tokens per sequence (including the new rows).
+        pub context_lens: Ptr<u32>,
+        /// The output (one split).
+        pub o: PtrMut<u8>,
+        /// Per-split outputs (several splits).
+        pub partial_o: PtrMut<f32>,
+        /// Per-split log-sum-exp (several splits).
+        pub partial_lse: PtrMut<f32>,
+        /// One u32 set on a bad block-table entry.
+        pub error: PtrMut<u32>,
+        /// Element strides of Q's batch axis.
+        pub q_batch_stride: u64,
+        /// Element strides of Q's row and head axes.
+        pub q_row_stride: u32,
+        /// See `q_row_stride`.
+        pub q_head_stride: u32,
+        /// Block-table entries per sequence.
+        pub table_stride: u32,
+        /// Pages of the cache.
+        pub pages: u32,
+        /// Tokens per page (a multiple of [`PAGE_QUANTUM`]).
+        pub page_size: u32,
+        /// Key/value heads.
+        pub kv_heads: u32,
+        /// Query heads.
+        pub heads: u32,
+        /// Query heads per key/value head.
+        pub group: u32,
+        /// New query rows per sequence.
+        pub rows: u32,
+        /// Column groups per key/value head (`ceil(group * rows / 16)`).
+        pub col_groups: u32,
+        /// Output rows per split of the partials (`batch * rows * heads`).
+        pub split_rows: u32,
+        /// Splits of each sequence's keys.
+        pub splits: u32,
+        /// Keys per split (a multiple of [`DECODE_STEP`]).
+        pub split_keys: u32,
+        /// `scale * log2(e)`, positive.
+        pub scale_log2: f32,
+    }
+    kernels {
+        /// bf16, head dim 32.
+        DECODE_BF16_D32 = "decode_bf16_d32" @ 256,
+        /// bf16, head dim 64.
+        DECODE_BF16_D64 = "decode_bf16_d64" @ 256,
+        /// bf16, head dim 96.
+        DECODE_BF16_D96 = "decode_bf16_d96" @ 256,
+        /// bf16, head dim 128.
+        DECODE_BF16_D128 = "decode_bf16_d128" @ 256,
+        /// bf16, head dim 256.
+        DECODE_BF16_D256 = "decode_bf16_d256" @ 256,
+        /// f16, head dim 32.
+        DECODE_F16_D32 = "decode_f16_d32" @ 256,
+        /// f16, head dim 64.
+        DECODE_F16_D64 = "decode_f16_d64" @ 256,
+        /// f16, head dim 96.
+        DECODE_F16_D96 = "decode_f16_d96" @ 256,
+        /// f16, head dim 128.
+        DECODE_F16_D128 = "decode_f16_d128" @ 256,
+        /// f16, head dim 256.
+        DECODE_F16_D256 = "decode_f16_d256" @ 256,
+    }
+}
+
+/// Work-items per workgroup of `decode_combine` and `write_kv`.
+pub const ATTENTION_SMALL_BLOCK: u32 = 256;
+
+crate::kernel_abi! {
+    /// Arguments of `decode_combine_*`: `o[r] = sum_s w_s partial_o[s][r] / sum_s w_s` with
+    /// `w_s = exp(partial_lse[s][r] - max_s partial_lse[s][r])` (splits without keys, `-inf`,
+    /// weigh 0; rows without any key are 0). One work-item per 8 values of `d` of an output row
+    /// `r` (`[batch][rows][heads]` flattened). Grid: `ceil(out_rows * d / 8 / 256)` workgroups.
+    pub struct DecodeCombineArgs {
+        /// `[splits][out_rows][d]` f32.
+        pub partial_o: Ptr<f32>,
+        /// `[splits][out_rows]` f32.
+        pub partial_lse: Ptr<f32>,
+        /// `[out_rows][d]` of the kernel's dtype.
+        pub o: PtrMut<u8>,
+        /// Output rows.
+        pub out_rows: u32,
+        /// Values per row (a multiple of 8).
+        pub d: u32,
+        /// Splits.
+        pub splits: u32,
+    }
+    kernels {
+        /// bf16 output.
+        DECODE_COMBINE_BF16 = "decode_combine_bf16" @ 256,
+        /// f16 output.
+        DECODE_COMBINE_F16 = "decode_combine_f16" @ 256,
+    }
+}
+
+crate::kernel_abi! {
+    /// Arguments of `write_kv`: rows `t` of `k` and `v` (`[tokens, kv_heads, d]`, 2-byte values)
+    /// go to slot `slots[t]` (= `page * page_size + offset`) of the caches (`[pages, kv_heads,
+    /// page_size, d]`). A slot outside `0..slots_total` is not written and `error[0]` is set to
+    /// `t + 1` (some offending `t` if several). One work-item per 16 bytes of a K row and the same
+    /// of the V row. Grid: `ceil(tokens * kv_heads * d / 8 / 256)` workgroups.
+    pub struct WriteKvArgs {
+        /// New keys, element `(t, h, d)` at `t * k_row_stride + h * k_head_stride + d`.
+        pub k: Ptr<u8>,
+        /// New values, likewise with the `v_*` strides.
+        pub v: Ptr<u8>,
+        /// i32 slot per token.
+        pub slots: Ptr<i32>,
+        /// The layer's K cache.
+        pub k_cache: PtrMut<u8>,
+        /// The layer's V cache.
+        pub v_cache: PtrMut<u8>,
+        /// One u32 set on a bad slot.
+        pub error: PtrMut<u32>,
+        /// Element strides of `k`'s token and head axes.
+        pub k_row_stride: u64,
+        /// See `k_row_stride`.
+        pub k_head_stride: u64,
+        /// Element strides of `v`.
+        pub v_row_stride: u64,
+        /// See `v_row_stride`.
+        pub v_head_stride: u64,
+        /// Tokens.
+        pub tokens: u32,
+        /// Key/value heads.
+        pub kv_heads: u32,
+        /// Values per row (a multiple of 8).
+        pub d: u32,
+        /// Tokens per page.
+        pub page_size: u32,
+        /// `pages * page_size`.
+        pub slots_total: u32,
+    }
+    kernels {
+        /// 2-byte values (f16, bf16).
+        WRITE_KV_B16 = "write_kv_b16" @ 256,
     }
 }

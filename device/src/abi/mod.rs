@@ -74,6 +74,9 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <quant::QGemvArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
     <attention::FlashArgs as KernelArgs>::KERNELS,
+    <attention::DecodeArgs as KernelArgs>::KERNELS,
+    <attention::DecodeCombineArgs as KernelArgs>::KERNELS,
+    <attention::WriteKvArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

@@ -215,6 +215,17 @@ pub fn min_nan(a: f32, b: f32) -> f32 {
 unsafe extern "unadjusted" {
     #[link_name = "llvm.amdgcn.exp2.f32"]
     fn llvm_amdgcn_exp2(x: f32) -> f32;
+    #[link_name = "llvm.amdgcn.perm"]
+    fn llvm_amdgcn_perm(src0: u32, src1: u32, sel: u32) -> u32;
+}
+
+/// `v_perm_b32`: byte `i` of the result is byte `sel[i]` of the 8 bytes `hi:lo` (0-3 pick `lo`'s
+/// bytes, 4-7 `hi`'s; 12 gives 0x00). One instruction for any regrouping of bytes of two words,
+/// which LLVM does not always find from shifts and masks.
+#[inline(always)]
+pub fn perm(hi: u32, lo: u32, sel: u32) -> u32 {
+    // SAFETY: a pure bit operation.
+    unsafe { llvm_amdgcn_perm(hi, lo, sel) }
 }
 
 /// 2^x as the single instruction `v_exp_f32` (about 1 ulp), without [`exp2`]'s rescaling of

@@ -72,6 +72,8 @@ unsafe extern "unadjusted" {
     fn raw_buffer_load_v2(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> I32x2;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i32"]
     fn raw_buffer_load_b32(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i32;
+    #[link_name = "llvm.amdgcn.s.buffer.load.i32"]
+    fn s_buffer_load_b32(rsrc: I32x4, offset: i32, aux: i32) -> i32;
 }
 
 /// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
@@ -158,6 +160,19 @@ impl Buffer {
     #[inline(always)]
     pub unsafe fn load_b32(&self, voffset: u32, soffset: u32) -> u32 {
         unsafe { raw_buffer_load_b32(self.rsrc, voffset as i32, soffset as i32, 0) as u32 }
+    }
+
+    /// 4 bytes at the wave-uniform byte offset `offset`, as a scalar load (`s_buffer_load_dword`:
+    /// one load per wave, in an SGPR). Why not a plain read of a uniform address: LLVM makes a
+    /// global load scalar only when it can prove no store of the kernel may have written the
+    /// memory before, which it cannot once the kernel has stored through any pointer; it then
+    /// loads the same 4 bytes in all 64 lanes.
+    ///
+    /// # Safety
+    /// The 4 bytes lie inside the buffer and are readable; nobody writes them during the kernel.
+    #[inline(always)]
+    pub unsafe fn load_scalar_b32(&self, offset: u32) -> u32 {
+        unsafe { s_buffer_load_b32(self.rsrc, offset as i32, 0) as u32 }
     }
 
     /// Loads 4 bytes per lane at `voffset + soffset` straight into LDS: lane l's dword lands at

@@ -1,8 +1,11 @@
-//! The attention kernels' entry points (`abi::attention`): the flash forward per input type and
-//! head dimension.
+//! The attention kernels' entry points (`abi::attention`): the flash forward and decode per input
+//! type and head dimension, the split combination per output type, the cache write.
 
+use super::cache::write_kv;
+use super::combine::decode_combine;
+use super::decode::decode;
 use super::flash::flash;
-use crate::abi::attention::FlashArgs;
+use crate::abi::attention::{DecodeArgs, DecodeCombineArgs, FlashArgs, WriteKvArgs};
 
 FlashArgs! {
     FLASH_BF16_D32 => flash::<Bf16, 32>,
@@ -15,4 +18,26 @@ FlashArgs! {
     FLASH_F16_D96 => flash::<F16, 96>,
     FLASH_F16_D128 => flash::<F16, 128>,
     FLASH_F16_D256 => flash::<F16, 256>,
+}
+
+DecodeArgs! {
+    DECODE_BF16_D32 => decode::<Bf16, 32>,
+    DECODE_BF16_D64 => decode::<Bf16, 64>,
+    DECODE_BF16_D96 => decode::<Bf16, 96>,
+    DECODE_BF16_D128 => decode::<Bf16, 128>,
+    DECODE_BF16_D256 => decode::<Bf16, 256>,
+    DECODE_F16_D32 => decode::<F16, 32>,
+    DECODE_F16_D64 => decode::<F16, 64>,
+    DECODE_F16_D96 => decode::<F16, 96>,
+    DECODE_F16_D128 => decode::<F16, 128>,
+    DECODE_F16_D256 => decode::<F16, 256>,
+}
+
+DecodeCombineArgs! {
+    DECODE_COMBINE_BF16 => decode_combine::<Bf16>,
+    DECODE_COMBINE_F16 => decode_combine::<F16>,
+}
+
+WriteKvArgs! {
+    WRITE_KV_B16 => write_kv,
 }

@@ -32,11 +32,12 @@ use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::sync::barrier;
-use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
 use crate::tile::mma::mma16;
 use crate::tile::transposed::{QuadRole, TILE_KEYS, TransposedTile};
+use core::mem::MaybeUninit;
 
 const THREADS: usize = FLASH_WAVES as usize * 64;
 const BK: usize = FLASH_BLOCK_K as usize;
@@ -79,37 +80,85 @@ unsafe fn entry(p: *const u32, i: usize) -> u32 {
     readfirstlane(unsafe { p.add(i).read() })
 }
 
-/// The flash-attention forward for inputs `E` and head dimension `D`.
+/// One sequence of one head: where its rows are and which keys they may attend.
+struct Sequence {
+    q_row0: u32,
+    lq: u32,
+    k_row0: u32,
+    kvalid: u32,
+    rows: Rows,
+}
+
+impl Sequence {
+    /// Sequence `b` of the launch.
+    #[inline(always)]
+    fn of(args: &FlashArgs, b: usize) -> Sequence {
+        // The sequence: its rows in the packed tensors (varlen) or its batch entry.
+        // SAFETY (entries): the host sized the offset and length tables to the grid's batch.
+        let (q_row0, lq) = if args.cu_seqlens_q.is_null() {
+            (0, args.seq_q)
+        } else {
+            let (s, e) = unsafe { (entry(args.cu_seqlens_q, b), entry(args.cu_seqlens_q, b + 1)) };
+            (s, e - s)
+        };
+        let (k_row0, lk) = if args.cu_seqlens_k.is_null() {
+            (0, args.seq_k)
+        } else {
+            let (s, e) = unsafe { (entry(args.cu_seqlens_k, b), entry(args.cu_seqlens_k, b + 1)) };
+            (s, e - s)
+        };
+        let kvalid = if args.key_lens.is_null() { lk } else { lk.min(unsafe { entry(args.key_lens, b) }) };
+        // (The host keeps lengths and windows below 2^30, so this arithmetic stays in i32.)
+        let rows = Rows { off: lk as i32 - lq as i32, wl: args.window_left, wr: args.window_right, kvalid: kvalid as i32 };
+        Sequence { q_row0, lq, k_row0, kvalid, rows }
+    }
+}
+
+/// The flash-attention forward for inputs `E` and head dimension `D`: one query block, or with
+/// `PAIRED` the blocks `x` and `n - 1 - x` (so every workgroup of a causal or windowed launch
+/// has the same work: its first block's keys and the mirror block's add up to `n + 1` blocks).
 #[inline(always)]
 pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
-    // K-tiles (32 values of d) and 16-row output tiles of the head dimension.
-    let dk: usize = D / 32;
-    let thread = workitem_id_x() as usize;
-    let wave = readfirstlane(thread as u32 / 64) as usize;
-    let lane = lane_id() as usize;
-    let (qb, head, b) = (workgroup_id_x() as usize, workgroup_id_y() as usize, workgroup_id_z() as usize);
-
-    // The sequence: its rows in the packed tensors (varlen) or its batch entry.
-    // SAFETY (entries): the host sized the offset and length tables to the grid's batch.
-    let (q_row0, lq) = if args.cu_seqlens_q.is_null() {
-        (0, args.seq_q as usize)
+    let (x, head, b) = (workgroup_id_x(), workgroup_id_y(), workgroup_id_z());
+    let seq = Sequence::of(&args, b as usize);
+    let nqb = seq.lq.div_ceil(FLASH_BLOCK_Q);
+    let (passes, mirror) = if args.flags & flash_flags::PAIRED != 0 {
+        let m = nqb.wrapping_sub(1).wrapping_sub(x);
+        (
+            if x < nqb && x < m {
+                2
+            } else if x < nqb && x == m {
+                1
+            } else {
+                0
+            },
+            m,
+        )
     } else {
-        let (s, e) = unsafe { (entry(args.cu_seqlens_q, b), entry(args.cu_seqlens_q, b + 1)) };
-        (s as usize, (e - s) as usize)
+        (if x < nqb { 1 } else { 0 }, x)
     };
-    let (k_row0, lk) = if args.cu_seqlens_k.is_null() {
-        (0, args.seq_k as usize)
-    } else {
-        let (s, e) = unsafe { (entry(args.cu_seqlens_k, b), entry(args.cu_seqlens_k, b + 1)) };
-        (s as usize, (e - s) as usize)
-    };
-    let q0 = qb * FLASH_BLOCK_Q as usize;
-    if q0 >= lq {
-        return;
+    // A runtime loop: one copy of the block's code whatever the pass count. The heavier (later)
+    // block first. No barrier between passes: every LDS read of a pass precedes its last barrier.
+    let mut pass = 0;
+    while pass < passes {
+        block::<E, D>(&args, &seq, if pass == 0 { mirror } else { x }, head, b);
+        pass += 1;
     }
-    let kvalid = if args.key_lens.is_null() { lk } else { lk.min(unsafe { entry(args.key_lens, b) } as usize) };
-    // (The host keeps lengths and windows below 2^30, so this arithmetic stays in i32.)
-    let rows = Rows { off: lk as i32 - lq as i32, wl: args.window_left, wr: args.window_right, kvalid: kvalid as i32 };
+}
+
+/// Query block `qb` of head `head` of sequence `b` (see the module notes).
+#[inline(always)]
+fn block<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, head: u32, b: u32) {
+    // K-tiles (32 values of d) of the head dimension.
+    let dk: usize = D / 32;
+    // The lane through a lane permute (convergent: LLVM cannot hoist what depends on it out of
+    // the pass loop). Hoisted, the per-lane offsets and masks of both passes stayed live through
+    // the main loop: 261 registers at d = 128, one wave per SIMD, against 240.
+    let lane = bpermute(lane_id(), lane_id()) as usize;
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let thread = wave * 64 + lane;
+    let &Sequence { q_row0, lq, k_row0, kvalid, rows } = seq;
+    let q0 = qb * FLASH_BLOCK_Q;
     let last_row = lq as i32 - 1;
     // The workgroup's blocks: the union of its rows' ranges (lo and hi grow with the row).
     let (lo_wg, hi_wg) = (rows.lo(q0 as i32), rows.hi((q0 as i32 + FLASH_BLOCK_Q as i32 - 1).min(last_row)));
@@ -121,32 +170,28 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
     let (lo_min, lo_max, hi_min, hi_max) = (rows.lo(wi0), rows.lo(wi1), rows.hi(wi0), rows.hi(wi1));
 
     let eb = 2usize;
-    let (q_rb, k_rb, v_rb) = (args.q_row_stride as usize * eb, args.k_row_stride as usize * eb, args.v_row_stride as usize * eb);
-    let kvh = head / args.group as usize;
+    // Row pitches in bytes: a block's rows span under 4 GiB (host-checked), so u32.
+    let (q_rb, k_rb, v_rb) = (args.q_row_stride * 2, args.k_row_stride * 2, args.v_row_stride * 2);
+    let kvh = head / args.group;
     // SAFETY (all three): offsets inside the tensors, which the host checked hold every row.
-    let q_base = unsafe {
-        args.q.add(
-            (b as u64 * args.q_batch_stride + (q_row0 + q0) as u64 * args.q_row_stride + head as u64 * args.q_head_stride) as usize * eb,
-        )
+    let at = |batch_stride: u64, row: u32, row_stride: u32, h: u32, head_stride: u32| {
+        (b as u64 * batch_stride + row as u64 * row_stride as u64 + h as u64 * head_stride as u64) as usize * eb
     };
-    let k_base = unsafe {
-        args.k.add((b as u64 * args.k_batch_stride + k_row0 as u64 * args.k_row_stride + kvh as u64 * args.k_head_stride) as usize * eb)
-    };
-    let v_base = unsafe {
-        args.v.add((b as u64 * args.v_batch_stride + k_row0 as u64 * args.v_row_stride + kvh as u64 * args.v_head_stride) as usize * eb)
-    };
+    let q_base = unsafe { args.q.add(at(args.q_batch_stride, q_row0 + q0, args.q_row_stride, head, args.q_head_stride)) };
+    let k_base = unsafe { args.k.add(at(args.k_batch_stride, k_row0, args.k_row_stride, kvh, args.k_head_stride)) };
+    let v_base = unsafe { args.v.add(at(args.v_batch_stride, k_row0, args.v_row_stride, kvh, args.v_head_stride)) };
 
     // Q fragments (the B operand of S^T, one query column per lane), loaded once: lane l reads
     // chunk l / 16 of K-tile kt of its row, so the four lanes of a row read a whole 64-byte line.
-    let q_rows = (lq - q0).min(FLASH_BLOCK_Q as usize);
-    let qbuf = Buffer::new(q_base, ((q_rows - 1) * q_rb + D * eb) as u32);
+    let q_rows = (lq - q0).min(FLASH_BLOCK_Q);
+    let qbuf = Buffer::new(q_base, (q_rows - 1) * q_rb + (D * eb) as u32);
     let mut qf = [[U32x4::splat(0); QT]; 8];
     crate::unroll_max!(t < QT, 2 => {
         // Rows past the sequence read its last row (their results are never stored).
-        let row = (32 * wave + 16 * t + lane % 16).min(q_rows - 1);
+        let row = ((32 * wave + 16 * t + lane % 16) as u32).min(q_rows - 1);
         crate::unroll_max!(kt < dk, 8 => {
             // SAFETY: inside the block's rows.
-            qf[kt][t] = unsafe { qbuf.load_b128((row * q_rb + kt * 64 + 16 * (lane / 16)) as u32, 0) };
+            qf[kt][t] = unsafe { qbuf.load_b128(row * q_rb + (kt * 64 + 16 * (lane / 16)) as u32, 0) };
         });
     });
 
@@ -162,27 +207,37 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
     let mut kreg = [[U32x4::splat(0); K_CHUNKS]; 8];
     let mut vreg = [[U32x4::splat(0); 4]; V_ROUNDS];
     let load_k = |kb: u32, kreg: &mut [[U32x4; K_CHUNKS]; 8]| {
-        let first = kb as usize * BK;
+        let first = kb * BK as u32;
         // SAFETY: the block's rows lie inside K (first < kvalid); rows past kvalid are clamped.
-        let t = unsafe { GlobalTile::<K_CHUNKS>::new(k_base.add(first * k_rb), k_rb, kvalid - first, D * eb, BK, thread, THREADS) };
+        let t = unsafe {
+            GlobalTile::<K_CHUNKS>::new(
+                k_base.add(first as usize * k_rb as usize),
+                k_rb as usize,
+                (kvalid - first) as usize,
+                D * eb,
+                BK,
+                thread,
+                THREADS,
+            )
+        };
         crate::unroll_max!(kt < dk, 8 => {
             t.load(kt as u32, false, &mut kreg[kt]);
         });
         t
     };
     let load_v = |kb: u32, vreg: &mut [[U32x4; 4]; V_ROUNDS]| {
-        let first = kb as usize * BK;
-        let last = (kvalid - first).min(BK) - 1;
+        let first = kb * BK as u32;
+        let last = (kvalid - first).min(BK as u32) - 1;
         // SAFETY: as for K.
-        let vbuf = Buffer::new(unsafe { v_base.add(first * v_rb) }, (last * v_rb + D * eb) as u32);
+        let vbuf = Buffer::new(unsafe { v_base.add(first as usize * v_rb as usize) }, last * v_rb + (D * eb) as u32);
         crate::unroll_max!(round < V_ROUNDS, 2 => {
             let p = 8 * round + 2 * wave + role.half;
             if p < pairs {
                 let (tile, slab) = (p % 2, p / 2);
                 crate::unroll_max!(x < 4, 4 => {
-                    let row = (TILE_KEYS * tile + 4 * role.kq + x).min(last);
+                    let row = ((TILE_KEYS * tile + 4 * role.kq + x) as u32).min(last);
                     // SAFETY: inside the block's rows.
-                    vreg[round][x] = unsafe { vbuf.load_b128((row * v_rb + role.col_bytes(slab)) as u32, 0) };
+                    vreg[round][x] = unsafe { vbuf.load_b128(row * v_rb + role.col_bytes(slab) as u32, 0) };
                 });
             }
         });
@@ -227,9 +282,11 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
         while kb < kb1 {
             let (k_lo, k_hi) = ((kb as usize * BK) as i32, (kb as usize * BK + BK - 1) as i32);
             let active = wave_rows && k_lo <= hi_max && k_hi >= lo_min;
-            let mut s: Scores<KT, QT> = [[F32x4::splat(0.0); QT]; KT];
+            // Only read where `active` wrote it: an inactive wave carries no zeros through.
+            let mut s_slot = MaybeUninit::<Scores<KT, QT>>::uninit();
             if active {
                 // 1. S^T = K Q^T: key tile i's fragment is row 16 i + l % 16, chunk l / 16.
+                let mut s: Scores<KT, QT> = [[F32x4::splat(0.0); QT]; KT];
                 crate::unroll_max!(kt < dk, 8 => {
                     crate::unroll_max!(i < KT, 4 => {
                         // SAFETY: the K tile holds block kb (published by the last barrier).
@@ -239,6 +296,7 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
                         });
                     });
                 });
+                s_slot.write(s);
             }
             // 2. Barrier X.
             barrier();
@@ -253,11 +311,13 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
                 }
             }
             if active {
+                // SAFETY: written above under the same condition.
+                let s = unsafe { s_slot.assume_init_mut() };
                 // 4. Softmax and O^T += V^T P^T.
                 if !(k_lo >= lo_max && k_hi <= hi_min) {
-                    mask(&mut s, k_lo + 4 * (lane / 16) as i32, &ranges);
+                    mask(s, k_lo + 4 * (lane / 16) as i32, &ranges);
                 }
-                let alpha = on.step(&mut s, c);
+                let alpha = on.step(s, c);
                 crate::unroll_max!(t < QT, 2 => {
                     // The factor is 1 for every column whose maximum did not move (most blocks
                     // past the first few): skip the multiplications when the whole wave agrees.
@@ -268,7 +328,7 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
                     }
                 });
                 crate::unroll_max!(vt < VT, 2 => {
-                    let p = [p_chunk::<E, KT, QT>(&s, vt, 0), p_chunk::<E, KT, QT>(&s, vt, 1)];
+                    let p = [p_chunk::<E, KT, QT>(s, vt, 0), p_chunk::<E, KT, QT>(s, vt, 1)];
                     crate::unroll_max!(dt < 2 * dk, 16 => {
                         // SAFETY: the V tile holds block kb (published by barrier X).
                         let a = unsafe { v_lds.read(vt, dt, lane) };
@@ -298,19 +358,19 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
         // No allowed key: zeros and -inf; a NaN sum stays NaN in both.
         let inv = if l == 0.0 { 0.0 } else { 1.0 / l };
         let i = 32 * wave + 16 * t + lane % 16;
-        let valid = q0 + i < lq;
-        let row = (q_row0 + q0 + i) as u64;
+        let valid = q0 + (i as u32) < lq;
         crate::unroll_max!(a < dk, 8 => {
             let (d0, v) = output::chunk::<E>(o[2 * a][t], o[2 * a + 1][t], inv, a, lane);
             if valid {
-                let off = b as u64 * args.o_batch_stride + row * args.o_row_stride + head as u64 * args.o_head_stride + d0 as u64;
-                // SAFETY: row i of this sequence exists (valid); 16-byte aligned (host-checked strides).
+                let row = (b * args.seq_q + q_row0 + q0) as u64 + i as u64;
+                let off = (row * args.heads as u64 + head as u64) * D as u64 + d0 as u64;
+                // SAFETY: row i of this sequence exists (valid); O is contiguous, rows 16-byte aligned.
                 unsafe { (args.o.add(off as usize * eb) as *mut U32x4).write(v) };
             }
         });
         if args.flags & flash_flags::LSE != 0 && valid && h == 0 {
             let lse = if l == 0.0 { f32::NEG_INFINITY } else { (on.m[t] + crate::dsl::math::log2(l)) * core::f32::consts::LN_2 };
-            let off = b as u64 * args.lse_batch_stride + head as u64 * args.lse_head_stride + row;
+            let off = (b * args.heads) as u64 * args.seq_q as u64 + (head * args.lse_rows + q_row0 + q0) as u64 + i as u64;
             // SAFETY: the LSE tensor holds every row of every head (host-checked).
             unsafe { args.lse.add(off as usize).write(lse) };
         }

@@ -10,11 +10,11 @@
 //! row's statistics combine over the four lanes `l % 16 + 16 h` (two butterfly steps).
 
 use crate::abi::{Bf16, F16};
-use crate::dsl::math::exp2_fast;
+use crate::dsl::math::{exp2_fast, perm};
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::wave::shuffle_xor_f32;
 use crate::tile::mma::MmaInput;
-use core::intrinsics::simd::{simd_add, simd_fma, simd_mul};
+use core::intrinsics::simd::{simd_add, simd_mul};
 
 /// Scores of `KT` key tiles by `QT` query tiles (16x16 each).
 pub type Scores<const KT: usize, const QT: usize> = [[F32x4; QT]; KT];
@@ -33,7 +33,8 @@ impl Half for Bf16 {
     /// handling, on the softmax's critical path.
     #[inline(always)]
     fn pack(a: f32, b: f32) -> u32 {
-        (a.to_bits().wrapping_add(0x8000) >> 16) | (b.to_bits().wrapping_add(0x8000) & 0xffff_0000)
+        // Bytes 2, 3 of a (low half of the result), then bytes 2, 3 of b.
+        perm(b.to_bits().wrapping_add(0x8000), a.to_bits().wrapping_add(0x8000), 0x0706_0302)
     }
 }
 
@@ -118,26 +119,32 @@ impl<const QT: usize> Online<QT> {
     /// A column whose maximum is still `-inf` (every key so far masked) subtracts 0 instead, so
     /// its probabilities are `exp2(-inf) = 0`, not NaN, and its factor is 0. NaN scores are
     /// ignored by the maximum and propagate through their probability.
+    ///
+    /// Why scale first and take the maximum of `c s`: in IEEE mode `v_max_f32` must not see a
+    /// signalling NaN, so LLVM quiets every operand it cannot prove canonical (an MFMA result)
+    /// with one more `v_max_f32 x, x, x`: 68 instructions for a wave's 32 scores. Products are
+    /// canonical: 16 packed multiplies and a tree of `v_max3_f32` do the same in 32.
     #[inline(always)]
     pub fn step<const KT: usize>(&mut self, s: &mut Scores<KT, QT>, c: f32) -> [f32; QT] {
         let mut alpha = [1.0f32; QT];
         crate::unroll_max!(t < QT, 2 => {
             let mut mx = f32::NEG_INFINITY;
             crate::unroll_max!(i < KT, 4 => {
+                // SAFETY (simd_*): lane-wise arithmetic of plain f32 vectors.
+                s[i][t] = unsafe { simd_mul(s[i][t], F32x4::splat(c)) };
                 let v = s[i][t].to_array();
                 mx = mx.max(v[0].max(v[1])).max(v[2].max(v[3]));
             });
             // The column's other keys are in lanes l ^ 16, l ^ 32, l ^ 48.
             mx = mx.max(shuffle_xor_f32(mx, 16));
             mx = mx.max(shuffle_xor_f32(mx, 32));
-            let m_new = self.m[t].max(mx * c);
+            let m_new = self.m[t].max(mx);
             let m_use = if m_new == f32::NEG_INFINITY { 0.0 } else { m_new };
             alpha[t] = exp2_fast(self.m[t] - m_use);
-            let (cv, neg) = (F32x4::splat(c), F32x4::splat(-m_use));
+            let neg = F32x4::splat(-m_use);
             let mut sum = F32x4::splat(0.0);
             crate::unroll_max!(i < KT, 4 => {
-                // SAFETY (simd_*): lane-wise arithmetic of plain f32 vectors.
-                let x = unsafe { simd_fma(s[i][t], cv, neg) }.to_array();
+                let x = unsafe { simd_add(s[i][t], neg) }.to_array();
                 let p = F32x4::from_array([exp2_fast(x[0]), exp2_fast(x[1]), exp2_fast(x[2]), exp2_fast(x[3])]);
                 sum = unsafe { simd_add(sum, p) };
                 s[i][t] = p;

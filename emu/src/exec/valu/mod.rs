@@ -386,6 +386,9 @@ pub(crate) fn exec_alu(w: &mut Wave, inst: &Inst) -> Exec {
     match inst.op {
         // v_clrexcp clears the exception status bits, which the emulator does not keep.
         Op::VNop | Op::VClrexcp => Ok(Flow::Next),
+        // gfx940 encodes the AGPR-to-AGPR move as VOP1 (the read and write are VOP3P); one
+        // implementation moves 32 bits for all three.
+        Op::VAccvgprMovB32 => exec_vop3p(w, inst),
         _ => Err(not_implemented(inst)),
     }
 }

@@ -97,6 +97,24 @@ fn lanes2(src: &str, pairs: &[(u32, u32)]) -> Vec<u32> {
     out
 }
 
+// ---- AGPR moves -----------------------------------------------------------------------------
+
+#[test]
+fn accvgpr_moves_copy_between_the_register_files() {
+    // 8 VGPRs, then 8 AGPRs (a0 is unified register 8).
+    let mut w = Wave::new(8, 8);
+    w.set_exec(u64::MAX);
+    for l in 0..LANES {
+        w.v[1][l] = 0x100 + l as u32;
+    }
+    // VOP3P write and read, and the VOP1 AGPR-to-AGPR move (gfx940 encodes it as VOP1 0x52).
+    run_asm(&mut w, "v_accvgpr_write_b32 a2, v1\nv_accvgpr_mov_b32 a5, a2\nv_accvgpr_read_b32 v3, a5");
+    for l in 0..LANES {
+        assert_eq!(w.v[8 + 5][l], 0x100 + l as u32);
+        assert_eq!(w.v[3][l], 0x100 + l as u32);
+    }
+}
+
 // ---- f16 -----------------------------------------------------------------------------------
 
 #[test]

@@ -233,8 +233,6 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     let bq = FLASH_BLOCK_Q as usize;
     let (pq, pk, pv) =
         (operand(q, packed, bq, "q")?, operand(k, packed, FLASH_BLOCK_K as usize, "k")?, operand(v, packed, FLASH_BLOCK_K as usize, "v")?);
-    let os = out.strides().to_vec();
-    let (ob, orow, oh) = if packed { (0, os[0], os[1]) } else { (os[0], os[1], os[2]) };
     // Small host tables go up as u32 tensors; `ops` keeps them alive for the launch.
     let table = |ops: &mut Operands<'_>, what: &'static str, vals: Option<&[usize]>| -> Result<(DevPtr<u32>, Option<Tensor>)> {
         match vals {
@@ -251,10 +249,15 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     let (key_lens, _tl) = table(&mut ops, "key_lengths", opts.key_lengths)?;
     let window = |w: Option<usize>| w.map_or(UNBOUNDED, |w| w.min(MAX_LEN) as i32);
     let right = if opts.causal { Some(0) } else { opts.window_right };
-    let (lse_ptr, lse_b, lse_h) = match &lse {
-        Some(t) => (ops.output::<f32>("lse", t)?, if packed { 0 } else { hq * seq_q }, t.shape()[t.rank() - 1]),
-        None => (DevPtr::NULL, 0, 0),
+    // With a window the work of a query block grows (or shrinks) along the sequence: pair block
+    // x with block n - 1 - x so that every workgroup does the same.
+    let paired = right.is_some() || opts.window_left.is_some();
+    let lse_ptr = match &lse {
+        Some(t) => ops.output::<f32>("lse", t)?,
+        None => DevPtr::NULL,
     };
+    let strides = [pq.row, pq.head, pk.row, pk.head, pv.row, pv.head].map(|s| ops.u32("a row or head stride", s));
+    let [qr, qh, kr, kh, vr, vh] = strides;
     let args = FlashArgs {
         q: ops.input_bytes("q", &pq.t)?,
         k: ops.input_bytes("k", &pk.t)?,
@@ -265,28 +268,27 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
         cu_seqlens_k: cu_k,
         key_lens,
         q_batch_stride: pq.batch as u64,
-        q_row_stride: pq.row as u64,
-        q_head_stride: pq.head as u64,
         k_batch_stride: pk.batch as u64,
-        k_row_stride: pk.row as u64,
-        k_head_stride: pk.head as u64,
         v_batch_stride: pv.batch as u64,
-        v_row_stride: pv.row as u64,
-        v_head_stride: pv.head as u64,
-        o_batch_stride: ob as u64,
-        o_row_stride: orow as u64,
-        o_head_stride: oh as u64,
-        lse_batch_stride: lse_b as u64,
-        lse_head_stride: lse_h as u64,
+        q_row_stride: qr?,
+        q_head_stride: qh?,
+        k_row_stride: kr?,
+        k_head_stride: kh?,
+        v_row_stride: vr?,
+        v_head_stride: vh?,
+        heads: hq as u32,
+        lse_rows: len32("query rows", if packed { qs[0] } else { seq_q })?,
         seq_q: seq_q as u32,
         seq_k: seq_k as u32,
         group: (hq / hk) as u32,
         scale_log2: scale * std::f32::consts::LOG2_E,
         window_left: window(opts.window_left),
         window_right: window(right),
-        flags: if want_lse { flash_flags::LSE } else { 0 },
+        flags: if want_lse { flash_flags::LSE } else { 0 } | if paired { flash_flags::PAIRED } else { 0 },
     };
-    let grid = [ops.u32("query blocks", lq_max.div_ceil(bq))?, ops.u32("heads", hq)?, ops.u32("batch", batch)?];
+    let blocks = lq_max.div_ceil(bq);
+    let grid =
+        [ops.u32("query blocks", if paired { blocks.div_ceil(2) } else { blocks })?, ops.u32("heads", hq)?, ops.u32("batch", batch)?];
     let launch = LaunchConfig { grid, block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: abi::flash_lds_bytes(d as u32) };
     // SAFETY: Q, K and V hold every row of every sequence the offsets or batch shapes name
     // (checked above), read through 16-byte aligned strides with blocks under 4 GiB; O and LSE

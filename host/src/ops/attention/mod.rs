@@ -1,5 +1,5 @@
-//! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]); decode
-//! over a paged KV cache is being built (issue 16).
+//! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]), and
+//! decode over a paged KV cache ([`PagedKvCache`], [`write_kv`], [`decode`]).
 //!
 //! `O = softmax(scale * Q K^T + mask) V` with f32 scores, statistics and accumulation; inputs
 //! f16 or bf16, output in the input dtype; the score matrix is never materialised. The log-sum-exp
@@ -29,5 +29,7 @@
 //! zeros with log-sum-exp `-inf`, never NaN.
 
 mod flash;
+mod paged;
 
 pub use flash::{FlashOptions, flash, flash_with_lse};
+pub use paged::{BlockTable, DecodeOptions, PageAllocator, PagedKvCache, decode, write_kv};

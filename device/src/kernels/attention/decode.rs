@@ -1,0 +1,307 @@
+//! Decode attention over a paged KV cache (see `abi::attention::DecodeArgs`).
+//!
+//! A workgroup takes one sequence, one key/value head and up to 16 query columns (the rows of
+//! that head's query heads: GQA shares every K and V read among them) over one split of the
+//! keys; its 4 waves walk interleaved 32-key steps (wave `w` takes steps `w, w + 4, ...`), each
+//! with its own online softmax, and the last wave folds the other three into its own at the end
+//! (through LDS) and writes the output, or the split's normalised output and log-sum-exp.
+//!
+//! Decode streams the cache once: the design goal is bytes in flight, not MFMA rate. Per step a
+//! wave loads 32 keys of K straight into MFMA fragments (16x16 layout: the four lanes of a key
+//! row read one 64-byte line) and 32 keys of V as quads (`tile::transposed`), and issues the
+//! next step's loads before computing this one (two register buffers, the loop unrolled by two),
+//! so every wave always has a step in flight. V goes through the wave's own transposed LDS tile;
+//! LDS executes a wave's accesses in order, so no barrier is needed between steps.
+
+use super::output;
+use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
+use crate::abi::attention::{DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs};
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::math::exp2_fast;
+use crate::dsl::mem::Buffer;
+use crate::dsl::simd::{F32x4, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{ballot, lane_id, readfirstlane};
+use crate::tile::mma::mma16;
+use crate::tile::transposed::{QuadRole, TransposedTile};
+use core::intrinsics::simd::simd_fma;
+
+/// 16-key tiles per step.
+const KT: usize = DECODE_STEP as usize / 16;
+const WAVES: usize = DECODE_WAVES as usize;
+/// Slab rounds of a half-wave per step at most (d = 256: 8 slabs over two half-waves).
+const V_ROUNDS: usize = 4;
+
+/// One step's data in registers: K fragments per 16-key tile and K-tile of `d`, V quads per
+/// slab round.
+#[derive(Clone, Copy)]
+struct Step {
+    k: [[U32x4; 8]; KT],
+    v: [[U32x4; 4]; V_ROUNDS],
+}
+
+impl Step {
+    #[inline(always)]
+    fn new() -> Step {
+        Step { k: [[U32x4::splat(0); 8]; KT], v: [[U32x4::splat(0); 4]; V_ROUNDS] }
+    }
+}
+
+/// Where one sequence's keys of one key/value head are.
+struct Keys {
+    k_cache: *const u8,
+    v_cache: *const u8,
+    /// The sequence's block-table row (read with scalar loads).
+    table: Buffer,
+    /// Its position in the table (for error reports).
+    table_row: u32,
+    error: *mut u32,
+    pages: u32,
+    page_size: u32,
+    /// Bytes of a page, and of this head's part of a page (`page_size` rows) and its offset.
+    page_bytes: usize,
+    head_off: usize,
+    ctx: u32,
+}
+
+impl Keys {
+    /// Byte offset in a cache of the first row of the 16 keys from `t0` (< ctx). A block-table
+    /// entry outside the cache is reported and read as page 0 (the op then fails).
+    #[inline(always)]
+    fn tile<const D: usize>(&self, t0: u32) -> usize {
+        let idx = t0 / self.page_size;
+        // SAFETY: idx < ceil(ctx / page_size), within the row (host-checked); uniform.
+        let page = unsafe { self.table.load_scalar_b32(readfirstlane(4 * idx)) };
+        let page = if page < self.pages {
+            page
+        } else {
+            // SAFETY: one u32; racing writers store offending positions, whichever lands.
+            unsafe { self.error.write(self.table_row + idx + 1) };
+            0
+        };
+        page as usize * self.page_bytes + self.head_off + (t0 % self.page_size) as usize * D * 2
+    }
+
+    /// The cache offsets of the two 16-key tiles from `k0` (0 for a tile past the context).
+    #[inline(always)]
+    fn bases<const D: usize>(&self, k0: u32) -> [usize; KT] {
+        let mut base = [0usize; KT];
+        crate::unroll_max!(i < KT, 2 => {
+            let t0 = k0 + 16 * i as u32;
+            base[i] = if t0 < self.ctx { self.tile::<D>(t0) } else { 0 };
+        });
+        base
+    }
+
+    /// Issues the loads of the K fragments of the 32 keys from `k0` (tiles at `base`): lane `l`
+    /// reads key `l % 16`, chunk `l / 16` of each K-tile. Keys at or past `ctx` read their tile's
+    /// first row (any row of a page is readable; their scores are masked).
+    #[inline(always)]
+    fn load_k<const D: usize>(&self, k0: u32, base: &[usize; KT], lane: usize, s: &mut Step) {
+        crate::unroll_max!(i < KT, 2 => {
+            let key = k0 + (16 * i + lane % 16) as u32;
+            let row = if key < self.ctx { lane % 16 } else { 0 };
+            crate::unroll_max!(kt < D / 32, 8 => {
+                // SAFETY: a row of a cache page (offsets from a valid or zeroed entry).
+                s.k[i][kt] = unsafe { (self.k_cache.add(base[i] + row * D * 2 + kt * 64 + 16 * (lane / 16)) as *const U32x4).read() };
+            });
+        });
+    }
+
+    /// Issues the loads of the lane's V quads of the same keys (keys `4 kq .. 4 kq + 4` of slabs
+    /// `2 round + half`); keys past `ctx` are zero (0 * garbage could be NaN).
+    #[inline(always)]
+    fn load_v<const D: usize>(&self, k0: u32, base: &[usize; KT], role: &QuadRole, s: &mut Step) {
+        // The lane's keys are in tile kq / 4.
+        let vbase = if role.kq < 4 { base[0] } else { base[1] };
+        crate::unroll_max!(round < V_ROUNDS, 4 => {
+            let slab = 2 * round + role.half;
+            if slab < D / 32 {
+                crate::unroll_max!(x < 4, 4 => {
+                    let r = 4 * (role.kq % 4) + x;
+                    let key = k0 + (4 * role.kq + x) as u32;
+                    // SAFETY: as for K.
+                    let v = unsafe { (self.v_cache.add(vbase + r * D * 2 + role.col_bytes(slab)) as *const U32x4).read() };
+                    s.v[round][x] = if key < self.ctx { v } else { U32x4::splat(0) };
+                });
+            }
+        });
+    }
+}
+
+/// The decode kernel for inputs `E` and head dimension `D`.
+#[inline(always)]
+pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
+    let dk = D / 32;
+    let lane = lane_id() as usize;
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let (split, y, b) = (workgroup_id_x(), workgroup_id_y(), workgroup_id_z());
+    let (kvh, cg) = (y / args.col_groups, y % args.col_groups);
+    // SAFETY: the host sized the length table to the grid's batch.
+    let ctx = readfirstlane(unsafe { args.context_lens.add(b as usize).read() });
+    let (ks, ke) = (split * args.split_keys, ((split + 1) * args.split_keys).min(ctx));
+    let steps = if ke > ks { (ke - ks).div_ceil(DECODE_STEP) } else { 0 };
+
+    // The lane's query column: head `kvh * group + g`, row `n` (columns past the group's
+    // duplicate the last one; never stored).
+    let ncols = args.group * args.rows;
+    let col = (cg * DECODE_COLS + (lane % 16) as u32).min(ncols - 1);
+    let (g, n) = (col / args.rows, col % args.rows);
+    let head = kvh * args.group + g;
+    let qrow = b as u64 * args.q_batch_stride + n as u64 * args.q_row_stride as u64 + head as u64 * args.q_head_stride as u64;
+    let mut qf = [U32x4::splat(0); 8];
+    crate::unroll_max!(kt < dk, 8 => {
+        // SAFETY: a row of Q (host-checked shape), 16-byte aligned.
+        qf[kt] = unsafe { (args.q.add(qrow as usize * 2 + kt * 64 + 16 * (lane / 16)) as *const U32x4).read() };
+    });
+    // Row n sits at position ctx - rows + n: it attends keys up to there.
+    let range = [KeyRange::new(0, (ctx + n) as i32 - args.rows as i32)];
+
+    let page_bytes = args.kv_heads as usize * args.page_size as usize * D * 2;
+    let keys = Keys {
+        k_cache: args.k_cache,
+        v_cache: args.v_cache,
+        // SAFETY: the sequence's row of the table (host-checked shape).
+        table: Buffer::new(unsafe { args.block_table.add(b as usize * args.table_stride as usize) } as *const u8, 4 * args.table_stride),
+        table_row: b * args.table_stride,
+        error: args.error,
+        pages: args.pages,
+        page_size: args.page_size,
+        page_bytes,
+        head_off: kvh as usize * args.page_size as usize * D * 2,
+        ctx,
+    };
+    let role = QuadRole::of(lane);
+    let mut arena = LdsArena::new();
+    let vt = TransposedTile::new(&mut arena, D, WAVES);
+    let c = args.scale_log2;
+    let mut on = Online::<1>::new();
+    let mut o = [F32x4::splat(0.0); 16];
+
+    // The wave's steps w, w + 4, ...: one register buffer, refilled as soon as each half is
+    // consumed (K after the scores, V after its LDS store), so the next step's loads are in
+    // flight behind this one's softmax and P V. (Two buffers took 276 registers at d = 128.)
+    let mut cur = Step::new();
+    let mut st = wave as u32;
+    if st < steps {
+        let k0 = ks + st * DECODE_STEP;
+        let base = keys.bases::<D>(k0);
+        keys.load_k::<D>(k0, &base, lane, &mut cur);
+        keys.load_v::<D>(k0, &base, &role, &mut cur);
+    }
+    while st < steps {
+        let k0 = ks + st * DECODE_STEP;
+        let next = st + WAVES as u32;
+        let k1 = ks + next * DECODE_STEP;
+        let mut s: Scores<KT, 1> = [[F32x4::splat(0.0)]; KT];
+        crate::unroll_max!(kt < dk, 8 => {
+            crate::unroll_max!(i < KT, 2 => {
+                s[i][0] = mma16::<E>(cur.k[i][kt], qf[kt], s[i][0]);
+            });
+        });
+        let base = if next < steps { keys.bases::<D>(k1) } else { [0; KT] };
+        if next < steps {
+            keys.load_k::<D>(k1, &base, lane, &mut cur);
+        }
+        // Masked: keys past the context, and the newest rows' causal corner.
+        if k0 + DECODE_STEP + args.rows > ctx + 1 {
+            mask(&mut s, (k0 + 4 * (lane / 16) as u32) as i32, &range);
+        }
+        let alpha = on.step(&mut s, c);
+        if ballot(alpha[0] != 1.0) != 0 {
+            crate::unroll_max!(dt < 2 * dk, 16 => {
+                o[dt] = scale(o[dt], alpha[0]);
+            });
+        }
+        crate::unroll_max!(round < V_ROUNDS, 4 => {
+            let slab = 2 * round + role.half;
+            if slab < dk {
+                // SAFETY: the wave's own tile; its earlier reads precede this in LDS order.
+                unsafe { vt.store(wave, slab, &role, &cur.v[round]) };
+            }
+        });
+        if next < steps {
+            keys.load_v::<D>(k1, &base, &role, &mut cur);
+        }
+        let p = p_chunk::<E, KT, 1>(&s, 0, 0);
+        crate::unroll_max!(dt < 2 * dk, 16 => {
+            // SAFETY: written by this wave just above (LDS is in order within a wave).
+            let a = unsafe { vt.read(wave, dt, lane) };
+            o[dt] = mma16::<E>(a, p, o[dt]);
+        });
+        st = next;
+    }
+
+    // Combine: waves 0, 1, 2 leave their accumulators (tile dt of a wave at 16-byte slot
+    // dt * 64 + lane: consecutive per lane for the writes and for the last wave's reads, which
+    // land in its own registers' layout) and statistics in LDS; wave 3 folds them into its own.
+    let l_own = on.row_sum(0);
+    barrier();
+    let slots = 2 * dk * 64;
+    let mut ar = LdsArena::new();
+    let region = ar.take::<F32x4>((WAVES - 1) * slots);
+    let stats = ar.take::<[f32; 2]>((WAVES - 1) * 64);
+    if wave < WAVES - 1 {
+        crate::unroll_max!(dt < 2 * dk, 16 => {
+            // SAFETY: inside the wave's region (every V tile is done: barrier above).
+            unsafe { region.write(wave * slots + dt * 64 + lane, o[dt]) };
+        });
+        // SAFETY: the wave's statistics slot of the lane.
+        unsafe { stats.write(wave * 64 + lane, [on.m[0], l_own]) };
+    }
+    barrier();
+    if wave != WAVES - 1 {
+        return;
+    }
+    let mut st_w = [[0.0f32; 2]; WAVES - 1];
+    let mut mx = on.m[0];
+    crate::unroll_max!(w < 3, 3 => {
+        // SAFETY: written before the barrier.
+        st_w[w] = unsafe { stats.read(w * 64 + lane) };
+        mx = mx.max(st_w[w][0]);
+    });
+    let m_use = if mx == f32::NEG_INFINITY { 0.0 } else { mx };
+    let own = exp2_fast(on.m[0] - m_use);
+    let mut l = l_own * own;
+    crate::unroll_max!(dt < 2 * dk, 16 => {
+        o[dt] = scale(o[dt], own);
+    });
+    crate::unroll_max!(w < 3, 3 => {
+        let f = exp2_fast(st_w[w][0] - m_use);
+        l += st_w[w][1] * f;
+        crate::unroll_max!(dt < 2 * dk, 16 => {
+            // SAFETY: written before the barrier.
+            let x = unsafe { region.read(w * slots + dt * 64 + lane) };
+            // SAFETY: lane-wise arithmetic of plain f32 vectors.
+            o[dt] = unsafe { simd_fma(x, F32x4::splat(f), o[dt]) };
+        });
+    });
+
+    // Output: the columns of real query rows; a split without keys gives 0 and -inf.
+    let valid = cg * DECODE_COLS + ((lane % 16) as u32) < ncols;
+    let out_row = ((b * args.rows + n) * args.heads + head) as usize;
+    let inv = if l == 0.0 { 0.0 } else { 1.0 / l };
+    if args.splits == 1 {
+        crate::unroll_max!(a < dk, 8 => {
+            let (d0, v) = output::chunk::<E>(o[2 * a], o[2 * a + 1], inv, a, lane);
+            if valid {
+                // SAFETY: a row of O (`[batch, rows, heads, d]`, host-sized), 16-byte aligned.
+                unsafe { (args.o.add((out_row * D + d0) * 2) as *mut U32x4).write(v) };
+            }
+        });
+    } else {
+        let at = split as usize * args.split_rows as usize + out_row;
+        if valid {
+            crate::unroll_max!(dt < 2 * dk, 16 => {
+                // SAFETY: the split's row of the partials (host-sized), 16-byte aligned.
+                unsafe { (args.partial_o.add(at * D + 16 * dt + 4 * (lane / 16)) as *mut F32x4).write(scale(o[dt], inv)) };
+            });
+            if lane < 16 {
+                let lse = if l == 0.0 { f32::NEG_INFINITY } else { (m_use + crate::dsl::math::log2(l)) * core::f32::consts::LN_2 };
+                // SAFETY: as above.
+                unsafe { args.partial_lse.add(at).write(lse) };
+            }
+        }
+    }
+}
