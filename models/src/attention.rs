@@ -10,23 +10,52 @@
 //! f32.
 
 use crate::error::Result;
-use ferrocm::ops::attention::{self as flash_attention, FlashOptions};
+use ferrocm::ops::attention::{self as attn, BlockTable, DecodeOptions, FlashOptions, PageAllocator, PagedKvCache};
 use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::{self, GemmOptions};
 use ferrocm::ops::softmax;
 use ferrocm::{DType, Device, Tensor};
 
-/// The keys and values of every layer for a batch of sequences that advance together:
-/// per layer `[capacity, batch, kv_heads, head_dim]` (position-major, so writing the next
-/// positions of the whole batch is one contiguous copy).
+/// The keys and values of every layer for a batch of sequences that advance together.
+///
+/// With f16/bf16 and a head dimension the attention kernels take, a paged cache
+/// (`ferrocm::ops::attention::PagedKvCache`, pages of [`PAGE_SIZE`] tokens, each sequence's
+/// pages allocated for the whole capacity up front) that decode attention reads in place;
+/// otherwise per layer a `[capacity, batch, kv_heads, head_dim]` tensor (position-major, so
+/// writing the next positions of the whole batch is one contiguous copy).
 ///
 /// Get one from [`Session`](crate::llama::Session) (which owns it).
-#[derive(Debug)]
 pub struct KvCache {
-    k: Vec<Tensor>,
-    v: Vec<Tensor>,
+    store: Store,
     capacity: usize,
     batch: usize,
+}
+
+enum Store {
+    Paged { cache: PagedKvCache, pages: Vec<Vec<u32>> },
+    Dense { k: Vec<Tensor>, v: Vec<Tensor> },
+}
+
+impl std::fmt::Debug for KvCache {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let kind = match self.store {
+            Store::Paged { .. } => "paged",
+            Store::Dense { .. } => "dense",
+        };
+        f.debug_struct("KvCache").field("kind", &kind).field("capacity", &self.capacity).field("batch", &self.batch).finish()
+    }
+}
+
+/// Tokens per page of the paged cache.
+pub const PAGE_SIZE: usize = 16;
+
+/// Where one step's new keys go and what its queries attend: built once per step by
+/// [`KvCache::step`], used by every layer.
+pub(crate) struct Step {
+    pos: usize,
+    tokens: usize,
+    /// The paged cache's block table and the new tokens' slots.
+    paged: Option<(BlockTable, Tensor)>,
 }
 
 impl KvCache {
@@ -40,15 +69,24 @@ impl KvCache {
         head_dim: usize,
         dtype: DType,
     ) -> Result<KvCache> {
-        let shape = [capacity, batch, kv_heads, head_dim];
-        let mut k = Vec::with_capacity(layers);
-        let mut v = Vec::with_capacity(layers);
-        for _ in 0..layers {
-            // Unwritten positions are never read (causal and length limits), so `empty` is enough.
-            k.push(Tensor::empty(device, &shape, dtype)?);
-            v.push(Tensor::empty(device, &shape, dtype)?);
-        }
-        Ok(KvCache { k, v, capacity, batch })
+        let store = if flash_fits(dtype, head_dim) {
+            let per_seq = capacity.div_ceil(PAGE_SIZE);
+            let cache = PagedKvCache::new(device, layers, per_seq * batch, PAGE_SIZE, kv_heads, head_dim, dtype)?;
+            let mut alloc = PageAllocator::new(cache.pages());
+            let pages = (0..batch).map(|_| alloc.alloc(per_seq)).collect::<ferrocm::Result<Vec<_>>>()?;
+            Store::Paged { cache, pages }
+        } else {
+            let shape = [capacity, batch, kv_heads, head_dim];
+            let mut k = Vec::with_capacity(layers);
+            let mut v = Vec::with_capacity(layers);
+            for _ in 0..layers {
+                // Unwritten positions are never read (causal and length limits), so `empty` is enough.
+                k.push(Tensor::empty(device, &shape, dtype)?);
+                v.push(Tensor::empty(device, &shape, dtype)?);
+            }
+            Store::Dense { k, v }
+        };
+        Ok(KvCache { store, capacity, batch })
     }
 
     /// Positions per sequence.
@@ -61,20 +99,54 @@ impl KvCache {
         self.batch
     }
 
-    /// Bytes held on the device.
-    pub fn bytes(&self) -> usize {
-        self.k.iter().chain(&self.v).map(|t| t.numel() * t.dtype().size()).sum()
+    /// Whether this is the paged cache (see the type's notes).
+    pub fn paged(&self) -> bool {
+        matches!(self.store, Store::Paged { .. })
     }
 
-    /// Stores `k` and `v` (`[batch, tokens, kv_heads, head_dim]`, any views) at positions
-    /// `pos..pos + tokens` of `layer`.
-    pub(crate) fn write(&self, layer: usize, pos: usize, k: &Tensor, v: &Tensor) -> Result<()> {
-        for (cache, new) in [(&self.k[layer], k), (&self.v[layer], v)] {
-            let t = new.shape()[1];
-            // [batch, tokens, ...] -> [tokens, batch, ...]: a view; contiguous (no copy) when
-            // batch or tokens is 1, as in decoding.
-            let src = new.transpose(0, 1)?.contiguous()?;
-            cache.narrow(0, pos, t)?.copy_from(&src)?;
+    /// Bytes held on the device.
+    pub fn bytes(&self) -> usize {
+        let t = |t: &Tensor| t.numel() * t.dtype().size();
+        match &self.store {
+            Store::Paged { cache, .. } => (0..cache.layers()).filter_map(|l| cache.layer(l).ok()).map(|(k, v)| t(k) + t(v)).sum(),
+            Store::Dense { k, v } => k.iter().chain(v).map(t).sum(),
+        }
+    }
+
+    /// The step that adds `tokens` positions per sequence at `pos`.
+    pub(crate) fn step(&self, device: &Device, pos: usize, tokens: usize) -> Result<Step> {
+        let paged = match &self.store {
+            Store::Paged { cache, pages } => {
+                let table = BlockTable::new(device, pages, &vec![pos + tokens; self.batch])?;
+                let slots = table.slots(tokens, cache.page_size())?;
+                Some((table, slots))
+            }
+            Store::Dense { .. } => None,
+        };
+        Ok(Step { pos, tokens, paged })
+    }
+
+    /// Stores `k` and `v` (`[batch, tokens, kv_heads, head_dim]`, any views) at the step's
+    /// positions of `layer`.
+    pub(crate) fn write(&self, layer: usize, step: &Step, k: &Tensor, v: &Tensor) -> Result<()> {
+        match (&self.store, &step.paged) {
+            (Store::Paged { cache, .. }, Some((_, slots))) => {
+                // [batch, tokens, ..] -> [batch * tokens, ..], the order of the slots.
+                let flat = |t: &Tensor| -> Result<Tensor> {
+                    let s = t.shape();
+                    Ok(t.contiguous()?.reshape(&[s[0] * s[1], s[2], s[3]])?)
+                };
+                attn::write_kv(cache, layer, &flat(k)?, &flat(v)?, slots)?;
+            }
+            (Store::Dense { k: kc, v: vc }, _) => {
+                for (cache, new) in [(&kc[layer], k), (&vc[layer], v)] {
+                    // [batch, tokens, ...] -> [tokens, batch, ...]: a view; contiguous (no copy) when
+                    // batch or tokens is 1, as in decoding.
+                    let src = new.transpose(0, 1)?.contiguous()?;
+                    cache.narrow(0, step.pos, step.tokens)?.copy_from(&src)?;
+                }
+            }
+            (Store::Paged { .. }, None) => unreachable!("a paged cache's steps carry a block table"),
         }
         Ok(())
     }
@@ -89,27 +161,33 @@ fn mask_value(dtype: DType) -> f32 {
     }
 }
 
-/// Causal self-attention of `tokens` new queries per sequence at positions `pos..pos+tokens`
-/// over the cached keys `0..pos+tokens` of `layer` (already written): `q` is
-/// `[batch, tokens, heads, head_dim]` (any view), the result `[batch * tokens, heads * head_dim]`
-/// in `q`'s dtype.
-pub(crate) fn causal(q: &Tensor, cache: &KvCache, layer: usize, pos: usize) -> Result<Tensor> {
+/// Causal self-attention of the step's new queries `q` (`[batch, tokens, heads, head_dim]`, any
+/// view) over the cached keys of `layer` (this step's, `k_new`/`v_new`, already written):
+/// positions `0..pos + tokens`. The result is `[batch * tokens, heads * head_dim]` in `q`'s
+/// dtype.
+pub(crate) fn causal(q: &Tensor, k_new: &Tensor, v_new: &Tensor, cache: &KvCache, layer: usize, step: &Step) -> Result<Tensor> {
     let (b, t, h, d) = (q.shape()[0], q.shape()[1], q.shape()[2], q.shape()[3]);
-    let s = pos + t;
-    if flash_fits(q.dtype(), d) {
-        // [capacity, B, KVH, D] -> [B, S, KVH, D]: a view the kernel reads in place. The t new
-        // queries are the last t of the s positions: the causal diagonal aligned bottom right.
-        let keys = cache.k[layer].narrow(0, 0, s)?.transpose(0, 1)?;
-        let values = cache.v[layer].narrow(0, 0, s)?.transpose(0, 1)?;
-        let o = flash_attention::flash(q, &keys, &values, &FlashOptions { causal: true, ..Default::default() })?;
-        return Ok(o.reshape(&[b * t, h * d])?);
+    let (pos, s) = (step.pos, step.pos + step.tokens);
+    match (&cache.store, &step.paged) {
+        (Store::Paged { .. }, _) if pos == 0 && t > 1 => {
+            // A prompt from an empty cache: its own keys are all there is; flash attention
+            // reads them where they are.
+            let o = attn::flash(q, k_new, v_new, &FlashOptions { causal: true, ..Default::default() })?;
+            return Ok(o.reshape(&[b * t, h * d])?);
+        }
+        (Store::Paged { cache: pc, .. }, Some((table, _))) => {
+            let o = attn::decode(q, pc, layer, table, &DecodeOptions::default())?;
+            return Ok(o.reshape(&[b * t, h * d])?);
+        }
+        _ => {}
     }
-    let kvh = cache.k[layer].shape()[2];
+    let Store::Dense { k: kc, v: vc } = &cache.store else { unreachable!("handled above") };
+    let kvh = kc[layer].shape()[2];
     let g = h / kvh;
     // [capacity, B, KVH, D] -> [B, KVH, S, D]: a view the GEMM reads in place (rows of D with a
     // stride of B*KVH*D; B and KVH collapse into one batch stride).
-    let keys = cache.k[layer].narrow(0, 0, s)?.transpose(0, 1)?.transpose(1, 2)?;
-    let values = cache.v[layer].narrow(0, 0, s)?.transpose(0, 1)?.transpose(1, 2)?;
+    let keys = kc[layer].narrow(0, 0, s)?.transpose(0, 1)?.transpose(1, 2)?;
+    let values = vc[layer].narrow(0, 0, s)?.transpose(0, 1)?.transpose(1, 2)?;
     // Queries as [B, KVH, G*T, D]: the G query heads sharing a KV head are rows of one product.
     let qg = if t == 1 {
         q.squeeze(1)?.unflatten(1, &[kvh, g])?
@@ -144,7 +222,7 @@ fn flash_fits(dtype: DType, d: usize) -> bool {
 pub(crate) fn padded(q: &Tensor, k: &Tensor, v: &Tensor, lengths: &[usize]) -> Result<Tensor> {
     let (b, t, h, d) = (q.shape()[0], q.shape()[1], q.shape()[2], q.shape()[3]);
     if flash_fits(q.dtype(), d) {
-        let o = flash_attention::flash(q, k, v, &FlashOptions { key_lengths: Some(lengths), ..Default::default() })?;
+        let o = attn::flash(q, k, v, &FlashOptions { key_lengths: Some(lengths), ..Default::default() })?;
         return Ok(o.reshape(&[b * t, h * d])?);
     }
     // The mask added to the scores: 0 for real keys, most negative for padding.

@@ -38,22 +38,23 @@ fn prefill_and_decode(dtype: DType, tol: f64) {
     let mut reference = LlamaReference::load(&path).unwrap();
     let prompt = model.encode("hello world, the 42 cats").unwrap();
     assert!(prompt.len() > 8, "{prompt:?}");
-    let mut s = Session::new(&model, 1, prompt.len() + 3).unwrap();
+    let mut s = Session::new(&model, 1, prompt.len() + 5).unwrap();
     // Prefill: every position's logits.
     let dev = s.step_all_logits(&[&prompt]).unwrap();
     let want = reference.forward(&prompt).unwrap();
     let e = rel_err(&dev, &want);
     eprintln!("{dtype} prefill of {} tokens: largest logit error {e:.2e} of the logits' RMS", prompt.len());
     assert!(e < tol, "{dtype} prefill: relative error {e}");
-    // Decode steps through the KV cache.
-    for id in [17u32, 200, 5] {
-        let dev = s.step(&[&[id]]).unwrap();
-        let want = reference.forward(&[id]).unwrap();
+    // Decode steps through the KV cache, one of them two tokens at once (the paged cache's
+    // decode attention with two query rows, causal between them).
+    for ids in [&[17u32][..], &[200, 5], &[9], &[31]] {
+        let dev = s.step_all_logits(&[ids]).unwrap();
+        let want = reference.forward(ids).unwrap();
         let e = rel_err(&dev, &want);
-        eprintln!("{dtype} decode of {id}: {e:.2e}");
-        assert!(e < tol, "{dtype} decode of {id}: relative error {e}");
+        eprintln!("{dtype} decode of {ids:?}: {e:.2e}");
+        assert!(e < tol, "{dtype} decode of {ids:?}: relative error {e}");
     }
-    assert_eq!(s.position(), prompt.len() + 3);
+    assert_eq!(s.position(), prompt.len() + 5);
 }
 
 #[test]

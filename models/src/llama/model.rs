@@ -348,6 +348,8 @@ impl<'m> Session<'m> {
         let ids_t = Tensor::from_slice(dev, &ids.iter().map(|&i| i as i32).collect::<Vec<_>>(), &[b * t])?;
         let x = movement::embedding(&m.embedding, &ids_t)?; // [B*T, hidden]
         let offsets = Tensor::from_slice(dev, &vec![pos as i32; b], &[b])?;
+        // Where this step's keys go (the paged cache's block table and slots), for every layer.
+        let step = self.cache.step(dev, pos, t)?;
         let rope_opts = RopeOptions {
             layout: RopeLayout::Interleaved,
             table: RopeTable::Cache { cos: &m.rope_cos, sin: &m.rope_sin },
@@ -374,9 +376,10 @@ impl<'m> Session<'m> {
             // Queries and keys rotate together: one launch over their H + KVH heads.
             let qk = rope::rope(&qkv.narrow(2, 0, h + kvh)?, &rope_opts)?;
             stage(&mut tracer, "kv_write");
-            self.cache.write(li, pos, &qk.narrow(2, h, kvh)?, &qkv.narrow(2, h + kvh, kvh)?)?;
+            let (k_new, v_new) = (qk.narrow(2, h, kvh)?, qkv.narrow(2, h + kvh, kvh)?);
+            self.cache.write(li, &step, &k_new, &v_new)?;
             stage(&mut tracer, "attention");
-            let a = attention::causal(&qk.narrow(2, 0, h)?, &self.cache, li, pos)?;
+            let a = attention::causal(&qk.narrow(2, 0, h)?, &k_new, &v_new, &self.cache, li, &step)?;
             stage(&mut tracer, "o_proj");
             let o = l.o.forward(&a, Epilogue::default())?;
             stage(&mut tracer, "norm");
