@@ -98,14 +98,17 @@ fn f32_to_u32(w: &mut Wave, inst: &Inst, f: impl Fn(f32) -> u32) -> Exec {
 
 /// `a * 2^e`, rounded once.
 pub(crate) fn ldexp32(a: f32, e: i32) -> f32 {
-    (a as f64 * 2f64.powi(e.clamp(-400, 400))) as f32
+    let e = e.clamp(-400, 400);
+    // Two exact steps of at most 2^200 (a normal power of two each): the same single rounding.
+    let h = e / 2;
+    (a as f64 * super::round::pow2(h) * super::round::pow2(e - h)) as f32
 }
 
 pub(crate) fn ldexp64(a: f64, e: i32) -> f64 {
     // Two steps keep every intermediate exact or correctly saturated.
     let e = e.clamp(-2200, 2200);
     let h = e / 2;
-    a * 2f64.powi(h) * 2f64.powi(e - h)
+    a * super::round::pow2(h) * super::round::pow2(e - h)
 }
 
 fn fract32(x: f32) -> f32 {

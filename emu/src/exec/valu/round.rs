@@ -13,17 +13,59 @@ pub(crate) fn f16_from_f64(x: f64) -> u16 {
 }
 
 /// Rounds the exact value `hi + lo` (with `|lo|` at most half an f64 ulp of `hi`) to f16.
+///
+/// On the bits of `hi`: its 53-bit significand shifted right to the f16 quantum (2^(e - 10),
+/// or 2^-24 for f16 denormals), rounded to nearest even with `lo` deciding exact ties (it is
+/// below the significand's last bit, so it matters only there). Every f16 VALU result goes
+/// through here; the float formulation (`round_to_quantum`) is the test's reference.
 pub(crate) fn f16_sticky(hi: f64, lo: f64) -> u16 {
-    let sign = if hi.is_sign_negative() { 0x8000u16 } else { 0 };
-    if hi.is_nan() {
-        return sign | 0x7e00 | ((hi.to_bits() >> 42) & 0x1ff) as u16;
+    let bits = hi.to_bits();
+    let sign = ((bits >> 48) & 0x8000) as u16;
+    let exp_field = ((bits >> 52) & 0x7ff) as i32;
+    if exp_field == 0x7ff {
+        // Infinity, or NaN with its payload's top bits kept and quieted.
+        return if bits & 0xf_ffff_ffff_ffff == 0 { sign | 0x7c00 } else { sign | 0x7e00 | ((bits >> 42) & 0x1ff) as u16 };
     }
-    let q = round_to_quantum(hi, lo, -14, 10);
-    if q.is_infinite() || q >= 65536.0 {
-        return sign | 0x7c00;
+    if exp_field == 0 {
+        // Zero or an f64 denormal: far below f16's smallest denormal half (2^-25).
+        return sign;
     }
-    // q is exactly representable as an f16 now, so the f32 -> f16 conversion is exact.
-    sign | half::f16::from_f32(q as f32).to_bits()
+    let e = exp_field - 1023;
+    if e > 15 {
+        return sign | 0x7c00; // at least 2^16: past the largest f16 even after rounding down
+    }
+    let m = (bits & 0xf_ffff_ffff_ffff) | (1 << 52);
+    // Quantum exponent, and how many low bits of m lie below it.
+    let qexp = if e >= -14 { e - 10 } else { -24 };
+    let drop = (qexp - (e - 52)) as u32; // 42 for normal f16 results, more for denormals
+    if drop >= 54 {
+        return sign; // below half of the smallest f16 denormal (m < 2^53 <= half)
+    }
+    let n = m >> drop;
+    let rem = m & ((1u64 << drop) - 1);
+    let half = 1u64 << (drop - 1);
+    // lo's sign relative to the magnitude decides ties (it cannot move rem across half).
+    let lo = if hi.is_sign_negative() { -lo } else { lo };
+    let up = rem > half || (rem == half && (lo > 0.0 || (lo == 0.0 && n & 1 == 1)));
+    let n = n + up as u64;
+    // Normal results: n in [1024, 2048] (2048 carries into the exponent); denormals: n <= 1024.
+    let out = if e >= -14 { (((e + 15) as u64) << 10) + (n - 1024) } else { n };
+    if out >= 0x7c00 { sign | 0x7c00 } else { sign | out as u16 }
+}
+
+/// 2^e as an f64 (rounded as IEEE says outside the normal range: a denormal, 0 or infinity),
+/// from exponent bits. Not `powi`: LLVM treats it as pure and evaluates it ahead of the branch
+/// that needs it, and `__powidf2` was 7% of a model decode step through the f16 rounding below.
+#[inline(always)]
+pub(crate) fn pow2(e: i32) -> f64 {
+    let bits = |e: i32| f64::from_bits(((e.clamp(-1022, 1023) + 1023) as u64) << 52);
+    if (-1022..=1023).contains(&e) {
+        bits(e)
+    } else {
+        // Two normal halves: their product is 2^e, rounded once (exact down to 2^-1074).
+        let h = e / 2;
+        bits(h) * bits(e - h)
+    }
 }
 
 /// f64 -> f32, round to nearest even (Rust's `as` already does this; kept for symmetry).
@@ -32,7 +74,7 @@ pub(crate) fn f32_sticky(hi: f64, lo: f64) -> f32 {
         return hi as f32;
     }
     let q = round_to_quantum(hi, lo, -126, 23);
-    let r = if q >= 2f64.powi(128) { f32::INFINITY } else { q as f32 };
+    let r = if q >= pow2(128) { f32::INFINITY } else { q as f32 };
     if hi.is_sign_negative() { -r } else { r }
 }
 
@@ -46,11 +88,12 @@ pub(crate) fn round_to_quantum(hi: f64, lo: f64, emin: i32, mant: i32) -> f64 {
     }
     // Sign of the remainder relative to the magnitude.
     let lo = if hi.is_sign_negative() { -lo } else { lo };
-    let e = if a >= 2f64.powi(emin) { ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023 } else { emin };
+    let e = if a >= pow2(emin) { ((a.to_bits() >> 52) & 0x7ff) as i32 - 1023 } else { emin };
     let qexp = e - mant;
     // Scaling by a power of two is exact here: a >= 2^-1074 and the quantum is far above it.
-    let s = a * 2f64.powi(-qexp);
-    let fl = s.floor();
+    // s < 2^(mant + 2): its integer part fits a u64 exactly (no libm floor).
+    let s = a * pow2(-qexp);
+    let fl = (s as u64) as f64;
     let frac = s - fl;
     let up = if frac > 0.5 {
         true
@@ -61,10 +104,10 @@ pub(crate) fn round_to_quantum(hi: f64, lo: f64, emin: i32, mant: i32) -> f64 {
     } else if lo < 0.0 {
         false
     } else {
-        fl % 2.0 == 1.0
+        (s as u64) % 2 == 1
     };
     let n = if up { fl + 1.0 } else { fl };
-    n * 2f64.powi(qexp)
+    n * pow2(qexp)
 }
 
 /// Knuth's TwoSum: `s + e == a + b` exactly, with `s = fl(a + b)`.
@@ -89,10 +132,10 @@ pub(crate) fn fma16(a: f64, b: f64, c: f64) -> u16 {
 pub(crate) fn fma32_scaled(a: f32, b: f32, c: f32, k: i32) -> f32 {
     let p = a as f64 * b as f64; // exact: 48 significant bits
     if !p.is_finite() || !c.is_finite() {
-        return ((p + c as f64) * 2f64.powi(k)) as f32;
+        return ((p + c as f64) * pow2(k)) as f32;
     }
     let (s, e) = two_sum(p, c as f64);
-    let sc = 2f64.powi(k);
+    let sc = pow2(k);
     f32_sticky(s * sc, e * sc)
 }
 
@@ -100,6 +143,56 @@ pub(crate) fn fma32_scaled(a: f32, b: f32, c: f32, k: i32) -> f32 {
 mod tests {
     use super::*;
     use half::f16;
+
+    /// The float formulation of [`f16_sticky`]: the magnitude rounded on the f16 grid.
+    fn f16_sticky_by_floats(hi: f64, lo: f64) -> u16 {
+        let sign = if hi.is_sign_negative() { 0x8000u16 } else { 0 };
+        if hi.is_nan() {
+            return sign | 0x7e00 | ((hi.to_bits() >> 42) & 0x1ff) as u16;
+        }
+        let q = round_to_quantum(hi, lo, -14, 10);
+        if q.is_infinite() || q >= 65536.0 {
+            return sign | 0x7c00;
+        }
+        sign | half::f16::from_f32(q as f32).to_bits()
+    }
+
+    #[test]
+    fn f16_rounding_on_bits_matches_the_float_formulation() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..3_000_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Around and past the f16 range, with many exact ties (low significand bits zero).
+            let e = (x >> 52) % 70;
+            let mant = if i % 3 == 0 { (x & 0xfffff) << 32 } else { x & 0xf_ffff_ffff_ffff };
+            let hi = f64::from_bits(((1023 - 40 + e) << 52) | mant) * if x & 1 == 1 { -1.0 } else { 1.0 };
+            // lo: none, or a quarter ulp of hi either way (it can only break ties).
+            let ulp = f64::from_bits(hi.abs().to_bits() + 1) - hi.abs();
+            let lo = match i % 4 {
+                0 | 1 => 0.0,
+                2 => ulp / 4.0,
+                _ => -ulp / 4.0,
+            };
+            assert_eq!(f16_sticky(hi, lo), f16_sticky_by_floats(hi, lo), "{hi:e} + {lo:e}");
+        }
+        for v in [0.0, -0.0, f64::INFINITY, f64::NEG_INFINITY, f64::NAN, 65504.0, 65519.99, 65520.0, 1e-300, -5e-324, 2f64.powi(-25)] {
+            assert_eq!(f16_sticky(v, 0.0), f16_sticky_by_floats(v, 0.0), "{v:e}");
+        }
+    }
+
+    #[test]
+    fn powers_of_two_are_exact_then_round_as_ieee_says() {
+        for e in -1200..=1200 {
+            let want = match e {
+                -1074..=-1023 => f64::from_bits(1 << (e + 1074)), // denormals (powi gives 0 there)
+                ..-1074 => 0.0,
+                _ => 2f64.powi(e),
+            };
+            assert_eq!(pow2(e).to_bits(), want.to_bits(), "2^{e}");
+        }
+    }
 
     #[test]
     fn every_f16_round_trips_through_f64() {
