@@ -176,10 +176,11 @@ fn many_rows_share_workgroups() {
 fn short_rows_take_a_wave_each() {
     // Up to 512 rows of at most 4096 bytes in 16-byte chunks: one wave per row, up to 4 per
     // workgroup; a row count that is not a multiple of 4, and the longest rows the kernel takes
-    // (f32: 1024, f16/bf16: 2048 values, 4 chunks a lane).
+    // (f32: 1024, f16/bf16: 2048 values, 4 chunks a lane), and either side of half of that
+    // (the half kernel's limit).
     for dtype in FLOAT_DTYPES {
         let longest = 4096 / dtype.size();
-        for (rows, len) in [(501, 64), (5, longest), (3, longest - 8), (1, 576)] {
+        for (rows, len) in [(501, 64), (5, longest), (3, longest - 8), (1, 576), (2, longest / 2), (2, longest / 2 + 8)] {
             for (layer, residual) in [(false, true), (true, false)] {
                 let c = Case { rows, len, dtype, layer, residual, weight: true, bias: layer, shift: 1.0, eps: 1e-5, seed: 11 };
                 run(&c).unwrap();

@@ -81,10 +81,17 @@ crate::kernel_abi! {
         NORM_SHORT_F16 = "norm_short_f16" @ 256,
         /// Short bf16 rows.
         NORM_SHORT_BF16 = "norm_short_bf16" @ 256,
+        /// Short f32 rows of at most half [`SHORT_ROW_BYTES`] (half the chunks per lane).
+        NORM_SHORT_HALF_F32 = "norm_short_half_f32" @ 256,
+        /// Short f16 rows of at most half [`SHORT_ROW_BYTES`].
+        NORM_SHORT_HALF_F16 = "norm_short_half_f16" @ 256,
+        /// Short bf16 rows of at most half [`SHORT_ROW_BYTES`].
+        NORM_SHORT_HALF_BF16 = "norm_short_half_bf16" @ 256,
     }
 }
 
-/// 16-byte chunks of its row a lane of `norm_short_*` holds at most.
+/// 16-byte chunks of its row a lane of `norm_short_*` holds at most (`norm_short_half_*`: half
+/// as many, and half the unrolled work for the rows a decode step normalises).
 pub const SHORT_CHUNKS: u32 = 4;
 /// The longest row `norm_short_*` takes: 64 lanes of [`SHORT_CHUNKS`] chunks (2048 f16/bf16
 /// values, 1024 f32), with 16-byte accesses (`VECTOR_OK`). `lanes`, `segs`, `seg_len`, `mode`

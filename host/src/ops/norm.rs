@@ -81,12 +81,12 @@ pub fn add_layer_norm(x: &Tensor, residual: &Tensor, weight: Option<&Tensor>, bi
 /// at 512 rows the extra reads are at most 2 MiB, which the L2 serves.
 const SHORT_MAX_ROWS: usize = 512;
 
-/// The general kernel and the short-row one for dtype `d`.
-fn kernel(op: &'static str, d: DType) -> Result<(Kernel<NormArgs>, Kernel<NormArgs>)> {
+/// The general kernel and the short-row ones (whole, half) for dtype `d`.
+fn kernel(op: &'static str, d: DType) -> Result<(Kernel<NormArgs>, [Kernel<NormArgs>; 2])> {
     match d {
-        DType::F32 => Ok((abi::NORM_F32, abi::NORM_SHORT_F32)),
-        DType::F16 => Ok((abi::NORM_F16, abi::NORM_SHORT_F16)),
-        DType::Bf16 => Ok((abi::NORM_BF16, abi::NORM_SHORT_BF16)),
+        DType::F32 => Ok((abi::NORM_F32, [abi::NORM_SHORT_F32, abi::NORM_SHORT_HALF_F32])),
+        DType::F16 => Ok((abi::NORM_F16, [abi::NORM_SHORT_F16, abi::NORM_SHORT_HALF_F16])),
+        DType::Bf16 => Ok((abi::NORM_BF16, [abi::NORM_SHORT_BF16, abi::NORM_SHORT_HALF_BF16])),
         d => Err(Error::DTypeMismatch { op, what: "input", got: d, expected: "f32, f16 or bf16".into() }),
     }
 }
@@ -171,10 +171,11 @@ fn run(
             eps,
         };
         let cfg = LaunchConfig::linear(ops.u32("workgroups", rows.div_ceil(waves))?, 64 * waves as u32);
+        let k = if 2 * len * esize <= SHORT_ROW_BYTES as usize { k_short[1] } else { k_short[0] };
         // SAFETY: every operand was checked to be contiguous rows * len (weight, bias: len) of
         // the kernel's dtype, 16-byte aligned with rows of whole 16-byte chunks, at most
-        // SHORT_ROW_BYTES long.
-        unsafe { ops.launch(k_short, cfg, &args)? };
+        // SHORT_ROW_BYTES long (half of it for the half kernel).
+        unsafe { ops.launch(k, cfg, &args)? };
         return Ok((out, h));
     }
     // Without 16-byte accesses the kernel takes one row per group (no loop): no persistence.

@@ -23,11 +23,12 @@ use crate::dsl::math::{abs, fma, sqrt};
 use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::wave::{lane_id, readfirstlane, reduce_sum_f32};
 
-const CHUNKS: usize = SHORT_CHUNKS as usize;
-
-/// The `norm_short_*` kernel: row `workgroup * waves + wave`, whole in one wave's registers.
+/// The `norm_short_*` kernel: row `workgroup * waves + wave`, whole in one wave's registers, at
+/// most `CHUNKS` 16-byte chunks a lane (a compile-time count: the unrolled work is per chunk,
+/// so rows that fit half of [`SHORT_CHUNKS`] take the half kernel).
 #[inline(always)]
-pub fn norm_short<E: Chunked>(a: NormArgs) {
+pub fn norm_short<E: Chunked, const CHUNKS: usize>(a: NormArgs) {
+    const { assert!(CHUNKS <= SHORT_CHUNKS as usize) };
     let waves = workgroup_size_x() / 64;
     let row = workgroup_id_x() * waves + readfirstlane(workitem_id_x() / 64);
     if row >= a.rows {
