@@ -57,6 +57,31 @@ impl Normal {
             d => Err(Error::Unsupported { op: "benchmark data", what: format!("normally distributed {d} values") }),
         }
     }
+
+    /// GGML blocks of `n` rows of `k` weights in `format`: random codes (every bit pattern of
+    /// the code fields is a valid block) and f16 scales (and minimums) of `sigma * N(0, 1)`
+    /// magnitude, as a quantized weight's bytes look to a kernel.
+    pub fn quant_blocks(&mut self, format: ferrocm::quant::QuantFormat, n: usize, k: usize, sigma: f64) -> Result<Vec<u8>> {
+        use ferrocm::quant::QuantFormat;
+        let bytes = n * format.row_bytes(k)?;
+        let mut out = Vec::with_capacity(bytes + 8);
+        while out.len() < bytes {
+            self.uniform();
+            out.extend_from_slice(&self.state.to_le_bytes());
+        }
+        out.truncate(bytes);
+        let scales: &[usize] = match format {
+            QuantFormat::Q4_0 | QuantFormat::Q5_0 | QuantFormat::Q8_0 => &[0],
+            QuantFormat::Q6K => &[208],
+            _ => &[0, 2],
+        };
+        for block in out.chunks_exact_mut(format.block_bytes()) {
+            for &at in scales {
+                block[at..at + 2].copy_from_slice(&f16::from_f64(sigma * self.sample()).to_le_bytes());
+            }
+        }
+        Ok(out)
+    }
 }
 
 #[cfg(test)]

@@ -4,7 +4,8 @@
 use crate::data::Normal;
 use ferrocm::ops::attention::{self, BlockTable, DecodeOptions, FlashOptions, PagedKvCache};
 use ferrocm::ops::gemm::{GemmConfig, GemmOptions, Mfma};
-use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, reduce, rope, softmax};
+use ferrocm::ops::{basic, elementwise, gemm, gemm_fp8, movement, norm, qmatmul, reduce, rope, softmax};
+use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Device, Result, Tensor};
 use ferrocm_emu::model::machine::MathKind;
 
@@ -63,6 +64,17 @@ pub fn registry() -> Vec<Case> {
         gemm_fp8_blockscaled(8, 4096, 7168),
         // Decode-time GEMV: the tall-skinny tile with split-K must stream the weights.
         gemm_dense(DType::Bf16, 1, 4096, 4096, None),
+        // Quantized matmul (issue 17): decode GEMVs stream the quantized weights once (M = 8
+        // should cost about what M = 1 does), and the prefill GEMM.
+        qmatmul_case(QuantFormat::Q4K, 1, 4096, 4096),
+        qmatmul_case(QuantFormat::Q4K, 8, 4096, 4096),
+        qmatmul_case(QuantFormat::Q4K, 1, 14336, 4096),
+        qmatmul_case(QuantFormat::Q4K, 8, 14336, 4096),
+        qmatmul_case(QuantFormat::Q4_1, 1, 4096, 4096),
+        qmatmul_case(QuantFormat::Q4_1, 8, 4096, 4096),
+        qmatmul_case(QuantFormat::Q4_1, 1, 14336, 4096),
+        qmatmul_case(QuantFormat::Q4_1, 8, 14336, 4096),
+        qmatmul_case(QuantFormat::Q4K, 512, 4096, 4096),
         // The memory-bound family (issue 4) at 16M elements.
         membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
         membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
@@ -219,9 +231,20 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (sizes, causal) = attention_words(&words, "attention_prefill", &["b", "h", "s", "d"])?;
             Ok(attention_prefill(sizes[0], sizes[1], sizes[2], sizes[3], causal))
         }
-        other => {
-            Err(format!("no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill)"))
+        "qmatmul" => {
+            let [fmt, dims_word] = words[..] else {
+                return Err(format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK\" (FORMAT Q4_0 ... Q6_K)"));
+            };
+            let format = QuantFormat::ALL
+                .into_iter()
+                .find(|f| f.name().eq_ignore_ascii_case(fmt))
+                .ok_or_else(|| format!("{fmt:?} is not a GGML format ferrocm reads"))?;
+            let (m, n, k) = mnk(dims_word)?;
+            Ok(qmatmul_case(format, m, n, k))
         }
+        other => Err(format!(
+            "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill, qmatmul)"
+        )),
     }
 }
 
@@ -359,6 +382,28 @@ pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
             let sa = Tensor::from_slice(dev, &sa, &[m, kb])?;
             let sb = Tensor::from_slice(dev, &sb, &[nb, kb])?;
             Ok(boxed(move || gemm_fp8::gemm_fp8_blockscaled(&a, &sa, &b, &sb).map(drop)))
+        }),
+    }
+}
+
+/// `qmatmul::qmatmul` of f16 activations `[m, k]` with a `format` weight `[n, k]`, f16 out. The
+/// compulsory bytes are the weight's (its device layout, GGML's bytes padded to 16 rows), the
+/// activations' and the output's.
+pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
+    let weight = n.div_ceil(16) * 16 * format.row_bytes(k).unwrap_or(0);
+    Case {
+        op: "qmatmul",
+        shape: format!("{} {m}x{n}x{k}", format.name()),
+        flops: 2.0 * (m * n * k) as f64,
+        min_bytes: (weight + 2 * m * k + 2 * m * n) as u64,
+        math: MathKind::F16,
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
+            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
+            let opts = qmatmul::QMatmulOptions::default();
+            Ok(boxed(move || qmatmul::qmatmul(&x, &w, &opts).map(drop)))
         }),
     }
 }

@@ -401,19 +401,30 @@ pub mod flags {
 /// Activation rows one GEMV workgroup takes (one 16x16 MFMA tile); larger M are row blocks.
 pub const GEMV_ROWS: u32 = 16;
 /// Most waves of a GEMV workgroup (each reduces a share of K for the workgroup's tile).
-pub const GEMV_MAX_WAVES: u32 = 4;
+pub const GEMV_MAX_WAVES: u32 = 8;
 
-/// Dynamic LDS of a GEMV workgroup of `waves` waves: each wave's 16x16 f32 partial sums.
-pub const fn gemv_lds_bytes(waves: u32) -> u32 {
-    waves * 64 * 4 * 4
+/// True for the formats whose weights add a minimum (`w = a * u + b`): their GEMV needs the
+/// activations' sums per group.
+pub const fn has_min(f: u32) -> bool {
+    matches!(f, format::Q4_1 | format::Q5_1 | format::Q4_K | format::Q5_K)
+}
+
+/// Dynamic LDS of a GEMV workgroup of `waves` waves of `chunks_per_wave` chunks taking
+/// `tiles_per_group` tiles: two regions of each wave's 16x16 f32 partial sums (alternating
+/// between tiles), each tile's 16x16 results, then (formats with a minimum) each wave's table
+/// of its groups' activation sums (16 floats per group).
+pub const fn gemv_lds_bytes(f: u32, waves: u32, chunks_per_wave: u32, tiles_per_group: u32) -> u32 {
+    let table = if has_min(f) { waves * chunks_per_wave * (CHUNK_GROUPS * TILE_ROWS * 4) as u32 } else { 0 };
+    2 * waves * 64 * 4 * 4 + tiles_per_group * 256 * 4 + table
 }
 
 crate::kernel_abi! {
     /// Arguments of `quant_gemv_*`: `y = x W^T` (+ bias, activation, residual), `W` `[n, k]` in
     /// the device layout, `x` `[m][ldx]` f32/f16/bf16 (16-byte aligned rows), `y` `[m][ldy]` of
-    /// `out_type`. Grid: x = tiles (`ceil(n / 16)`), y = blocks of 16 activation rows
-    /// (`ceil(m / 16)`, each re-reading W: the decode shapes have one); `waves * 64` work-items,
-    /// each wave `chunks_per_wave` chunks of K; [`gemv_lds_bytes`].
+    /// `out_type`. Grid: x = at most the tiles (`ceil(n / 16)`; workgroup x takes tiles
+    /// `x, x + grid_x, ..`), y = blocks of `m_block` activation rows (`ceil(m / m_block)`, each
+    /// re-reading W: the decode shapes have one); `waves * 64` work-items, each wave
+    /// `chunks_per_wave` chunks of K of every tile; [`gemv_lds_bytes`].
     pub struct QGemvArgs {
         /// The weight in the device layout.
         pub w: Ptr<u8>,
@@ -447,24 +458,30 @@ crate::kernel_abi! {
         pub flags: u32,
         /// Chunks of K each wave reduces.
         pub chunks_per_wave: u32,
+        /// Activation rows per workgroup (at most [`GEMV_ROWS`]).
+        pub m_block: u32,
+        /// The most tiles a workgroup takes (`ceil(tiles / grid_x)`; sizes its results in LDS).
+        pub tiles_per_group: u32,
+        /// Workgroups along x (the stride between a workgroup's tiles).
+        pub grid_x: u32,
     }
     kernels {
         /// `Q4_0` weights.
-        QUANT_GEMV_Q4_0 = "quant_gemv_q4_0" @ 256,
+        QUANT_GEMV_Q4_0 = "quant_gemv_q4_0" @ 512,
         /// `Q4_1`.
-        QUANT_GEMV_Q4_1 = "quant_gemv_q4_1" @ 256,
+        QUANT_GEMV_Q4_1 = "quant_gemv_q4_1" @ 512,
         /// `Q5_0`.
-        QUANT_GEMV_Q5_0 = "quant_gemv_q5_0" @ 256,
+        QUANT_GEMV_Q5_0 = "quant_gemv_q5_0" @ 512,
         /// `Q5_1`.
-        QUANT_GEMV_Q5_1 = "quant_gemv_q5_1" @ 256,
+        QUANT_GEMV_Q5_1 = "quant_gemv_q5_1" @ 512,
         /// `Q8_0`.
-        QUANT_GEMV_Q8_0 = "quant_gemv_q8_0" @ 256,
+        QUANT_GEMV_Q8_0 = "quant_gemv_q8_0" @ 512,
         /// `Q4_K`.
-        QUANT_GEMV_Q4_K = "quant_gemv_q4_k" @ 256,
+        QUANT_GEMV_Q4_K = "quant_gemv_q4_k" @ 512,
         /// `Q5_K`.
-        QUANT_GEMV_Q5_K = "quant_gemv_q5_k" @ 256,
+        QUANT_GEMV_Q5_K = "quant_gemv_q5_k" @ 512,
         /// `Q6_K`.
-        QUANT_GEMV_Q6_K = "quant_gemv_q6_k" @ 256,
+        QUANT_GEMV_Q6_K = "quant_gemv_q6_k" @ 512,
     }
 }
 

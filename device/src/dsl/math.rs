@@ -37,6 +37,19 @@ pub fn rsqrt(x: f32) -> f32 {
     1.0 / sqrt(x)
 }
 
+unsafe extern "unadjusted" {
+    #[link_name = "llvm.amdgcn.fdot2"]
+    fn llvm_fdot2(a: super::simd::F16x2, b: super::simd::F16x2, c: f32, clamp: bool) -> f32;
+}
+
+/// `v_dot2_f32_f16`: `a.lo * b.lo + a.hi * b.hi + c`, two f16 pairs held as words, accumulated
+/// in f32 (exact products).
+#[inline(always)]
+pub fn dot2_f16(a: u32, b: u32, c: f32) -> f32 {
+    // SAFETY: a register operation; the transmutes reinterpret 32 bits as two f16.
+    unsafe { llvm_fdot2(core::mem::transmute(a), core::mem::transmute(b), c, false) }
+}
+
 /// Fused multiply-add `a * b + c`.
 #[inline(always)]
 pub fn fma(a: f32, b: f32, c: f32) -> f32 {

@@ -19,7 +19,7 @@
 //! The GEMV kernel (`kernels/quant/gemv.rs`) reads every weight byte once in full-line 128-bit
 //! loads and runs the matrix cores on the codes themselves (exact in f16/bf16), applying each
 //! group's scale to the f32 product: its cost does not grow with M up to 16. A workgroup owns
-//! 16 weight rows and splits K between up to 4 waves, whose partial sums meet in LDS (one
+//! 16 weight rows and splits K between up to 8 waves, whose partial sums meet in LDS (one
 //! launch, no second reduction pass, deterministic).
 //!
 //! # Precision
@@ -41,13 +41,16 @@ use crate::error::{Error, Result};
 use crate::ops::gemm::Activation;
 use crate::ops::layout::contiguous;
 use crate::quant::QuantTensor;
-use crate::runtime::launch::LaunchConfig;
+use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::quant::{
     self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_ROWS,
     GROUP, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes,
 };
+
+/// Compute units of an MI300X (GFX942.md), for the launch shape.
+const CUS: usize = 304;
 
 /// Everything besides the operands: GEMM's epilogue ([`GemmOptions`](crate::ops::gemm::GemmOptions)'
 /// bias, activation, residual, output dtype).
@@ -159,9 +162,27 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     // contiguous rows stay aligned).
     let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
     let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
+    let tiles = n.div_ceil(TILE_ROWS);
+    // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
+    // running ahead across them (the start-up latency and the activation sums are paid once per
+    // workgroup); 8 waves (two per SIMD) split K.
+    // At most 16 tiles per workgroup (their results wait in LDS for the epilogue).
+    let grid_x = tiles.min(CUS.max(tiles.div_ceil(16)));
+    let tiles_per_group = tiles.div_ceil(grid_x);
     let waves = chunks.min(GEMV_MAX_WAVES as usize);
     let per_wave = chunks.div_ceil(waves);
     let waves = chunks.div_ceil(per_wave) as u32;
+    // The waves' tables of activation sums (formats with a minimum) take 64 bytes per group of
+    // K: up to K = 229376 in 64 KiB.
+    let fc = w.format().abi_code();
+    let m_block = GEMV_ROWS;
+    let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
+    if lds > LDS_LIMIT_BYTES {
+        return Err(Error::Unsupported {
+            op: OP,
+            what: format!("K = {k} for {} (its activation sums need {lds} bytes of LDS)", w.format()),
+        });
+    }
     let args = QGemvArgs {
         w: ops.buffer("W", w.device_bytes())?,
         x: ops.input_bytes("x", &x)?,
@@ -179,13 +200,17 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         activation: opts.activation.code(),
         flags: fl,
         chunks_per_wave: ops.u32("chunks per wave", per_wave)?,
+        m_block,
+        tiles_per_group: tiles_per_group as u32,
+        grid_x: grid_x as u32,
     };
-    // The activation rows are one range-checked buffer of 32-bit size.
+    // The activation rows and the weight are range-checked buffers of 32-bit sizes.
     ops.u32("x bytes", m * k * x.dtype().size())?;
-    let grid = [ops.u32("tiles", n.div_ceil(TILE_ROWS))?, ops.u32("row blocks", m.div_ceil(GEMV_ROWS as usize))?, 1];
-    let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: gemv_lds_bytes(waves) };
+    ops.u32("W bytes", w.device_bytes().len())?;
+    let grid = [ops.u32("tiles", grid_x)?, ops.u32("row blocks", m.div_ceil(m_block as usize))?, 1];
+    let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: lds };
     // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned; y and
     // the residual are [m][n] contiguous of the output dtype; the bias has n f32.
-    unsafe { ops.launch(GEMV_KERNELS[w.format().abi_code() as usize], cfg, &args)? };
+    unsafe { ops.launch(GEMV_KERNELS[fc as usize], cfg, &args)? };
     Ok(y)
 }

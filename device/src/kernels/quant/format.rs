@@ -10,7 +10,7 @@
 
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, MAX_LANE_WORDS, Plane, format};
 use crate::dsl::convert::f16_bits_to_f32;
-use crate::dsl::mem::{load_b64, load_b128};
+use crate::dsl::mem::{Buffer, load_b64, load_b128};
 
 /// A lane's registers for one chunk: each plane's bytes of the lane's piece (codes: its part of
 /// its row; scales and headers: its row), group `G` of a plane of `b` bytes per group at byte
@@ -336,5 +336,46 @@ pub unsafe fn load_chunk<F: Format>(base: *const u8, nb: usize, part: usize, row
             }
         });
     }
+    r
+}
+
+/// [`load_chunk`] of a full chunk through a range-checked buffer: the chunk at byte `off` of
+/// `buf`. Past the buffer's range every load reads zero without touching memory, so a kernel can
+/// prefetch "the next chunk" unconditionally (a load under a branch makes LLVM wait for every
+/// outstanding load where the branch joins, which would wait for the prefetch at once).
+///
+/// # Safety
+/// Where in range, `off` is the start of a full chunk of format `F` in the device layout.
+#[inline(always)]
+pub unsafe fn load_full_chunk<F: Format>(buf: &Buffer, off: u32, part: usize, row: usize) -> Regs {
+    let mut r = [0u32; MAX_LANE_WORDS];
+    let code_idx = (abi::TILE_ROWS * part + row) as u32;
+    crate::unroll_max!(pi < F::PLANES, 4 => {
+        let idx = if const { matches!(abi::plane_at(F::F, pi), Plane::Part(_)) } { code_idx } else { row as u32 };
+        crate::unroll_max!(j < 4, 4 => {
+            if j < const { abi::plane_at(F::F, pi).slices(CHUNK_GROUPS) } {
+                let w = const { abi::plane_at(F::F, pi).width(CHUNK_GROUPS, j) };
+                let at = off + const { abi::slice_offset(F::F, CHUNK_GROUPS, pi, j) } as u32 + idx * w as u32;
+                // SAFETY: the piece lies in the chunk or past the range (caller).
+                let v = unsafe {
+                    match w {
+                        16 => buf.load_b128(at, 0).to_array(),
+                        8 => {
+                            let v = buf.load_b64(at, 0).to_array();
+                            [v[0], v[1], 0, 0]
+                        }
+                        4 => [buf.load_b32(at, 0), 0, 0, 0],
+                        _ => [buf.load_b16(at, 0), 0, 0, 0],
+                    }
+                };
+                let at = const { abi::lane_word_offset(F::F, pi) + j * abi::plane_at(F::F, pi).width(CHUNK_GROUPS, 0) / 4 };
+                crate::unroll_max!(q < 4, 4 => {
+                    if 4 * q < w {
+                        r[at + q] = v[q];
+                    }
+                });
+            }
+        });
+    });
     r
 }

@@ -21,18 +21,20 @@
 //! The waves' partial sums meet in LDS; the workgroup adds them in wave order (deterministic)
 //! and runs GEMM's per-element epilogue (bias, activation, residual, conversion).
 
-use super::format::{Format, Regs, load_chunk};
+use super::format::{Format, Regs, load_chunk, load_full_chunk};
 use crate::abi::gemm::flags as gflags;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GROUP, QGemvArgs, TILE_ROWS, dtype, element, split_halves};
 use crate::dsl::convert::{f32_to_bf16, f32_to_f16_bits};
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
-use crate::dsl::lds::LdsArena;
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
+use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::math::dot2_f16;
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
 use crate::dsl::sync::barrier;
-use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue::{self, Params, Target};
+use core::sync::atomic::{Ordering, compiler_fence};
 
 /// The f16 bits of the integer `v`, `1024 <= v < 2048` (exponent 10, mantissa `v - 1024`).
 const fn f16_int(v: u32) -> u16 {
@@ -42,14 +44,24 @@ const fn f16_int(v: u32) -> u16 {
 
 /// Codes `4h..4h + 4` of the lane's part of group `g`, minus the format's offset, as f16
 /// (exact): `0x6400 | u` is the f16 `1024 + u`; one packed subtraction of `1024 + OFFSET`.
+/// `magic` is `0x6400_6400` held in a register (see [`magic`]).
 #[inline(always)]
-fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize) -> F16x4 {
-    let p = [F::pair(r, g, 2 * h) | 0x6400_6400, F::pair(r, g, 2 * h + 1) | 0x6400_6400];
+fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> F16x4 {
+    let p = [F::pair(r, g, 2 * h) | magic, F::pair(r, g, 2 * h + 1) | magic];
     // SAFETY: 8 bytes of f16 bits either way.
     let v: F16x4 = unsafe { core::mem::transmute(p) };
     let bias = f16::from_bits(const { f16_int(1024 + F::OFFSET) });
     // SAFETY: a lane-wise subtraction of two f16x4 vectors.
     unsafe { core::intrinsics::simd::simd_sub(v, F16x4::splat(bias)) }
+}
+
+/// `0x6400_6400` (two f16 1024.0) in a vector register the compiler cannot fold (each lane's
+/// own value through `ds_bpermute`, once per kernel): `(w & mask) | magic` then becomes one
+/// `v_and_or_b32`. gfx942's three-operand forms take no literal constants and at most one
+/// scalar operand, so with both constants literal (or scalar) LLVM emits an AND and an OR.
+#[inline(always)]
+fn magic() -> u32 {
+    bpermute(0x6400_6400, lane_id())
 }
 
 /// Codes `4h..4h + 4` of the lane's part of group `g`, minus the offset, as bf16 (exact: small
@@ -86,11 +98,6 @@ fn split3(x: [u32; 4]) -> [Bf16x4; 3] {
     // SAFETY: 8 bytes of bf16 bits either way.
     unsafe { [core::mem::transmute(t[0]), core::mem::transmute(t[1]), core::mem::transmute(t[2])] }
 }
-
-/// One bf16 1.0 in each of 4 lanes of an operand.
-const BF16_ONES: u32 = 0x3F80_3F80;
-/// One f16 1.0 in each half.
-const F16_ONES: u32 = 0x3C00_3C00;
 
 /// The activation words of one group for one lane: half `h` (codes `4h..4h + 4`) in words
 /// `2h, 2h + 1` (16-bit types) or `4h..4h + 4` (f32).
@@ -144,25 +151,20 @@ unsafe fn load_xs<F: Format, const X: u32>(xb: &Buffer, row_off: u32, c: usize, 
 }
 
 /// Adds group `g`'s contribution to the accumulators `acc` (C layout: register `e` of lane `l`
-/// is activation row `4 (l / 16) + e`, weight row `l % 16`).
+/// is activation row `4 (l / 16) + e`, weight row `l % 16`); `sums` are the group's activation
+/// sums of the lane's 4 rows (formats with a minimum).
 #[inline(always)]
-fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWords) {
+fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWords, sums: F32x4, magic: u32) {
     let s = F::scale(r, g);
     let zero = F32x4::splat(0.0);
-    // Per half h: the products with the codes (and with ones for the activation sums).
+    // Per half h: the products with the codes (one C unless the halves' scales differ: Q6_K).
     let mut c = [zero; 2];
-    let mut sums = [zero; 2];
     crate::unroll_max!(h < 2, 2 => {
-        // Both halves accumulate into one C unless their scales differ (Q6_K).
         let into = if split_halves(F::F) { h } else { 0 };
         if X == dtype::F16 {
-            // SAFETY (transmutes): 8 bytes of f16 bits.
+            // SAFETY (transmute): 8 bytes of f16 bits.
             let xa: F16x4 = unsafe { core::mem::transmute([x[2 * h], x[2 * h + 1]]) };
-            c[into] = mfma_16x16x16_f16(xa, codes_f16::<F>(r, g, h), c[into]);
-            if F::HAS_MIN {
-                let ones: F16x4 = unsafe { core::mem::transmute([F16_ONES, F16_ONES]) };
-                sums[0] = mfma_16x16x16_f16(xa, ones, sums[0]);
-            }
+            c[into] = mfma_16x16x16_f16(xa, codes_f16::<F>(r, g, h, magic), c[into]);
         } else {
             let terms: [Bf16x4; 3] = if X == dtype::BF16 {
                 // SAFETY: 8 bytes of bf16 bits.
@@ -173,120 +175,321 @@ fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWord
             };
             let n_terms = if X == dtype::BF16 { 1 } else { 3 };
             let codes = codes_bf16::<F>(r, g, h);
-            let ones: Bf16x4 = unsafe { core::mem::transmute([BF16_ONES, BF16_ONES]) };
             crate::unroll_max!(j < 3, 3 => {
                 if j < n_terms {
                     c[into] = mfma_16x16x16_bf16(terms[j], codes, c[into]);
-                    if F::HAS_MIN {
-                        sums[0] = mfma_16x16x16_bf16(terms[j], ones, sums[0]);
-                    }
                 }
             });
         }
     });
-    let (c0, c1, x0) = (c[0].to_array(), c[1].to_array(), sums[0].to_array());
-    let mut v = acc.to_array();
-    crate::unroll_max!(e < 4, 4 => {
-        v[e] += s.a0 * c0[e];
+    // acc += a * C (+ a1 * C1) (+ b * sums), two packed FMAs each.
+    // SAFETY (simd_fma): lane-wise fused multiply-adds of f32x4 vectors.
+    unsafe {
+        use core::intrinsics::simd::simd_fma;
+        let mut v = simd_fma(F32x4::splat(s.a0), c[0], *acc);
         if split_halves(F::F) {
-            v[e] += s.a1 * c1[e];
+            v = simd_fma(F32x4::splat(s.a1), c[1], v);
         }
         if F::HAS_MIN {
-            v[e] += s.b * x0[e];
+            v = simd_fma(F32x4::splat(s.b), sums, v);
         }
-    });
-    *acc = F32x4::from_array(v);
+        *acc = v;
+    }
 }
 
-/// A wave's share: chunks `c0..c1` of tile `tile`, activations of type `X`.
+/// Table tasks (one group of one activation row: a sum of 32 activations) a lane loads in the
+/// straight-line part of a wave's table; more go through a loop after the weight loads.
+const TABLE_ROUNDS: usize = 2;
+
+/// The raw activations of table task `task` of a wave's `tasks` (row `task % m`, group
+/// `g0 + task / m`): 32 values, 4 words per 16-byte piece (2 pieces per 8 words for f32). A task
+/// past the last reads nothing (an offset past the buffer).
+///
+/// # Safety
+/// `xb` covers the activation rows.
 #[inline(always)]
-fn wave_sum<F: Format, const X: u32>(a: &QGemvArgs, tile: usize, c0: usize, c1: usize) -> F32x4 {
+unsafe fn table_load<const X: u32>(xb: &Buffer, ldx_bytes: u32, m: u32, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
+    let es = if X == dtype::F32 { 4u32 } else { 2 };
+    // (`m` is at least 1: the divisions have no zero check to branch to.)
+    let m = m.max(1);
+    let at = if task < tasks { (task % m) * ldx_bytes + (g0 + task / m) * GROUP as u32 * es } else { u32::MAX - 64 };
+    let mut raw = [[0u32; 4]; 8];
+    crate::unroll_max!(q < 8, 8 => {
+        if q < (if X == dtype::F32 { 8 } else { 4 }) {
+            // SAFETY: inside the row, or past the buffer (zeros).
+            raw[q] = unsafe { xb.load_b128(at + 16 * q as u32, 0) }.to_array();
+        }
+    });
+    raw
+}
+
+/// Two f16 ones.
+const F16_ONES: u32 = 0x3C00_3C00;
+
+/// The f32 sum of a task's 32 activations (left to right; f16 pairs through `v_dot2_f32_f16`).
+#[inline(always)]
+fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
+    let mut sum = 0.0f32;
+    crate::unroll_max!(q < 8, 8 => {
+        if q < (if X == dtype::F32 { 8 } else { 4 }) {
+            crate::unroll_max!(e < 4, 4 => {
+                let w = raw[q][e];
+                if X == dtype::F32 {
+                    sum += f32::from_bits(w);
+                } else if X == dtype::BF16 {
+                    sum += f32::from_bits(w << 16);
+                    sum += f32::from_bits(w & 0xFFFF_0000);
+                } else {
+                    sum = dot2_f16(w, F16_ONES, sum);
+                }
+            });
+        }
+    });
+    sum
+}
+
+/// The workgroup's tiles `first, first + stride, ..` (below `tiles`), the wave reducing chunks
+/// `c0..c1` of each, activations of type `X`.
+///
+/// The loads run one chunk ahead across the whole sequence, tiles included: the next chunk's
+/// loads (weights through a range-checked buffer over all of W, so that past the wave's last
+/// chunk an out-of-range offset reads nothing; activations past K read another row or nothing)
+/// go out before this chunk's arithmetic, unconditionally (a load under a branch makes LLVM wait
+/// for all loads where the branch joins). A row's partial last chunk (32-weight formats with K
+/// not a multiple of 256) follows each tile's loop, groups guarded by its count. The table of
+/// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
+/// reduced over the waves as it ends ([`reduce`]).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn run<F: Format, const X: u32>(
+    a: &QGemvArgs,
+    c0: u32,
+    c1: u32,
+    first: u32,
+    stride: u32,
+    table: LdsSlice<f32>,
+    red: [LdsSlice<f32>; 2],
+    results: LdsSlice<f32>,
+) {
     let lane = lane_id() as usize;
     let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
     let k = a.k as usize;
-    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
-    let tail = abi::tail_groups(k);
+    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
+    let tail = abi::tail_groups(k) as u32;
+    let full_chunks = if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 };
     let es = if X == dtype::F32 { 4u32 } else { 2 };
     // The activation rows as one range-checked buffer: rows m >= M read as zero.
     let xb = Buffer::new(a.x, a.m * a.ldx * es);
     let row_off = (row as u32) * a.ldx * es;
-    // SAFETY: the tile lies inside the layout the host sized.
-    let tile_base = unsafe { a.w.add(tile * abi::tile_bytes(F::F, k)) };
-    let full = abi::chunk_bytes(F::F, CHUNK_GROUPS);
-    let nb_of = |c: usize| if c + 1 == chunks { tail } else { CHUNK_GROUPS };
+    let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
+    let tile_bytes = abi::tile_bytes(F::F, k) as u32;
+    let tiles = a.n.div_ceil(TILE_ROWS as u32);
+    // (Nonzero divisors: no division-by-zero branches.)
+    let count = (tiles - first).div_ceil(stride.max(1));
+    let m1 = a.m.max(1);
 
-    let mut acc = F32x4::splat(0.0);
-    if c0 >= c1 {
-        return acc;
-    }
-    // SAFETY (fetches): chunk c of the tile; its groups are inside K.
-    let mut regs = unsafe { load_chunk::<F>(tile_base.add(c0 * full), nb_of(c0), part, row) };
-    let mut xs = unsafe { load_xs::<F, X>(&xb, row_off, c0, nb_of(c0), part) };
-    let mut c = c0;
-    loop {
-        // The next chunk's loads are issued before this chunk's arithmetic.
-        let more = c + 1 < c1;
-        let mut next_regs = [0u32; abi::MAX_LANE_WORDS];
-        let mut next_xs = [[0u32; 8]; CHUNK_GROUPS];
-        if more {
+    // The wave's table of activation sums (formats with a minimum): for each of its groups
+    // (from g0), the sums of the block's rows, 16 floats per group whatever the block's rows
+    // (constant offsets in the loop); the lane reads its 4 rows' (rows past the block read
+    // other rows' sums: their outputs are never stored).
+    let mp = TILE_ROWS as u32;
+    let g0 = c0 * CHUNK_GROUPS as u32;
+    let gw = (c1 * CHUNK_GROUPS as u32).min(a.k / GROUP as u32).saturating_sub(g0);
+    let sums_at = |kg: u32| ((kg - g0) * mp + 4 * part as u32) as usize;
+    // SAFETY (reads): inside the wave's table, written by this wave before.
+    let sums = |kg: u32| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(kg)) } } else { F32x4::splat(0.0) };
+    let tasks = if F::HAS_MIN { a.m * gw } else { 0 };
+    // f32 activations take one straight-line round (their raw words are twice as many).
+    let rounds = if X == dtype::F32 { 1 } else { TABLE_ROUNDS };
+    let fast = tasks <= 64 * rounds as u32;
+    // The table's activations go out first (unconditionally: past the tasks, nothing is read),
+    // so that their sums can wait for them alone while the weights are in flight.
+    let lane32 = lane as u32;
+    // SAFETY: xb covers the rows.
+    let t_raw: [[[u32; 4]; 8]; TABLE_ROUNDS] = core::array::from_fn(|r| {
+        if r < rounds {
             // SAFETY: as above.
-            unsafe {
-                next_regs = load_chunk::<F>(tile_base.add((c + 1) * full), nb_of(c + 1), part, row);
-                next_xs = load_xs::<F, X>(&xb, row_off, c + 1, nb_of(c + 1), part);
+            unsafe { table_load::<X>(&xb, a.ldx * es, a.m, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
+        } else {
+            [[0; 4]; 8]
+        }
+    });
+
+    let mg = magic();
+    let f_end = c1.min(full_chunks);
+    // W as one buffer (the host keeps it under 4 GiB); the chunk of tile index `ti` (of this
+    // workgroup's) and chunk `c`, or an offset past it when `ti` is past the last.
+    let wb = Buffer::new(a.w, tiles * tile_bytes);
+    let at = |ti: u32, c: u32| if ti < count { (first + ti * stride) * tile_bytes + c * full } else { u32::MAX - 4096 };
+    let has_full = c0 < f_end;
+    // The first chunk's loads go out before the table is built, so their latency overlaps it.
+    // SAFETY (loads): chunk offsets inside W or past it (zeros); activation offsets inside x's
+    // rows or past them (zeros).
+    let mut regs = unsafe { load_full_chunk::<F>(&wb, at(if has_full { 0 } else { count }, c0), part, row) };
+    let mut xs = if X == dtype::F32 {
+        [[0u32; 8]; CHUNK_GROUPS]
+    } else {
+        // SAFETY: as above.
+        unsafe { load_xs::<F, X>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) }
+    };
+    if F::HAS_MIN {
+        let write = |task: u32, sum: f32| {
+            if task < tasks {
+                // SAFETY: inside the wave's table (host-sized: its groups * 16 floats).
+                unsafe { table.write(((task / m1) * mp + task % m1) as usize, sum) };
+            }
+        };
+        if fast {
+            crate::unroll_max!(r < TABLE_ROUNDS, 2 => {
+                if r < rounds && (64 * r as u32) < tasks {
+                    write(lane32 + 64 * r as u32, table_sum::<X>(&t_raw[r]));
+                }
+            });
+        } else {
+            let mut task = lane32;
+            while task < tasks {
+                // SAFETY: xb covers the rows.
+                let raw = unsafe { table_load::<X>(&xb, a.ldx * es, a.m, g0, task, tasks) };
+                write(task, table_sum::<X>(&raw));
+                task += 64;
             }
         }
-        let nb = nb_of(c);
-        crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
-            if g < nb {
-                group::<F, X>(&mut acc, &regs, g, &xs[g]);
-            }
-        });
-        if !more {
-            break;
-        }
-        regs = next_regs;
-        xs = next_xs;
-        c += 1;
+        // The wave's own LDS writes complete before its reads (LDS is in order within a wave);
+        // this keeps the compiler from moving the reads above them.
+        compiler_fence(Ordering::SeqCst);
     }
-    acc
+
+    // The chunk sequence (tile index ti, chunk c), one chunk's loads ahead, unrolled by two so
+    // that the two register sets swap roles instead of being copied at the back edge (LLVM
+    // copies loop-carried registers: 44 moves per chunk). A tile's last chunk reduces the tile.
+    let mut acc = F32x4::splat(0.0);
+    let (mut ti, mut c) = (0u32, c0);
+    let (mut regs_b, mut xs_b) = ([0u32; abi::MAX_LANE_WORDS], [[0u32; 8]; CHUNK_GROUPS]);
+    macro_rules! step {
+        ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
+            // The next chunk: the following one of this tile, or the first of the next tile.
+            let (nt, nc) = if c + 1 < f_end { (ti, c + 1) } else { (ti + 1, c0) };
+            // SAFETY: as above.
+            $nxt_r = unsafe { load_full_chunk::<F>(&wb, at(nt, nc), part, row) };
+            if X == dtype::F32 {
+                // f32 activations (twice the registers) are loaded per chunk, not a chunk ahead.
+                // SAFETY: as above.
+                $cur_x = unsafe { load_xs::<F, X>(&xb, row_off, c as usize, CHUNK_GROUPS, part) };
+            } else {
+                // SAFETY: as above.
+                $nxt_x = unsafe { load_xs::<F, X>(&xb, row_off, nc as usize, CHUNK_GROUPS, part) };
+            }
+            crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
+                group::<F, X>(&mut acc, &$cur_r, g, &$cur_x[g], sums(c * CHUNK_GROUPS as u32 + g as u32), mg);
+            });
+            if c + 1 == f_end {
+                // (A select, not an index: an indexed pair of slices would live in scratch.)
+                reduce(a, ti, acc, if ti % 2 == 0 { red[0] } else { red[1] }, results);
+                acc = F32x4::splat(0.0);
+                ti += 1;
+                c = c0;
+            } else {
+                c += 1;
+            }
+        }};
+    }
+    if has_full {
+        while ti < count {
+            step!(regs, xs, regs_b, xs_b);
+            if ti >= count {
+                break;
+            }
+            step!(regs_b, xs_b, regs, xs);
+        }
+    } else {
+        // No full chunks (a short K): the wave still takes part in every tile's reduction.
+        while ti < count {
+            reduce(a, ti, acc, if ti % 2 == 0 { red[0] } else { red[1] }, results);
+            ti += 1;
+        }
+    }
+
+    // A row's partial last chunk (32-weight formats with K not a multiple of 256), for every
+    // tile, by the wave that has it: its sums go straight into the tiles' results (each lane
+    // adds its own four (row, column) entries; the epilogue's barrier orders them before it
+    // reads). Apart from the loop above, so its registers do not crowd the loop's. The barrier:
+    // the last tile's reduction writes its results after its own barrier.
+    if full_chunks < chunks {
+        barrier();
+    }
+    if c1 > full_chunks && full_chunks < chunks {
+        let nb = tail as usize;
+        let mut ti = 0;
+        while ti < count {
+            let tile = first + ti * stride;
+            let mut acc = F32x4::splat(0.0);
+            // SAFETY: the row's last chunk of the tile, of `nb` groups inside K.
+            let (tregs, txs) = unsafe {
+                (
+                    load_chunk::<F>(a.w.add((tile * tile_bytes + full_chunks * full) as usize), nb, part, row),
+                    load_xs::<F, X>(&xb, row_off, full_chunks as usize, nb, part),
+                )
+            };
+            crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
+                if g < nb {
+                    group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks * CHUNK_GROUPS as u32 + g as u32), mg);
+                }
+            });
+            let v = acc.to_array();
+            crate::unroll_max!(e < 4, 4 => {
+                // Register e of the lane: activation row 4 * part + e, weight row `row`.
+                let at = ti as usize * 256 + (4 * part + e) * TILE_ROWS + row;
+                // SAFETY: inside the results; the lane's own entries (rows past the block are
+                // never read).
+                unsafe { results.write(at, results.read(at) + v[e]) };
+            });
+            ti += 1;
+        }
+    }
 }
 
-/// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes rows `16 y ..` of
-/// `y`, columns `16 x ..`.
+/// The waves' partial sums of the workgroup's tile `ti` meet in `red` (`[wave][e][lane]`); after
+/// the barrier the workgroup adds them in wave order (deterministic) into the tile's results
+/// (`results[ti * 256 + m * 16 + n]`). The caller alternates two regions between tiles, so a fast
+/// wave's next tile cannot overwrite sums still being read. The epilogue runs once all tiles are
+/// done ([`epilogue_all`]): inside the K loop its registers would crowd the loop's.
 #[inline(always)]
-pub fn gemv<F: Format>(mut a: QGemvArgs) {
-    // This workgroup's 16 activation rows (a skinny GEMM with M > 16 re-reads W per 16 rows).
-    let m0 = workgroup_id_y() as usize * TILE_ROWS;
-    let (xs, os) = (if a.x_type == dtype::F32 { 4 } else { 2 }, if a.out_type == dtype::F32 { 4 } else { 2 });
-    // SAFETY: the host launched ceil(m / 16) row blocks; these are offsets inside x, y, residual.
-    unsafe {
-        a.x = a.x.add(m0 * a.ldx as usize * xs);
-        a.y = a.y.add(m0 * a.ldy as usize * os);
-        a.residual = a.residual.add(m0 * a.ldr as usize * os);
-    }
-    a.m = (a.m - m0 as u32).min(TILE_ROWS as u32);
-    let tile = workgroup_id_x() as usize;
+fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSlice<f32>) {
     let thread = workitem_id_x() as usize;
-    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let wave = thread / 64;
     let lane = lane_id() as usize;
-    let waves = (crate::dsl::ids::workgroup_size_x() / 64) as usize;
-    let chunks = (a.k as usize / GROUP).div_ceil(CHUNK_GROUPS);
-    let per = a.chunks_per_wave as usize;
-    let (c0, c1) = ((wave * per).min(chunks), ((wave + 1) * per).min(chunks));
-    let acc = match a.x_type {
-        dtype::F16 => wave_sum::<F, { dtype::F16 }>(&a, tile, c0, c1),
-        dtype::BF16 => wave_sum::<F, { dtype::BF16 }>(&a, tile, c0, c1),
-        _ => wave_sum::<F, { dtype::F32 }>(&a, tile, c0, c1),
-    };
-
-    // The waves' partial sums, [wave][e][lane], then summed in wave order.
-    let lds = LdsArena::new().take::<f32>(waves * 4 * 64);
+    let waves = (workgroup_size_x() / 64) as usize;
     let v = acc.to_array();
     crate::unroll_max!(e < 4, 4 => {
-        // SAFETY: this wave's region.
-        unsafe { lds.write((wave * 4 + e) * 64 + lane, v[e]) };
+        // SAFETY: this wave's part of the region.
+        unsafe { red.write((wave * 4 + e) * 64 + lane, v[e]) };
     });
     barrier();
+    let mut t = thread;
+    while t < a.m as usize * TILE_ROWS {
+        let (mi, ni) = (t / TILE_ROWS, t % TILE_ROWS);
+        let mut sum = 0.0f32;
+        let mut w = 0;
+        while w < waves {
+            // SAFETY: written before the barrier.
+            sum += unsafe { red.read((w * 4 + mi % 4) * 64 + (mi / 4) * TILE_ROWS + ni) };
+            w += 1;
+        }
+        // SAFETY: inside the results (host-sized: 256 floats per tile).
+        unsafe { results.write(ti as usize * 256 + t, sum) };
+        t += waves * 64;
+    }
+}
+
+/// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
+/// and the stores to `y`, after the last tile's reduction.
+#[inline(always)]
+fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) {
+    barrier();
+    let thread = workitem_id_x() as usize;
+    let threads = workgroup_size_x() as usize;
+    let tiles = a.n.div_ceil(TILE_ROWS as u32);
+    let count = (tiles - first).div_ceil(stride.max(1)) as usize;
     let (m, n) = (a.m as usize, a.n as usize);
     let params = Params {
         alpha: 1.0,
@@ -297,18 +500,15 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
         flags: a.flags & (gflags::BIAS | gflags::RESIDUAL),
     };
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
+    let per_tile = m.max(1) * TILE_ROWS;
     let mut t = thread;
-    while t < m * TILE_ROWS {
-        let (mi, ni) = (t / TILE_ROWS, t % TILE_ROWS);
-        let col = tile * TILE_ROWS + ni;
+    while t < count * per_tile {
+        let (ti, r) = (t / per_tile, t % per_tile);
+        let (mi, ni) = (r / TILE_ROWS, r % TILE_ROWS);
+        let col = (first as usize + ti * stride as usize) * TILE_ROWS + ni;
         if col < n {
-            let mut sum = 0.0f32;
-            let mut w = 0;
-            while w < waves {
-                // SAFETY: written before the barrier.
-                sum += unsafe { lds.read((w * 4 + mi % 4) * 64 + (mi / 4) * TILE_ROWS + ni) };
-                w += 1;
-            }
+            // SAFETY: written by the reductions before the barrier.
+            let sum = unsafe { results.read(ti * 256 + r) };
             let y = epilogue::element(&params, &target, sum, mi, col);
             let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n: inside y.
@@ -320,6 +520,40 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
                 }
             }
         }
-        t += waves * 64;
+        t += threads;
     }
+}
+
+/// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes activation rows
+/// `m_block * y ..` of tiles `x, x + grid_x, ..` (16 columns of `y` each).
+#[inline(always)]
+pub fn gemv<F: Format>(mut a: QGemvArgs) {
+    // This workgroup's activation rows (a skinny GEMM with M > m_block re-reads W per block).
+    let m0 = (workgroup_id_y() * a.m_block) as usize;
+    let (xs, os) = (if a.x_type == dtype::F32 { 4 } else { 2 }, if a.out_type == dtype::F32 { 4 } else { 2 });
+    // SAFETY: the host launched ceil(m / m_block) row blocks; offsets inside x, y, residual.
+    unsafe {
+        a.x = a.x.add(m0 * a.ldx as usize * xs);
+        a.y = a.y.add(m0 * a.ldy as usize * os);
+        a.residual = a.residual.add(m0 * a.ldr as usize * os);
+    }
+    a.m = (a.m - m0 as u32).min(a.m_block);
+    let wave = readfirstlane(workitem_id_x() / 64);
+    let waves = workgroup_size_x() / 64;
+    let chunks = (a.k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
+    let per = a.chunks_per_wave;
+    let (c0, c1) = ((wave * per).min(chunks), ((wave + 1) * per).min(chunks));
+    // LDS: two regions of the waves' partial sums, then each wave's table of activation sums.
+    let mut arena = LdsArena::new();
+    let red = [arena.take::<f32>(waves as usize * 4 * 64), arena.take::<f32>(waves as usize * 4 * 64)];
+    let (first, stride) = (workgroup_id_x(), a.grid_x.max(1));
+    let results = arena.take::<f32>(a.tiles_per_group as usize * 256);
+    let per_wave = per as usize * CHUNK_GROUPS * TILE_ROWS;
+    let table = arena.take::<f32>(waves as usize * per_wave).sub(wave as usize * per_wave, per_wave);
+    match a.x_type {
+        dtype::F16 => run::<F, { dtype::F16 }>(&a, c0, c1, first, stride, table, red, results),
+        dtype::BF16 => run::<F, { dtype::BF16 }>(&a, c0, c1, first, stride, table, red, results),
+        _ => run::<F, { dtype::F32 }>(&a, c0, c1, first, stride, table, red, results),
+    }
+    epilogue_all(&a, first, stride, results);
 }
