@@ -32,6 +32,25 @@ pub fn tensor(vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Vec<f64>)
     }
 }
 
+/// `vals` rounded to `dtype` on the host, as [`tensor`] rounds them (no device work: for
+/// references that round intermediate results, element by element).
+///
+/// # Panics
+/// For dtypes other than f32, f16, bf16 and the fp8 FNUZ types.
+pub fn round_to(vals: &[f64], dtype: DType) -> Vec<f64> {
+    fn round<T: Element>(vals: &[f64]) -> Vec<f64> {
+        vals.iter().map(|&x| T::from_f64(x).to_f64()).collect()
+    }
+    match dtype {
+        DType::F32 => round::<f32>(vals),
+        DType::F16 => round::<f16>(vals),
+        DType::Bf16 => round::<bf16>(vals),
+        DType::Fp8E4M3Fnuz => round::<ferrocm::Fp8E4M3Fnuz>(vals),
+        DType::Fp8E5M2Fnuz => round::<ferrocm::Fp8E5M2Fnuz>(vals),
+        d => panic!("no test data for {d}"),
+    }
+}
+
 /// A tensor of uniform values in `[-scale, scale)`.
 pub fn random(shape: &[usize], dtype: DType, scale: f64, seed: &mut u64) -> (Tensor, Vec<f64>) {
     let n = shape.iter().product();

@@ -18,7 +18,7 @@
 
 use ferrocm::ops::norm;
 use ferrocm::{DType, Error, Tensor, reference};
-use ferrocm_tests::tensors::{FLOAT_DTYPES, close, read, rounding, tensor, uniform};
+use ferrocm_tests::tensors::{FLOAT_DTYPES, close, read, round_to, rounding, tensor, uniform};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
 
@@ -64,14 +64,8 @@ fn run(c: &Case) -> Result<(), TestCaseError> {
     let input = match &h {
         Some(h) => {
             let got = read(h);
-            let want: Vec<f64> = xv
-                .iter()
-                .zip(&rv)
-                .map(|(a, b)| {
-                    let s = a + b;
-                    tensor(&[s], &[1], c.dtype).1[0]
-                })
-                .collect();
+            let sums: Vec<f64> = xv.iter().zip(&rv).map(|(a, b)| a + b).collect();
+            let want = round_to(&sums, c.dtype);
             for k in 0..n {
                 prop_assert!(close(got[k], want[k], 2.0 * rounding(c.dtype, want[k])), "h[{}] = {}, want {} ({:?})", k, got[k], want[k], c);
             }
