@@ -131,11 +131,9 @@ impl KvCache {
     pub(crate) fn write(&self, layer: usize, step: &Step, k: &Tensor, v: &Tensor) -> Result<()> {
         match (&self.store, &step.paged) {
             (Store::Paged { cache, .. }, Some((_, slots))) => {
-                // [batch, tokens, ..] -> [batch * tokens, ..], the order of the slots.
-                let flat = |t: &Tensor| -> Result<Tensor> {
-                    let s = t.shape();
-                    Ok(t.contiguous()?.reshape(&[s[0] * s[1], s[2], s[3]])?)
-                };
+                // [batch, tokens, ..] -> [batch * tokens, ..], the order of the slots: a view of
+                // the fused QKV output (write_kv reads rows through their strides).
+                let flat = |t: &Tensor| -> Result<Tensor> { Ok(t.flatten(0, 1)?) };
                 attn::write_kv(cache, layer, &flat(k)?, &flat(v)?, slots)?;
             }
             (Store::Dense { k: kc, v: vc }, _) => {

@@ -1,5 +1,6 @@
-//! `Tensor::unflatten` (splitting an axis of any view) and `Tensor::copy_from` (overwriting a
-//! slice in place, as a KV cache does), against host index arithmetic.
+//! `Tensor::unflatten` (splitting an axis of any view), `Tensor::flatten` (merging axes of a
+//! view without a copy) and `Tensor::copy_from` (overwriting a slice in place, as a KV cache
+//! does), against host index arithmetic.
 
 use ferrocm::{DType, Error, Tensor};
 use ferrocm_tests::device;
@@ -38,6 +39,43 @@ fn unflatten_refuses_sizes_that_do_not_multiply() {
     assert!(matches!(t.unflatten(2, &[6]), Err(Error::InvalidArgument { .. })));
     assert!(matches!(t.unflatten(1, &[usize::MAX, 2]), Err(Error::Shape { .. })));
     assert_eq!(t.unflatten(0, &[1, 4, 1]).unwrap().shape(), &[1, 4, 1, 6]);
+}
+
+#[test]
+fn flatten_merges_axes_of_a_view_without_a_copy() {
+    let dev = device();
+    // [batch 2, tokens 3, heads 5, dim 2]: heads 1..4 of every (batch, token) merged over
+    // batch and tokens, as the KV cache writes a fused QKV output.
+    let data: Vec<f32> = (0..60).map(|i| i as f32).collect();
+    let t = Tensor::from_slice(dev, &data, &[2, 3, 5, 2]).unwrap();
+    let k = t.narrow(2, 1, 3).unwrap();
+    let f = k.flatten(0, 1).unwrap();
+    assert_eq!(f.shape(), &[6, 3, 2]);
+    assert_eq!(f.strides(), &[10, 2, 1]);
+    assert_eq!(f.addr(), k.addr(), "a view, not a copy");
+    let mut want = Vec::new();
+    for bt in 0..6 {
+        for h in 1..4 {
+            want.extend_from_slice(&data[bt * 10 + h * 2..bt * 10 + h * 2 + 2]);
+        }
+    }
+    assert_eq!(f.to_vec::<f32>().unwrap(), want);
+    // Axes of size 1 merge with anything; a whole contiguous tensor flattens to its elements.
+    let one = t.narrow(1, 2, 1).unwrap().flatten(1, 2).unwrap();
+    assert_eq!((one.shape(), one.strides()), (&[2usize, 5, 2][..], &[30usize, 2, 1][..]));
+    assert_eq!(t.flatten(0, 3).unwrap().to_vec::<f32>().unwrap(), data);
+    assert_eq!(t.flatten(2, 2).unwrap().shape(), t.shape());
+}
+
+#[test]
+fn flatten_refuses_axes_that_are_not_one_run() {
+    let t = Tensor::zeros(device(), &[2, 3, 5, 2], DType::F32).unwrap();
+    // The narrowed axis is inside the merge: its rows leave gaps.
+    assert!(matches!(t.narrow(2, 1, 3).unwrap().flatten(1, 3), Err(Error::Layout { .. })));
+    // Transposed axes run backwards.
+    assert!(matches!(t.transpose(0, 1).unwrap().flatten(0, 1), Err(Error::Layout { .. })));
+    assert!(matches!(t.flatten(2, 1), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(t.flatten(0, 4), Err(Error::InvalidArgument { .. })));
 }
 
 #[test]

@@ -412,6 +412,54 @@ impl Tensor {
         Ok(t)
     }
 
+    /// A view with axes `start..=end` merged into one (the inverse of [`Tensor::unflatten`]),
+    /// without a copy: each merged axis must step exactly over the whole of the next (`stride[i]
+    /// == stride[i + 1] * size[i + 1]`; axes of size 1 merge with anything), as in any
+    /// contiguous tensor and in a range narrowed on an axis after `end`.
+    ///
+    /// ```no_run
+    /// use ferrocm::{Device, Tensor, DType};
+    /// let dev = Device::new()?;
+    /// let qkv = Tensor::zeros(&dev, &[4, 2, 15, 64], DType::F32)?; // [batch, tokens, heads, head_dim]
+    /// let k = qkv.narrow(2, 9, 3)?.flatten(0, 1)?;                  // [8, 3, 64], strided
+    /// assert_eq!(k.strides(), &[960, 64, 1]);
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for axes out of range or `start > end`, [`Error::Layout`] when
+    /// the strides do not allow the merge (make the tensor contiguous first).
+    pub fn flatten(&self, start: usize, end: usize) -> Result<Tensor> {
+        self.check_axis("flatten", end)?;
+        if start > end {
+            return Err(Error::InvalidArgument { op: "flatten", message: format!("start axis {start} is after end axis {end}") });
+        }
+        // Walk from the innermost merged axis outwards, tracking the merged axis' stride (that
+        // of the innermost non-trivial axis) and the extent it has covered.
+        let mut stride = self.strides[end];
+        let mut covered = 1usize;
+        for i in (start..=end).rev() {
+            if self.shape[i] == 1 {
+                continue;
+            }
+            if covered > 1 && self.strides[i] != stride * covered {
+                return Err(Error::Layout {
+                    op: "flatten",
+                    message: format!("axes {start}..={end} of shape {:?} strides {:?} are not one run of memory", self.shape, self.strides),
+                });
+            }
+            if covered == 1 {
+                stride = self.strides[i];
+            }
+            covered *= self.shape[i];
+        }
+        let mut t = self.clone();
+        let size = self.shape[start..=end].iter().product();
+        t.shape.splice(start..=end, [size]);
+        t.strides.splice(start..=end, [if covered > 1 { stride } else { 1 }]);
+        Ok(t)
+    }
+
     /// Copies `src`'s elements into this tensor's (on the device, queued on the current stream):
     /// how a slice of a larger tensor is overwritten in place, such as new positions of a KV
     /// cache (`cache.narrow(0, pos, n)?.copy_from(&k)?`). Both must be contiguous (make a strided
