@@ -150,26 +150,28 @@ fn run(
         (input("x", Some(&x))?, input("residual", residual.as_ref())?, input("weight", weight.as_ref())?, input("bias", bias.as_ref())?);
     let out_ptr = ops.output_bytes("out", &out)?;
     let h_ptr = h.as_ref().map_or(Ok(DevPtr::NULL), |h| ops.output_bytes("h", h))?;
+    // The operands and the row shape; each path sets how a row is split and the flags.
+    let base = NormArgs {
+        x: x_ptr,
+        residual: res_ptr,
+        weight: w_ptr,
+        bias: b_ptr,
+        out: out_ptr,
+        h_out: h_ptr,
+        stats: DevPtr::NULL,
+        rows: ops.u32("rows", rows)?,
+        len: len as u32,
+        lanes: 64,
+        segs: 1,
+        seg_len: len as u32,
+        mode: mode::FUSED,
+        flags: fl_base,
+        eps,
+    };
     if vector && len * esize <= SHORT_ROW_BYTES as usize && rows <= SHORT_MAX_ROWS {
         // Short rows (a decode step's hidden state): one wave each, the row in registers.
         let waves = rows.min(SHORT_WAVES as usize);
-        let args = NormArgs {
-            x: x_ptr,
-            residual: res_ptr,
-            weight: w_ptr,
-            bias: b_ptr,
-            out: out_ptr,
-            h_out: h_ptr,
-            stats: DevPtr::NULL,
-            rows: ops.u32("rows", rows)?,
-            len: len as u32,
-            lanes: 64,
-            segs: 1,
-            seg_len: len as u32,
-            mode: mode::FUSED,
-            flags: fl_base | flags::VECTOR_OK,
-            eps,
-        };
+        let args = NormArgs { flags: fl_base | flags::VECTOR_OK, ..base };
         let cfg = LaunchConfig::linear(ops.u32("workgroups", rows.div_ceil(waves))?, 64 * waves as u32);
         let k = if 2 * len * esize <= SHORT_ROW_BYTES as usize { k_short[1] } else { k_short[0] };
         // SAFETY: every operand was checked to be contiguous rows * len (weight, bias: len) of
@@ -190,23 +192,7 @@ fn run(
     }
     let shared = p.segs == 1 && p.block / p.lanes > 1;
     let fl = fl_base | if p.vector { flags::VECTOR_OK } else { 0 };
-    let mut args = NormArgs {
-        x: x_ptr,
-        residual: res_ptr,
-        weight: w_ptr,
-        bias: b_ptr,
-        out: out_ptr,
-        h_out: h_ptr,
-        stats: DevPtr::NULL,
-        rows: rows as u32,
-        len: len as u32,
-        lanes: p.lanes,
-        segs: p.segs,
-        seg_len: p.seg_len,
-        mode: mode::FUSED,
-        flags: fl,
-        eps,
-    };
+    let mut args = NormArgs { lanes: p.lanes, segs: p.segs, seg_len: p.seg_len, flags: fl, ..base };
     let lds = if shared { norm_lds_bytes(len as u32, esize as u32, true) } else { ROW_LDS_BYTES };
     let cfg = LaunchConfig::linear(p.workgroups, p.block).with_lds(lds);
     if p.segs == 1 {
