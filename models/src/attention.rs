@@ -10,7 +10,7 @@
 //! f32.
 
 use crate::error::Result;
-use ferrocm::ops::attention::{self as attn, BlockTable, DecodeOptions, FlashOptions, PageAllocator, PagedKvCache};
+use ferrocm::ops::attention::{self as attn, BlockTable, DecodeOptions, FlashOptions, PageAllocator, PagedKvCache, RopeKv};
 use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::{self, GemmOptions};
 use ferrocm::ops::softmax;
@@ -150,6 +150,26 @@ impl KvCache {
     }
 }
 
+impl KvCache {
+    /// Whether [`KvCache::rope_write`] takes this step: a paged cache and a step that attends
+    /// through decode attention (not a prompt from an empty cache, whose flash attention reads
+    /// the rotated keys from a tensor), with a rotation of whole 16-byte chunks.
+    pub(crate) fn fuses_rope(&self, step: &Step, rotary_dim: usize) -> bool {
+        self.paged() && !(step.pos == 0 && step.tokens > 1) && rotary_dim % 8 == 0
+    }
+
+    /// Rotates the query and key heads of `qkv` (`[batch, tokens, heads + 2 kv_heads,
+    /// head_dim]`, a fused projection's output) and writes the keys and values at the step's
+    /// positions of `layer`, in one launch; returns the rotated queries. Only where
+    /// [`KvCache::fuses_rope`] says so.
+    pub(crate) fn rope_write(&self, layer: usize, step: &Step, qkv: &Tensor, heads: usize, rope: &RopeKv<'_>) -> Result<Tensor> {
+        match (&self.store, &step.paged) {
+            (Store::Paged { cache, .. }, Some((_, slots))) => Ok(attn::rope_write_kv(qkv, heads, rope, cache, layer, slots)?),
+            _ => unreachable!("fuses_rope admits paged caches only, whose steps carry slots"),
+        }
+    }
+}
+
 /// The most negative finite value of `dtype`: masked scores, finite so that no `inf - inf`
 /// can appear, and `exp` of it minus any score is 0.
 fn mask_value(dtype: DType) -> f32 {
@@ -173,10 +193,7 @@ pub(crate) fn causal(q: &Tensor, k_new: &Tensor, v_new: &Tensor, cache: &KvCache
             let o = attn::flash(q, k_new, v_new, &FlashOptions { causal: true, ..Default::default() })?;
             return Ok(o.reshape(&[b * t, h * d])?);
         }
-        (Store::Paged { cache: pc, .. }, Some((table, _))) => {
-            let o = attn::decode(q, pc, layer, table, &DecodeOptions::default())?;
-            return Ok(o.reshape(&[b * t, h * d])?);
-        }
+        (Store::Paged { .. }, _) => return cached(q, cache, layer, step),
         _ => {}
     }
     let Store::Dense { k: kc, v: vc } = &cache.store else { unreachable!("handled above") };
@@ -207,6 +224,20 @@ pub(crate) fn causal(q: &Tensor, k_new: &Tensor, v_new: &Tensor, cache: &KvCache
         o.reshape(&[b, kvh, g, t, d])?.transpose(2, 3)?.transpose(1, 2)?.contiguous()?.reshape(&[b * t, h * d])?
     };
     Ok(o)
+}
+
+/// Attention of the step's queries `q` (`[batch, tokens, heads, head_dim]`) over `layer` of a
+/// paged cache that already holds the step's keys: decode attention, positions `0..pos +
+/// tokens`. The result is `[batch * tokens, heads * head_dim]`.
+pub(crate) fn cached(q: &Tensor, cache: &KvCache, layer: usize, step: &Step) -> Result<Tensor> {
+    let (b, t, h, d) = (q.shape()[0], q.shape()[1], q.shape()[2], q.shape()[3]);
+    match (&cache.store, &step.paged) {
+        (Store::Paged { cache: pc, .. }, Some((table, _))) => {
+            let o = attn::decode(q, pc, layer, table, &DecodeOptions::default())?;
+            Ok(o.reshape(&[b * t, h * d])?)
+        }
+        _ => unreachable!("a paged cache's steps carry a block table"),
+    }
 }
 
 /// Whether the flash kernels take `dtype` and head dimension `d`.

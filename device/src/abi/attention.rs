@@ -313,3 +313,62 @@ crate::kernel_abi! {
         WRITE_KV_B16 = "write_kv_b16" @ 256,
     }
 }
+
+crate::kernel_abi! {
+    /// Arguments of `rope_write_kv_*`, a decode step's rotary embedding and cache write in one
+    /// launch: token `t`'s row of `qkv` holds `heads` query heads, then `kv_heads` key heads,
+    /// then `kv_heads` value heads, `d` values each (a fused QKV projection's output). Query
+    /// heads are rotated into `q` (`[tokens][heads][d]`, contiguous), key heads rotated into
+    /// slot `slots[t]` of the K cache, value heads copied into the same slot of the V cache
+    /// (caches as in `WriteKvArgs`). Rotation as `rope`'s interleaved layout with cos/sin
+    /// tables: pairs `(2i, 2i + 1)` for `2i < rot_dim`, at position `offsets[t / seq] + t % seq`
+    /// (NaN outputs for a position outside the tables); the rest of a head is copied. A bad slot
+    /// is not written and sets `error[0] = t + 1`. One work-item per 16 bytes of one head of one
+    /// token. Grid: `ceil(tokens * (heads + 2 kv_heads) * d / 8 / 256)` workgroups.
+    pub struct RopeWriteKvArgs {
+        /// The fused projection's output, element `(t, head, i)` at `t * row_stride + head * d + i`.
+        pub qkv: Ptr<u8>,
+        /// Rotated queries, `[tokens][heads][d]`.
+        pub q: PtrMut<u8>,
+        /// i32 slot per token.
+        pub slots: Ptr<i32>,
+        /// i32 position of each sequence's first token, `tokens / seq` of them.
+        pub offsets: Ptr<i32>,
+        /// cos table `[cache_rows][rot_dim / 2]` f32.
+        pub cos: Ptr<f32>,
+        /// sin table, as `cos`.
+        pub sin: Ptr<f32>,
+        /// The layer's K cache.
+        pub k_cache: PtrMut<u8>,
+        /// The layer's V cache.
+        pub v_cache: PtrMut<u8>,
+        /// One u32 set on a bad slot.
+        pub error: PtrMut<u32>,
+        /// Element stride of `qkv`'s token axis (a multiple of 8).
+        pub row_stride: u64,
+        /// Tokens.
+        pub tokens: u32,
+        /// Tokens per sequence.
+        pub seq: u32,
+        /// Query heads.
+        pub heads: u32,
+        /// Key/value heads.
+        pub kv_heads: u32,
+        /// Values per head (a multiple of 8).
+        pub d: u32,
+        /// Rotated values per head (a multiple of 8, at most `d`).
+        pub rot_dim: u32,
+        /// Rows of the cos/sin tables.
+        pub cache_rows: u32,
+        /// Tokens per page.
+        pub page_size: u32,
+        /// `pages * page_size`.
+        pub slots_total: u32,
+    }
+    kernels {
+        /// f16 values.
+        ROPE_WRITE_KV_F16 = "rope_write_kv_f16" @ 256,
+        /// bf16 values.
+        ROPE_WRITE_KV_BF16 = "rope_write_kv_bf16" @ 256,
+    }
+}

@@ -77,6 +77,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <attention::DecodeArgs as KernelArgs>::KERNELS,
     <attention::DecodeCombineArgs as KernelArgs>::KERNELS,
     <attention::WriteKvArgs as KernelArgs>::KERNELS,
+    <attention::RopeWriteKvArgs as KernelArgs>::KERNELS,
 ];
 
 /// IEEE binary16 as the kernels see it (`half::f16` on the host, the native `f16` on the device).

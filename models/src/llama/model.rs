@@ -10,6 +10,7 @@ use crate::options::LoadOptions;
 use crate::profile::{ModeledStep, StageTracer, stage};
 use crate::tokenizer::TextTokenizer;
 use ferrocm::io::gguf::GgufFile;
+use ferrocm::ops::attention::RopeKv;
 use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::GemmOptions;
 use ferrocm::ops::rope::{RopeLayout, RopeOptions, RopeTable};
@@ -356,6 +357,8 @@ impl<'m> Session<'m> {
             rotary_dim: Some(c.rope_dim),
             offsets: Some(&offsets),
         };
+        let rope_kv = RopeKv { cos: &m.rope_cos, sin: &m.rope_sin, offsets: &offsets };
+        let fused_rope = self.cache.fuses_rope(&step, c.rope_dim);
         // The residual stream: `pending` is the last block's output not yet added to `res`;
         // the add happens inside the next RMSNorm (one launch for both).
         let mut res = x;
@@ -372,14 +375,22 @@ impl<'m> Session<'m> {
             };
             stage(&mut tracer, "qkv");
             let qkv = l.qkv.forward(&hn, Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
-            stage(&mut tracer, "rope");
-            // Queries and keys rotate together: one launch over their H + KVH heads.
-            let qk = rope::rope(&qkv.narrow(2, 0, h + kvh)?, &rope_opts)?;
-            stage(&mut tracer, "kv_write");
-            let (k_new, v_new) = (qk.narrow(2, h, kvh)?, qkv.narrow(2, h + kvh, kvh)?);
-            self.cache.write(li, &step, &k_new, &v_new)?;
-            stage(&mut tracer, "attention");
-            let a = attention::causal(&qk.narrow(2, 0, h)?, &k_new, &v_new, &self.cache, li, &step)?;
+            let a = if fused_rope {
+                // Decoding: queries and keys rotate on their way to the cache, one launch.
+                stage(&mut tracer, "rope_kv");
+                let q = self.cache.rope_write(li, &step, &qkv, h, &rope_kv)?;
+                stage(&mut tracer, "attention");
+                attention::cached(&q, &self.cache, li, &step)?
+            } else {
+                stage(&mut tracer, "rope");
+                // Queries and keys rotate together: one launch over their H + KVH heads.
+                let qk = rope::rope(&qkv.narrow(2, 0, h + kvh)?, &rope_opts)?;
+                stage(&mut tracer, "kv_write");
+                let (k_new, v_new) = (qk.narrow(2, h, kvh)?, qkv.narrow(2, h + kvh, kvh)?);
+                self.cache.write(li, &step, &k_new, &v_new)?;
+                stage(&mut tracer, "attention");
+                attention::causal(&qk.narrow(2, 0, h)?, &k_new, &v_new, &self.cache, li, &step)?
+            };
             stage(&mut tracer, "o_proj");
             let o = l.o.forward(&a, Epilogue::default())?;
             stage(&mut tracer, "norm");

@@ -1,7 +1,11 @@
-//! Writing new key/value rows into their paged-cache slots (`abi::attention::WriteKvArgs`).
+//! Writing new key/value rows into their paged-cache slots (`abi::attention::WriteKvArgs`), and
+//! the same with a decode step's rotary embedding of the queries and keys on the way
+//! (`abi::attention::RopeWriteKvArgs`).
 
-use crate::abi::attention::{ATTENTION_SMALL_BLOCK, WriteKvArgs};
+use crate::abi::attention::{ATTENTION_SMALL_BLOCK, RopeWriteKvArgs, WriteKvArgs};
+use crate::dsl::dtype::Chunked;
 use crate::dsl::ids::{workgroup_id_x, workitem_id_x};
+use crate::dsl::mem::{load_chunk, store_chunk};
 use crate::dsl::simd::U32x4;
 
 /// One work-item per 16 bytes of one token's row of one head, in K and in V: consecutive
@@ -37,4 +41,62 @@ pub fn write_kv(args: WriteKvArgs) {
         (args.k_cache.add(dst) as *mut U32x4).write(k);
         (args.v_cache.add(dst) as *mut U32x4).write(v);
     }
+}
+
+/// One work-item per 16 bytes (8 values, 4 rotation pairs) of one head of one token: query heads
+/// rotated into `q`, key heads rotated into their cache slot, value heads copied into theirs.
+/// The rotation is `rope`'s (`x c - y s`, `y c + x s` in f32, rounded once), so a step through
+/// this kernel writes the bits `rope` then `write_kv` would.
+#[inline(always)]
+pub fn rope_write_kv<E: Chunked>(a: RopeWriteKvArgs) {
+    let per_row = a.d / 8;
+    let all = a.heads + 2 * a.kv_heads;
+    let item = workgroup_id_x() * ATTENTION_SMALL_BLOCK + workitem_id_x();
+    if item >= a.tokens * all * per_row {
+        return;
+    }
+    let c = item % per_row;
+    let th = item / per_row;
+    let (h, t) = (th % all, th / all);
+    let e = 8 * c as usize;
+    // SAFETY: t < tokens, h < heads + 2 kv_heads, e + 8 <= d: inside the row (host-checked
+    // 16-byte alignment of the rows and their stride).
+    let mut chunk = unsafe { load_chunk(a.qkv, (t as usize * a.row_stride as usize + h as usize * a.d as usize + e) * 2) };
+    if h < a.heads + a.kv_heads && (e as u32) < a.rot_dim {
+        // Rotation pairs e/2 .. e/2 + 4 at the token's position.
+        let seq = a.seq.max(1);
+        // SAFETY: t / seq < tokens / seq offsets (host-checked).
+        let pos = unsafe { a.offsets.add((t / seq) as usize).read() }.wrapping_add((t % seq) as i32);
+        let ok = pos >= 0 && (pos as u32) < a.cache_rows;
+        let at = if ok { pos as usize * (a.rot_dim / 2) as usize + e / 2 } else { 0 };
+        // SAFETY: with ok, row pos of both tables holds pairs e/2 .. e/2 + 4 (rot_dim is a
+        // multiple of 8 and e < rot_dim); 16-byte aligned as rot_dim / 2 is a multiple of 4.
+        let (cs, sn) = unsafe { ((a.cos.add(at) as *const U32x4).read().to_array(), (a.sin.add(at) as *const U32x4).read().to_array()) };
+        let x = E::unpack(chunk);
+        let mut y = [0f32; 8];
+        crate::unroll!(p < 4 => {
+            let (co, si) = if ok { (f32::from_bits(cs[p]), f32::from_bits(sn[p])) } else { (f32::NAN, f32::NAN) };
+            let (x0, x1) = (x[2 * p], x[2 * p + 1]);
+            (y[2 * p], y[2 * p + 1]) = (x0 * co - x1 * si, x1 * co + x0 * si);
+        });
+        chunk = E::pack(&y);
+    }
+    if h < a.heads {
+        // SAFETY: q is [tokens][heads][d]: inside, 16-byte aligned.
+        unsafe { store_chunk(a.q, ((t as usize * a.heads as usize + h as usize) * a.d as usize + e) * 2, chunk) };
+        return;
+    }
+    // SAFETY: t < tokens, the slot table's length (host-checked).
+    let slot = unsafe { a.slots.add(t as usize).read() } as u32;
+    // One comparison covers both ends: a negative slot is a huge unsigned one.
+    if slot >= a.slots_total {
+        // SAFETY: one u32; racing writers store offending tokens, whichever lands.
+        unsafe { a.error.write(t + 1) };
+        return;
+    }
+    let (value, kh) = if h >= a.heads + a.kv_heads { (true, h - a.heads - a.kv_heads) } else { (false, h - a.heads) };
+    let (page, off) = (slot / a.page_size, slot % a.page_size);
+    let dst = (((page as usize * a.kv_heads as usize + kh as usize) * a.page_size as usize + off as usize) * a.d as usize + e) * 2;
+    // SAFETY: every slot below slots_total is inside both caches (host-checked).
+    unsafe { store_chunk(if value { a.v_cache } else { a.k_cache }, dst, chunk) };
 }

@@ -1,11 +1,12 @@
 //! The attention kernels' entry points (`abi::attention`): the flash forward and decode per input
-//! type and head dimension, the split combination per output type, the cache write.
+//! type and head dimension, the split combination per output type, the cache write (plain, and
+//! with a decode step's rotary embedding per value type).
 
-use super::cache::write_kv;
+use super::cache::{rope_write_kv, write_kv};
 use super::combine::decode_combine;
 use super::decode::decode;
 use super::flash::flash;
-use crate::abi::attention::{DecodeArgs, DecodeCombineArgs, FlashArgs, WriteKvArgs};
+use crate::abi::attention::{DecodeArgs, DecodeCombineArgs, FlashArgs, RopeWriteKvArgs, WriteKvArgs};
 
 FlashArgs! {
     FLASH_BF16_D32 => flash::<Bf16, 32>,
@@ -40,4 +41,9 @@ DecodeCombineArgs! {
 
 WriteKvArgs! {
     WRITE_KV_B16 => write_kv,
+}
+
+RopeWriteKvArgs! {
+    ROPE_WRITE_KV_F16 => rope_write_kv::<F16>,
+    ROPE_WRITE_KV_BF16 => rope_write_kv::<Bf16>,
 }

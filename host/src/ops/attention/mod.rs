@@ -1,5 +1,6 @@
 //! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]), and
-//! decode over a paged KV cache ([`PagedKvCache`], [`write_kv`], [`decode`]).
+//! decode over a paged KV cache ([`PagedKvCache`], [`write_kv`], [`decode`]; [`rope_write_kv`]
+//! rotates a decode step's queries and keys and writes the cache in one launch).
 //!
 //! `O = softmax(scale * Q K^T + mask) V` with f32 scores, statistics and accumulation; inputs
 //! f16 or bf16, output in the input dtype; the score matrix is never materialised. The log-sum-exp
@@ -30,6 +31,8 @@
 
 mod flash;
 mod paged;
+mod rope_kv;
 
 pub use flash::{FlashOptions, flash, flash_with_lse};
 pub use paged::{BlockTable, DecodeOptions, PageAllocator, PagedKvCache, decode, write_kv};
+pub use rope_kv::{RopeKv, rope_write_kv};
