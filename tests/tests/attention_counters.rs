@@ -124,3 +124,28 @@ fn write_kv_moves_16_bytes_per_access() {
     assert_eq!(g.bytes_written as usize, 2 * 20 * 2 * 128 * 2);
     assert_eq!(g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) as usize * 16, 2 * 2 * 20 * 2 * 128 * 2);
 }
+
+#[test]
+fn rope_write_kv_moves_16_bytes_per_access() {
+    let _device = exclusive();
+    let dev = device();
+    // SmolLM2's heads (9 query, 3 key/value, head dim 64), 4 tokens, the whole head rotated.
+    let (tokens, h, kvh, d) = (4usize, 9usize, 3usize, 64usize);
+    let cache = PagedKvCache::new(dev, 1, 8, 16, kvh, d, DType::F16).unwrap();
+    let mut seed = 2;
+    let qkv = random(&[1, tokens, h + 2 * kvh, d], DType::F16, 1.0, &mut seed).0;
+    let table = random(&[64, d / 2], DType::F32, 1.0, &mut seed).0;
+    let offsets = Tensor::from_slice(dev, &[7i32], &[1]).unwrap();
+    let slots = Tensor::from_slice(dev, &[3i32, 40, 41, 100], &[tokens]).unwrap();
+    let rope = attention::RopeKv { cos: &table, sin: &table, offsets: &offsets };
+    let Some((_, c)) = last_launch(|| attention::rope_write_kv(&qkv, h, &rope, &cache, 0, &slots).unwrap()) else { return };
+    let g = &c.global;
+    // Per token: every head read and written once (queries to q, keys and values to the cache),
+    // the rotated heads' cos and sin read, all in 16-byte accesses; the 4-byte loads are the
+    // slot of each key/value chunk and the position of each rotated chunk.
+    let chunks = |heads: usize| tokens * heads * d / 8;
+    let wide = 2 * chunks(h + 2 * kvh) + 2 * chunks(h + kvh);
+    assert_eq!(g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) as usize, wide, "{:?}", g.lane_accesses_by_width);
+    assert_eq!(g.lane_accesses_by_width.get(&4).copied().unwrap_or(0) as usize, chunks(2 * kvh) + chunks(h + kvh));
+    assert_eq!(g.bytes_written as usize, tokens * (h + 2 * kvh) * d * 2);
+}
