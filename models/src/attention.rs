@@ -148,9 +148,7 @@ impl KvCache {
         }
         Ok(())
     }
-}
 
-impl KvCache {
     /// Whether [`KvCache::rope_write`] takes this step: a paged cache and a step that attends
     /// through decode attention (not a prompt from an empty cache, whose flash attention reads
     /// the rotated keys from a tensor), with a rotation of whole 16-byte chunks.
