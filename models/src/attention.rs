@@ -153,7 +153,7 @@ impl KvCache {
     /// through decode attention (not a prompt from an empty cache, whose flash attention reads
     /// the rotated keys from a tensor), with a rotation of whole 16-byte chunks.
     pub(crate) fn fuses_rope(&self, step: &Step, rotary_dim: usize) -> bool {
-        self.paged() && !(step.pos == 0 && step.tokens > 1) && rotary_dim % 8 == 0
+        self.paged() && !(step.pos == 0 && step.tokens > 1) && rotary_dim.is_multiple_of(8)
     }
 
     /// Rotates the query and key heads of `qkv` (`[batch, tokens, heads + 2 kv_heads,

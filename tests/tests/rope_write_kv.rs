@@ -58,7 +58,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let (full, _) = tensor(&raw, &[c.batch, c.seq, all + c.pad, d], c.dtype);
     let qkv = full.narrow(2, c.pad, all).unwrap();
     // Slots: pages of 16 dealt in a shuffled order.
-    let pages = (tokens + 15) / 16 + 3;
+    let pages = tokens.div_ceil(16) + 3;
     let mut order: Vec<usize> = (0..pages * 16).collect();
     for i in (1..order.len()).rev() {
         let j = ((uniform(&mut seed) + 1.0) / 2.0 * (i + 1) as f64) as usize % (i + 1);
