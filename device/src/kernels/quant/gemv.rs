@@ -364,7 +364,8 @@ fn run<F: Format, const X: u32>(
     // copies loop-carried registers: 44 moves per chunk). A tile's last chunk reduces the tile.
     let mut acc = F32x4::splat(0.0);
     let (mut ti, mut c) = (0u32, c0);
-    let (mut regs_b, mut xs_b) = ([0u32; abi::MAX_LANE_WORDS], [[0u32; 8]; CHUNK_GROUPS]);
+    let mut regs_b: Regs;
+    let mut xs_b = [[0u32; 8]; CHUNK_GROUPS];
     macro_rules! step {
         ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
             // The next chunk: the following one of this tile, or the first of the next tile.
