@@ -38,10 +38,14 @@
 //! to the matrix cores as they are; f32 activations are split exactly into three bf16 terms. The
 //! error is that of f32 accumulation over the terms `|x| (|a u| + |b|)` (codes `u`): tests bound
 //! it by `(K / 32 + 16) * 2^-22` times their sum, plus the output's rounding. The prefill GEMM
-//! multiplies the weights rounded to the activations' type (one more rounding per weight: half
-//! an ulp of f16/bf16, and f16's subnormal spacing for tiny weights) in f32; with f16
-//! activations a weight beyond f16's range (|w| > 65504: scales near f16's maximum) becomes
-//! infinite, where the GEMV and the reference keep it finite.
+//! multiplies the weights in the activations' type, in f32: with bf16 activations the f32
+//! weight rounded to bf16 (half an ulp); with f16 activations each weight comes from packed f16
+//! arithmetic, `u * a + b` in one rounding with the group's scale `a` and minimum `b` rounded to
+//! f16 first (exact for `Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`; the k-quants' `d * sc` and
+//! `dmin * m` round): within an ulp of f16 of `|a u| + |b| + |w|` plus f16's subnormal spacing.
+//! With f16 activations a weight, scale or minimum beyond f16's range (|v| > 65504: f16 scales
+//! near their maximum) becomes infinite (NaN for a zero code), where the GEMV and the reference
+//! keep it finite.
 //!
 //! Dequantization is exact: each weight is the f64 definition of
 //! [`reference::quant`](crate::reference::quant) rounded to f32 (the f32 operations the kernels

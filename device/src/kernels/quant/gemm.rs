@@ -21,14 +21,15 @@
 
 use super::dequant::weights;
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
+use super::gemv::{codes_f16, magic};
 use crate::abi::gemm::flags as gflags;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMM_BLOCK_M, GEMM_BLOCK_N, GROUP, MAX_LANE_WORDS, QGemmArgs, TILE_ROWS, dtype};
 use crate::abi::{Bf16, F16};
-use crate::dsl::convert::{f32_to_bf16, f32_to_f16_bits};
+use crate::dsl::convert::f32_to_bf16;
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
-use crate::dsl::simd::{U32x2, U32x4};
+use crate::dsl::simd::{F16x4, U32x2, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue;
@@ -38,6 +39,7 @@ use crate::tile::mma::MmaInput;
 use crate::tile::order;
 use crate::tile::pipeline::{Consumer, Pipeline, Producer};
 use crate::tile::reg::{RegTile, Source, Tiles32};
+use core::intrinsics::simd::{simd_fma, simd_mul};
 
 /// A wave's accumulators: 32 x 64 on 32x32 MFMAs.
 type W = Tiles32<1, 2>;
@@ -48,9 +50,13 @@ const WY: usize = 4;
 const A_CHUNKS: usize = 2;
 /// Work-items.
 const THREADS: usize = WY * 64;
-/// Pipeline stages and steps per unit of the hot loop.
+/// Pipeline stages.
 const STAGES: usize = 2;
-const UNIT: usize = 2;
+/// Steps per unit of the hot loop: one chunk. The loop starts at K-tile 0 and runs whole units
+/// (the tail too), so a step's position in the unit fixes its group in the chunk.
+const UNIT: usize = CHUNK_GROUPS;
+/// Register sets of A's K-tiles: each is loaded two steps before its store into LDS.
+const A_SETS: usize = 2;
 
 /// A wave's MFMAs on inputs `E` (f16 or bf16: the kernel runs one pipeline per type; choosing
 /// the instruction per MFMA group at run time makes LLVM move the 32 accumulator registers
@@ -77,11 +83,38 @@ impl<E: MmaInput> Consumer for Mma<E> {
     }
 }
 
+/// The work-item's 8 weights of group `g` as packed f16 (for f16 activations): the codes exact
+/// in f16 (`gemv::codes_f16`), then one packed multiply by the group's scale (symmetric formats)
+/// or fused multiply-add with its minimum, both rounded to f16 first. Why not the f32 weights
+/// rounded to f16: that is 5 VALU instructions a weight against 2 here, and the dequantization
+/// competes with the MFMAs for the wave's issue (measured: as many VALU cycles as MFMA cycles in
+/// the main loop). The price is precision: the k-quants' scale `d * sc` and minimum `dmin * m`
+/// round to f16 (half an ulp each, relative to the weight's two terms) before the weight's own
+/// rounding; `Q4_0`, `Q5_0`, `Q8_0` (scale `d` exact in f16) get the f32 path's result exactly.
+#[inline(always)]
+fn weights_f16<F: Format>(r: &Regs, g: usize, magic: u32) -> [u32; 4] {
+    let s = F::scale(r, g);
+    let (a0, a1, b) = (s.a0 as f16, s.a1 as f16, s.b as f16);
+    let mut out = [0u32; 4];
+    crate::unroll_max!(h < 2, 2 => {
+        let c = codes_f16::<F>(r, g, h, magic);
+        let a = F16x4::splat(if h == 0 { a0 } else { a1 });
+        // SAFETY: lane-wise f16x4 arithmetic.
+        let w = unsafe { if F::HAS_MIN { simd_fma(c, a, F16x4::splat(b)) } else { simd_mul(c, a) } };
+        // SAFETY: 8 bytes of f16 bits either way.
+        let bits: [u32; 2] = unsafe { core::mem::transmute(w) };
+        out[2 * h] = bits[0];
+        out[2 * h + 1] = bits[1];
+    });
+    out
+}
+
 /// The producer: A through registers as the dense GEMM's, B as quantized chunks dequantized a
 /// group (one K-tile) per step into its LDS stage.
 struct QStaged<F: Format> {
     a: GlobalTile<A_CHUNKS>,
-    ra: Stage<A_CHUNKS>,
+    /// K-tile t of A in set t % 2.
+    ra: [Stage<A_CHUNKS>; A_SETS],
     lds_a: LdsTile,
     lds_b: LdsTile,
     /// All of W (range-checked: past the layout, zeros).
@@ -96,15 +129,17 @@ struct QStaged<F: Format> {
     /// Full chunks of a row, and all chunks.
     full_chunks: u32,
     chunks: u32,
-    /// The chunk being dequantized and the next one (loaded a chunk ahead).
-    cur: Regs,
-    next: Regs,
+    /// Chunk c of the tile in set c % 2: the one being dequantized and the next (loaded a
+    /// whole chunk ahead).
+    w: [Regs; 2],
     /// This work-item's code part and tile row, and its row of the B tile.
     part: usize,
     row: usize,
     brow: usize,
     /// f16 (else bf16) activations.
     half: bool,
+    /// `gemv::magic()`: two f16 1024.0 in a register.
+    magic: u32,
     _f: core::marker::PhantomData<F>,
 }
 
@@ -122,86 +157,101 @@ impl<F: Format> QStaged<F> {
         }
     }
 
-    /// Dequantizes group `g` (0..8, uniform) of the current chunk into stage `stage` of B: the
-    /// work-item's 8 weights, rounded to the activations' type.
+    /// Dequantizes group `g` of the chunk in register set `set` (both constants) into stage
+    /// `stage` of B: the work-item's 8 weights, rounded to the activations' type.
     ///
     /// # Safety
     /// Nobody reads the stage until the next barrier.
     #[inline(always)]
-    unsafe fn dequant(&self, g: u32, stage: usize) {
-        // A uniform branch per group: the registers are indexed by constants only.
-        crate::unroll_max!(gg < CHUNK_GROUPS, 8 => {
-            if gg as u32 == g {
-                let w = weights::<F>(&self.cur, gg);
-                let h = |x: f32| if self.half { f32_to_f16_bits(x) as u32 } else { f32_to_bf16(x).0 as u32 };
-                let p = [h(w[0]) | h(w[1]) << 16, h(w[2]) | h(w[3]) << 16, h(w[4]) | h(w[5]) << 16, h(w[6]) | h(w[7]) << 16];
-                if abi::split_halves(F::F) {
-                    // Codes 0..4 are weights 4 part.., codes 4..8 weights 16 + 4 part..: two
-                    // 8-byte halves of the K-tile's rows.
-                    crate::unroll_max!(half < 2, 2 => {
-                        let e = 16 * half + 4 * self.part;
-                        let at = self.lds_b.index(stage, self.brow, e / 8) * 16 + (e % 8) * 2;
-                        // SAFETY: inside the stage (caller).
-                        unsafe { (self.lds_b.as_ptr().add(at) as *mut U32x2).write(U32x2::from_array([p[2 * half], p[2 * half + 1]])) };
-                    });
-                } else {
-                    // Codes 0..8 are weights 8 part..: chunk `part` of the K-tile's row.
-                    // SAFETY: inside the stage (caller).
-                    unsafe { self.lds_b.write(stage, self.brow, self.part, U32x4::from_array(p)) };
-                }
-            }
-        });
+    unsafe fn dequant(&self, set: usize, g: usize, stage: usize) {
+        let p = if self.half {
+            weights_f16::<F>(&self.w[set], g, self.magic)
+        } else {
+            let w = weights::<F>(&self.w[set], g);
+            let h = |x: f32| f32_to_bf16(x).0 as u32;
+            [h(w[0]) | h(w[1]) << 16, h(w[2]) | h(w[3]) << 16, h(w[4]) | h(w[5]) << 16, h(w[6]) | h(w[7]) << 16]
+        };
+        if abi::split_halves(F::F) {
+            // Codes 0..4 are weights 4 part.., codes 4..8 weights 16 + 4 part..: two 8-byte
+            // halves of the K-tile's rows.
+            crate::unroll_max!(half < 2, 2 => {
+                let e = 16 * half + 4 * self.part;
+                let at = self.lds_b.index(stage, self.brow, e / 8) * 16 + (e % 8) * 2;
+                // SAFETY: inside the stage (caller).
+                unsafe { (self.lds_b.as_ptr().add(at) as *mut U32x2).write(U32x2::from_array([p[2 * half], p[2 * half + 1]])) };
+            });
+        } else {
+            // Codes 0..8 are weights 8 part..: chunk `part` of the K-tile's row.
+            // SAFETY: inside the stage (caller).
+            unsafe { self.lds_b.write(stage, self.brow, self.part, U32x4::from_array(p)) };
+        }
     }
 }
 
 impl<F: Format> Producer for QStaged<F> {
     const STAGES: usize = STAGES;
-    const AHEAD: u32 = STAGES as u32;
+    /// A's loads run three K-tiles ahead of their reads.
+    const AHEAD: u32 = 3;
 
     #[inline(always)]
     fn lds(&self) -> (LdsTile, LdsTile) {
         (self.lds_a, self.lds_b)
     }
 
+    /// `kt0` is 0 (the unit positions are K-tile numbers modulo [`UNIT`]).
     #[inline(always)]
-    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, _full: u32) {
-        // A: K-tile kt0 into stage 0, kt0 + 1 into the registers (as the register-staged producer).
-        if kt0 < kt1 {
-            self.a.load(kt0, false, &mut self.ra);
+    unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32) {
+        // A: K-tile 0 into stage 0, K-tiles 1 and 2 into their register sets.
+        if 0 < kt1 {
+            self.a.load(0, false, &mut self.ra[0]);
             // SAFETY: caller.
-            unsafe { self.a.store(self.lds_a, 0, &self.ra) };
+            unsafe { self.a.store(self.lds_a, 0, &self.ra[0]) };
         }
-        if kt0 + 1 < kt1 {
-            self.a.load(kt0 + 1, false, &mut self.ra);
-        }
-        // B: the first chunk and the next, then group kt0 into stage 0.
-        let c = kt0 / CHUNK_GROUPS as u32;
-        self.cur = self.load_chunk_regs(c);
-        self.next = self.load_chunk_regs(c + 1);
-        if kt0 < kt1 {
+        crate::unroll_max!(t < 2, 2 => {
+            if (t as u32 + 1) < kt1 {
+                self.a.load(t as u32 + 1, false, &mut self.ra[(t + 1) % A_SETS]);
+            }
+        });
+        // B: chunks 0 and 1, then group 0 into stage 0.
+        self.w[0] = self.load_chunk_regs(0);
+        self.w[1] = self.load_chunk_regs(1);
+        if 0 < kt1 {
             // SAFETY: caller.
-            unsafe { self.dequant(kt0 % CHUNK_GROUPS as u32, 0) };
+            unsafe { self.dequant(0, 0, 0) };
         }
     }
 
     #[inline(always)]
     unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, _full: u32) {
-        let stage = (pos + 1) % STAGES;
-        if hot || kt + 1 < kt1 {
+        // K-tile t = kt + 1 into its stage; t is `pos + 1` modulo the unit.
+        let t = kt + 1;
+        let p1 = pos + 1;
+        let (stage, set_a) = (p1 % STAGES, p1 % A_SETS);
+        if hot || t < kt1 {
             // SAFETY: the stage held K-tile kt - 1 (caller).
-            unsafe { self.a.store(self.lds_a, stage, &self.ra) };
-            let t = kt + 1;
-            let g = t % CHUNK_GROUPS as u32;
+            unsafe { self.a.store(self.lds_a, stage, &self.ra[set_a]) };
+            // Chunk c sits in register set c % 2, a runtime choice (uniform branches): a set
+            // carried over to the other's place would be copied, and the copy waits for the
+            // loads at once (measured: 7% of the wave time). Why not units of two chunks, with
+            // the set a constant: LLVM then schedules all MFMAs of a chunk after its last
+            // barrier (holding every fragment: 300 registers; measured).
+            let g = p1 % CHUNK_GROUPS;
+            let c = t / CHUNK_GROUPS as u32;
+            let odd = c % 2 == 1;
             if g == 0 {
-                // A new chunk: the one loaded a chunk ago; the one after it starts loading.
-                self.cur = self.next;
-                self.next = self.load_chunk_regs(t / CHUNK_GROUPS as u32 + 1);
+                // A new chunk, loaded a chunk ago; the next one into the other set, whose
+                // chunk's last group was dequantized at the previous step.
+                if odd {
+                    self.w[0] = self.load_chunk_regs(c + 1);
+                } else {
+                    self.w[1] = self.load_chunk_regs(c + 1);
+                }
             }
             // SAFETY: as above.
-            unsafe { self.dequant(g, stage) };
+            unsafe { if odd { self.dequant(1, g, stage) } else { self.dequant(0, g, stage) } };
         }
-        if hot || kt + 2 < kt1 {
-            self.a.load(kt + 2, false, &mut self.ra);
+        if hot || kt + 3 < kt1 {
+            self.a.load(kt + 3, false, &mut self.ra[set_a]);
         }
     }
 
@@ -265,7 +315,7 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     let tail = abi::tail_groups(k) as u32;
     let producer = QStaged::<F> {
         a: ga,
-        ra: [U32x4::splat(0); A_CHUNKS],
+        ra: [[U32x4::splat(0); A_CHUNKS]; A_SETS],
         lds_a,
         lds_b,
         wb: Buffer::new(a.w, (tiles * tile_bytes) as u32),
@@ -286,12 +336,12 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         full: abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32,
         full_chunks: if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 },
         chunks,
-        cur: [0; MAX_LANE_WORDS],
-        next: [0; MAX_LANE_WORDS],
+        w: [[0; MAX_LANE_WORDS]; 2],
         part,
         row,
         brow: tile_i * TILE_ROWS + row,
         half: E::CODE == <F16 as crate::dsl::dtype::Element>::CODE,
+        magic: magic(),
         _f: core::marker::PhantomData,
     };
     let a_row = wave * 32;
