@@ -53,7 +53,9 @@ const THREADS: usize = WY * 64;
 /// Pipeline stages.
 const STAGES: usize = 2;
 /// Steps per unit of the hot loop: one chunk. The loop starts at K-tile 0 and runs whole units
-/// (the tail too), so a step's position in the unit fixes its group in the chunk.
+/// (the tail too), so a step's position in the unit fixes its group in the chunk. (Units of two
+/// chunks, with two register sets in fixed roles: LLVM then schedules all MFMAs of a chunk
+/// after its last barrier, holding every fragment: 300 registers, measured.)
 const UNIT: usize = CHUNK_GROUPS;
 /// Register sets of A's K-tiles: each is loaded two steps before its store into LDS.
 const A_SETS: usize = 2;
@@ -129,9 +131,9 @@ struct QStaged<F: Format> {
     /// Full chunks of a row, and all chunks.
     full_chunks: u32,
     chunks: u32,
-    /// Chunk c of the tile in set c % 2: the one being dequantized and the next (loaded a
-    /// whole chunk ahead).
-    w: [Regs; 2],
+    /// The chunk being dequantized, and the next one while it is in flight.
+    cur: Regs,
+    next: Regs,
     /// This work-item's code part and tile row, and its row of the B tile.
     part: usize,
     row: usize,
@@ -157,17 +159,16 @@ impl<F: Format> QStaged<F> {
         }
     }
 
-    /// Dequantizes group `g` of the chunk in register set `set` (both constants) into stage
-    /// `stage` of B: the work-item's 8 weights, rounded to the activations' type.
+    /// Dequantizes group `g` (a constant) of the current chunk into stage `stage` of B: the work-item's 8 weights, rounded to the activations' type.
     ///
     /// # Safety
     /// Nobody reads the stage until the next barrier.
     #[inline(always)]
-    unsafe fn dequant(&self, set: usize, g: usize, stage: usize) {
+    unsafe fn dequant(&self, g: usize, stage: usize) {
         let p = if self.half {
-            weights_f16::<F>(&self.w[set], g, self.magic)
+            weights_f16::<F>(&self.cur, g, self.magic)
         } else {
-            let w = weights::<F>(&self.w[set], g);
+            let w = weights::<F>(&self.cur, g);
             let h = |x: f32| f32_to_bf16(x).0 as u32;
             [h(w[0]) | h(w[1]) << 16, h(w[2]) | h(w[3]) << 16, h(w[4]) | h(w[5]) << 16, h(w[6]) | h(w[7]) << 16]
         };
@@ -212,43 +213,46 @@ impl<F: Format> Producer for QStaged<F> {
                 self.a.load(t as u32 + 1, false, &mut self.ra[(t + 1) % A_SETS]);
             }
         });
-        // B: chunks 0 and 1, then group 0 into stage 0.
-        self.w[0] = self.load_chunk_regs(0);
-        self.w[1] = self.load_chunk_regs(1);
-        if 0 < kt1 {
-            // SAFETY: caller.
-            unsafe { self.dequant(0, 0, 0) };
-        }
+        // B: chunk 0, then group 0 into stage 0 (which waits for it here, before the loop:
+        // registers of a load still in flight where the loop starts make LLVM wait for every
+        // load (vmcnt(0)) at their first use in each iteration; measured: 8% of the time).
+        // Unconditionally: after a branch around it, one path still has the load in flight.
+        // (With no K-tile nobody reads the stage.)
+        self.cur = self.load_chunk_regs(0);
+        // SAFETY: caller.
+        unsafe { self.dequant(0, 0) };
     }
 
     #[inline(always)]
     unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, _full: u32) {
-        // K-tile t = kt + 1 into its stage; t is `pos + 1` modulo the unit.
+        // K-tile t = kt + 1 into its stage; t is `pos + 1` modulo the unit, so its group g in
+        // its chunk c is a constant.
         let t = kt + 1;
         let p1 = pos + 1;
         let (stage, set_a) = (p1 % STAGES, p1 % A_SETS);
-        if hot || t < kt1 {
+        let g = p1 % CHUNK_GROUPS;
+        // A runtime check even in the hot loop (`hot` unused): the branch ends a basic block
+        // per step, which keeps each step's MFMAs in it. In one block spanning the unit, LLVM
+        // schedules all its MFMAs after the last barrier (measured: 270 registers, 1 wave per
+        // SIMD, 52 us against 44 us on the Q4_K prefill benchmark).
+        let _ = hot;
+        if t < kt1 {
             // SAFETY: the stage held K-tile kt - 1 (caller).
             unsafe { self.a.store(self.lds_a, stage, &self.ra[set_a]) };
-            // Chunk c sits in register set c % 2, a runtime choice (uniform branches): a set
-            // carried over to the other's place would be copied, and the copy waits for the
-            // loads at once (measured: 7% of the wave time). Why not units of two chunks, with
-            // the set a constant: LLVM then schedules all MFMAs of a chunk after its last
-            // barrier (holding every fragment: 300 registers; measured).
-            let g = p1 % CHUNK_GROUPS;
+            // The next chunk is loaded at group 1 and becomes the current one at group 0 of
+            // the next chunk, 7 steps later and in the same loop iteration: only `cur` lives
+            // across the back edge, and its copy from `next` finds the loads complete. (Loaded
+            // at group 0 into a register set carried over the back edge, LLVM copies it there
+            // and the copy waits for the loads at once: measured, 11% of the wave time.)
             let c = t / CHUNK_GROUPS as u32;
-            let odd = c % 2 == 1;
+            if g == 1 {
+                self.next = self.load_chunk_regs(c + 1);
+            }
             if g == 0 {
-                // A new chunk, loaded a chunk ago; the next one into the other set, whose
-                // chunk's last group was dequantized at the previous step.
-                if odd {
-                    self.w[0] = self.load_chunk_regs(c + 1);
-                } else {
-                    self.w[1] = self.load_chunk_regs(c + 1);
-                }
+                self.cur = self.next;
             }
             // SAFETY: as above.
-            unsafe { if odd { self.dequant(1, g, stage) } else { self.dequant(0, g, stage) } };
+            unsafe { self.dequant(g, stage) };
         }
         if hot || kt + 3 < kt1 {
             self.a.load(kt + 3, false, &mut self.ra[set_a]);
@@ -336,7 +340,8 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         full: abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32,
         full_chunks: if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 },
         chunks,
-        w: [[0; MAX_LANE_WORDS]; 2],
+        cur: [0; MAX_LANE_WORDS],
+        next: [0; MAX_LANE_WORDS],
         part,
         row,
         brow: tile_i * TILE_ROWS + row,
