@@ -3,21 +3,29 @@
 //!
 //! A workgroup computes a 128 x 64 block of `y` with 4 waves stacked along M, each 32 x 64 on
 //! 32x32 MFMAs (`Tiles32<1, 2>`). The K loop is the tile layer's ([`Pipeline`]): K-tiles of 32
-//! elements (64 bytes of f16/bf16 a row), two LDS stages, one step per K-tile. A K-tile of K is
-//! exactly one group of 32 weights, so the producer ([`QStaged`]) moves the activations like the
-//! dense GEMM's register-staged producer and the weights as quantized chunks: each work-item
-//! holds one 16-byte piece per slice of a chunk (code part `(t / 16) % 4` of row `t % 16` of
-//! weight tile `t / 64`: every wave's loads are one tile's contiguous KiB), the next chunk's
-//! loads out a whole chunk (8 steps) before it is needed, and at each step dequantizes its 8
-//! weights of the step's group (exactly as the dequantization kernel, in f32) and writes them,
-//! rounded to nearest even in the activations' type, into the B stage, where the MFMA
-//! fragments read them as the dense GEMM's.
+//! elements (64 bytes of f16/bf16 a row), two LDS stages, one step per K-tile, in units of one
+//! chunk (8 steps, so each step's group is a constant). A K-tile of K is exactly one group of 32
+//! weights, so the producer (`QStaged`) moves the activations like the dense GEMM's
+//! register-staged producer (three K-tiles ahead, two register sets) and the weights as
+//! quantized chunks: each work-item holds one 16-byte piece per slice of a chunk (code part
+//! `(t / 16) % 4` of row `t % 16` of weight tile `t / 64`: every wave's loads are one tile's
+//! contiguous KiB), loads the next chunk 7 steps before it is needed, and at each step
+//! dequantizes its 8 weights of the step's group into the B stage, where the MFMA fragments read
+//! them as the dense GEMM's: for bf16 activations the f32 weights of the dequantization kernel
+//! rounded to nearest even; for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU
+//! instructions a weight instead of 5).
 //!
-//! Why this and not int8 activations (llama.cpp's MMQ): the activations stay exactly what the
-//! caller gave (no per-block 8-bit quantization error); the matrix cores do the dense GEMM's
-//! work (f16/bf16 MFMAs, half the int8 rate), and the dequantization, 8 weights per work-item
-//! per K-tile, costs about 40 vector instructions per 256 MFMA cycles of a wave; both are
-//! measured in `cargo xtask bench --filter "qmatmul Q4_K 512"`.
+//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K"`, M = 512, N = K = 4096):
+//! 42.6 us, 31% of the roofline (500 TFLOP/s at peak clock), against the 50%: the
+//! 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU and waits
+//! sit between their MFMAs (MFMA busy 45%). Tried and dropped: 64 x 64 blocks (512 workgroups,
+//! two per CU: LDS-bound, 45 us); units of two chunks (LLVM moves all MFMAs of a basic block
+//! after its last barrier: 270 VGPRs, 52 us).
+//!
+//! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
+//! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
+//! dequantization is 8 weights per work-item per K-tile next to 8 MFMAs of 32 cycles per wave;
+//! the int8 route (twice the MFMA rate) was not built, so this choice is not a measured one.
 
 use super::dequant::weights;
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
@@ -199,7 +207,7 @@ impl<F: Format> Producer for QStaged<F> {
         (self.lds_a, self.lds_b)
     }
 
-    /// `kt0` is 0 (the unit positions are K-tile numbers modulo [`UNIT`]).
+    /// `kt0` is 0 (the unit positions are K-tile numbers modulo `UNIT`).
     #[inline(always)]
     unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32) {
         // A: K-tile 0 into stage 0, K-tiles 1 and 2 into their register sets.
