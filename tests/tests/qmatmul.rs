@@ -8,14 +8,18 @@
 //! term_magnitudes`: `|w|`, or `|a u| + |b|` for formats with a minimum): products of
 //! activations and codes are exact and every group's f32 sum, its scaling and the accumulation
 //! over K/32 groups round at most a few times each; plus the output's rounding (half an ulp) and
-//! the epilogue's activation approximation (`2e-6 (1 + |x|)`).
+//! the epilogue's activation approximation (`2e-6 (1 + |x|)`). The prefill GEMM (M > 16, f16 or
+//! bf16 activations) multiplies the weights in the activations' type (bf16: rounded once; f16:
+//! packed f16 arithmetic on the scale and minimum rounded to f16): half an ulp of that type
+//! times `sum_k |x_k| (T_k + |w_k|)` more, and for f16 `2^-19` per term (subnormal spacing of
+//! the scale, minimum and weight).
 
 use ferrocm::ops::gemm::Activation;
 use ferrocm::ops::qmatmul::{self, QMatmulOptions};
 use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Error, Tensor, reference};
 use ferrocm_tests::quant::{random_blocks, term_magnitudes};
-use ferrocm_tests::tensors::{random, read, rounding};
+use ferrocm_tests::tensors::{random, read, rounding, tensor};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
 
@@ -52,15 +56,21 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let acc = reference::quant::matmul(c.format, &blocks, c.n, c.k, &xv, c.m);
     let terms = term_magnitudes(c.format, &blocks);
     let rel = (c.k as f64 / 32.0 + 16.0) * 2f64.powi(-22);
+    // The prefill GEMM rounds the weights to the activations' type.
+    let gemm = c.m > 16 && c.x_dtype != DType::F32;
+    let w_round = if gemm { ferrocm_tests::tensors::half_ulp(c.x_dtype) } else { 0.0 };
+    let w_abs = if gemm && c.x_dtype == DType::F16 { 2f64.powi(-19) } else { 0.0 };
+    let wv = reference::quant::dequantize(c.format, &blocks);
     for i in 0..c.m {
         for j in 0..c.n {
             let s: f64 = (0..c.k).map(|p| xv[i * c.k + p].abs() * terms[j * c.k + p]).sum();
+            let sw: f64 = (0..c.k).map(|p| xv[i * c.k + p].abs() * (w_round * (terms[j * c.k + p] + wv[j * c.k + p].abs()) + w_abs)).sum();
             let a = acc[i * c.n + j];
             let b = if c.bias { bias_v[j] as f64 } else { 0.0 };
             let r = if c.residual { res_v[i * c.n + j] } else { 0.0 };
             let want = reference::gemm::epilogue(a, 1.0, 0.0, 0.0, b, c.activation, r);
             let pre = a + b;
-            let tol = rel * s + rounding(out, want) + 2e-6 * (1.0 + pre.abs()) + 1e-30;
+            let tol = rel * s + sw + rounding(out, want) + 2e-6 * (1.0 + pre.abs()) + 1e-30;
             let g = got[i * c.n + j];
             prop_assert!(
                 (g - want).abs() <= tol,
@@ -107,12 +117,23 @@ proptest! {
                       activation: Activation::None, residual: false, seed })?;
     }
 
-    /// Prefill shapes: M 17..=300.
+    /// Prefill shapes: M 17..=300 (the GEMM for f16/bf16, ragged in its 128 x 64 blocks; the GEMV
+    /// in row blocks for f32).
     #[test]
-    fn prefill_shapes_match_the_reference(format in format(), m in 17usize..=300, n in 1usize..=40, blocks in 1usize..=12,
+    fn prefill_shapes_match_the_reference(format in format(), m in 17usize..=300, n in 1usize..=150, blocks in 1usize..=12,
                                           x in x_dtype(), seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
                       activation: Activation::None, residual: false, seed })?;
+    }
+
+    /// The prefill GEMM's epilogue and output dtypes.
+    #[test]
+    fn the_prefill_epilogue_matches_the_reference(format in format(), m in 17usize..=160, n in 1usize..=100,
+                                                  blocks in 1usize..=10, x in prop::sample::select(vec![DType::F16, DType::Bf16]),
+                                                  out in prop::sample::select(vec![None, Some(DType::F32), Some(DType::F16), Some(DType::Bf16)]),
+                                                  act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
+                                                  bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual, seed })?;
     }
 
     /// The fused epilogue and the output dtypes.
@@ -160,8 +181,39 @@ fn leading_dimensions_are_rows_and_views_are_read_in_place_or_packed() {
     assert_eq!(got, packed);
 }
 
+/// Every format's GEMM kernel on both activation types (the proptests draw formats at random).
+#[test]
+fn every_prefill_gemm_kernel_matches_the_reference() {
+    for format in QuantFormat::ALL {
+        for (i, x_dtype) in [DType::F16, DType::Bf16].into_iter().enumerate() {
+            let k = 2 * format.block_elems() * if format.block_elems() == 32 { 5 } else { 1 };
+            check(&Case {
+                format,
+                m: 130 + i,
+                n: 70,
+                k,
+                x_dtype,
+                out: Some(DType::F32),
+                bias: false,
+                activation: Activation::None,
+                residual: false,
+                seed: 9 + i as u64,
+            })
+            .unwrap();
+        }
+    }
+}
+
+/// NaN and infinite scales and a NaN activation through the decode GEMV (M = 2, f32) and the
+/// prefill GEMM (M = 20 f16, M = 40 bf16).
 #[test]
 fn non_finite_scales_and_activations_make_their_outputs_non_finite() {
+    for (rows, x_dtype) in [(2, DType::F32), (20, DType::F16), (40, DType::Bf16)] {
+        non_finite_case(rows, x_dtype);
+    }
+}
+
+fn non_finite_case(rows: usize, x_dtype: DType) {
     let dev = device();
     for format in QuantFormat::ALL {
         let (n, k) = (20, format.block_elems());
@@ -172,15 +224,17 @@ fn non_finite_scales_and_activations_make_their_outputs_non_finite() {
         blocks[3 * bb + at..3 * bb + at + 2].copy_from_slice(&half::f16::NAN.to_le_bytes());
         blocks[5 * bb + at..5 * bb + at + 2].copy_from_slice(&half::f16::INFINITY.to_le_bytes());
         let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
-        let mut xv: Vec<f32> = (0..2 * k).map(|i| ((i * 37) % 11) as f32 / 8.0 - 0.6).collect();
+        // Exact in f16 and bf16 (multiples of 1/8 below 2).
+        let mut xv: Vec<f32> = (0..rows * k).map(|i| ((i * 37) % 11) as f32 / 8.0 - 0.625).collect();
         xv[k + 7] = f32::NAN; // activation row 1 has a NaN
-        let x = Tensor::from_slice(dev, &xv, &[2, k]).unwrap();
-        let y = qmatmul::qmatmul(&x, &w, &QMatmulOptions::default()).unwrap().to_vec::<f32>().unwrap();
-        let want = reference::quant::matmul(format, &blocks, n, k, &xv.iter().map(|&v| v as f64).collect::<Vec<_>>(), 2);
+        let (x, xd) = tensor(&xv.iter().map(|&v| v as f64).collect::<Vec<_>>(), &[rows, k], x_dtype);
+        let opts = QMatmulOptions { out_dtype: Some(DType::F32), ..Default::default() };
+        let y = qmatmul::qmatmul(&x, &w, &opts).unwrap().to_vec::<f32>().unwrap();
+        let want = reference::quant::matmul(format, &blocks, n, k, &xd, rows);
         for (i, (g, w)) in y.iter().zip(&want).enumerate() {
-            assert_eq!(g.is_finite(), w.is_finite(), "{format}: y[{}][{}] = {g}, reference {w}", i / n, i % n);
+            assert_eq!(g.is_finite(), w.is_finite(), "{format} {x_dtype}: y[{}][{}] = {g}, reference {w}", i / n, i % n);
             if w.is_nan() && i % n == 3 {
-                assert!(g.is_nan(), "{format}: a NaN scale gives NaN");
+                assert!(g.is_nan(), "{format} {x_dtype}: a NaN scale gives NaN");
             }
         }
     }

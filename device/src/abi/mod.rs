@@ -72,6 +72,7 @@ pub const ALL_KERNELS: &[&[KernelDecl]] = &[
     <norm::NormArgs as KernelArgs>::KERNELS,
     <quant::DequantArgs as KernelArgs>::KERNELS,
     <quant::QGemvArgs as KernelArgs>::KERNELS,
+    <quant::QGemmArgs as KernelArgs>::KERNELS,
     <rope::RopeArgs as KernelArgs>::KERNELS,
     <attention::FlashArgs as KernelArgs>::KERNELS,
     <attention::DecodeArgs as KernelArgs>::KERNELS,

@@ -496,3 +496,82 @@ pub const GEMV_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] 
     QUANT_GEMV_Q5_K,
     QUANT_GEMV_Q6_K,
 ];
+
+/// Rows of activations (M) per prefill GEMM workgroup.
+pub const GEMM_BLOCK_M: u32 = 128;
+/// Weight rows (N) per prefill GEMM workgroup: 4 tiles.
+pub const GEMM_BLOCK_N: u32 = 64;
+/// Waves of a prefill GEMM workgroup (stacked along M, each 32 x 64 on 32x32 MFMAs).
+pub const GEMM_WAVES: u32 = 4;
+/// Dynamic LDS of a prefill GEMM workgroup: two stages of the A and B K-tiles (64 bytes a row).
+pub const GEMM_LDS_BYTES: u32 = 2 * (GEMM_BLOCK_M + GEMM_BLOCK_N) * 64;
+
+crate::kernel_abi! {
+    /// Arguments of `quant_gemm_*`: `y = x W^T` (+ bias, activation, residual) on the matrix
+    /// cores for prefill shapes: `W` `[n, k]` in the device layout, dequantized one group of 32
+    /// weights at a time into LDS in `x`'s type (f16 or bf16, rounded to nearest even), `x`
+    /// `[m][ldx]` f16/bf16, `y` `[m][ldy]` of `out_type`. Grid: x = `ceil(n / 64)`, y =
+    /// `ceil(m / 128)`; [`GEMM_WAVES`] waves; [`GEMM_LDS_BYTES`].
+    pub struct QGemmArgs {
+        /// The weight in the device layout.
+        pub w: Ptr<u8>,
+        /// Activations (f16 or bf16).
+        pub x: Ptr<u8>,
+        /// Output.
+        pub y: PtrMut<u8>,
+        /// N f32 values (with `flags::BIAS`).
+        pub bias: Ptr<f32>,
+        /// `[m][ldr]` of `out_type` (with `flags::RESIDUAL`).
+        pub residual: Ptr<u8>,
+        /// Activation rows.
+        pub m: u32,
+        /// Weight rows.
+        pub n: u32,
+        /// The reduction length (a multiple of 32).
+        pub k: u32,
+        /// Row stride of `x` in elements.
+        pub ldx: u32,
+        /// Row stride of `y` in elements.
+        pub ldy: u32,
+        /// Row stride of the residual in elements.
+        pub ldr: u32,
+        /// `x`'s [`dtype`] code (f16 or bf16).
+        pub x_type: u32,
+        /// `y`'s [`dtype`] code.
+        pub out_type: u32,
+        /// An `abi::gemm::activation` code.
+        pub activation: u32,
+        /// [`flags`] bits.
+        pub flags: u32,
+    }
+    kernels {
+        /// `Q4_0` weights.
+        QUANT_GEMM_Q4_0 = "quant_gemm_q4_0" @ 256,
+        /// `Q4_1`.
+        QUANT_GEMM_Q4_1 = "quant_gemm_q4_1" @ 256,
+        /// `Q5_0`.
+        QUANT_GEMM_Q5_0 = "quant_gemm_q5_0" @ 256,
+        /// `Q5_1`.
+        QUANT_GEMM_Q5_1 = "quant_gemm_q5_1" @ 256,
+        /// `Q8_0`.
+        QUANT_GEMM_Q8_0 = "quant_gemm_q8_0" @ 256,
+        /// `Q4_K`.
+        QUANT_GEMM_Q4_K = "quant_gemm_q4_k" @ 256,
+        /// `Q5_K`.
+        QUANT_GEMM_Q5_K = "quant_gemm_q5_k" @ 256,
+        /// `Q6_K`.
+        QUANT_GEMM_Q6_K = "quant_gemm_q6_k" @ 256,
+    }
+}
+
+/// The prefill GEMM kernel of each format, by format code.
+pub const GEMM_KERNELS: [crate::abi::Kernel<QGemmArgs>; format::COUNT as usize] = [
+    QUANT_GEMM_Q4_0,
+    QUANT_GEMM_Q4_1,
+    QUANT_GEMM_Q5_0,
+    QUANT_GEMM_Q5_1,
+    QUANT_GEMM_Q8_0,
+    QUANT_GEMM_Q4_K,
+    QUANT_GEMM_Q5_K,
+    QUANT_GEMM_Q6_K,
+];

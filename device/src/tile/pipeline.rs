@@ -311,13 +311,13 @@ impl<P: Producer> Pipeline<P> {
         // Hot loop: the last step of a unit touches K-tile kt + U - 1 + AHEAD, which must be full.
         let hot_end = kt1.min(full);
         while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
-            crate::unroll_max!(j < U, 6 => {
+            crate::unroll_max!(j < U, 8 => {
                 step!(j, true);
             });
         }
         // Tail: the remaining tiles, whole units with runtime checks.
         while kt < kt1 {
-            crate::unroll_max!(j < U, 6 => {
+            crate::unroll_max!(j < U, 8 => {
                 if kt < kt1 {
                     step!(j, false);
                 }

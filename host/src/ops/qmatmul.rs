@@ -22,13 +22,30 @@
 //! 16 weight rows and splits K between up to 8 waves, whose partial sums meet in LDS (one
 //! launch, no second reduction pass, deterministic).
 //!
+//! # Prefill: M > 16 rows of f16 or bf16
+//! The GEMM kernel (`kernels/quant/gemm.rs`) runs the tile layer's pipeline on 128 x 64 blocks
+//! of `y`: the activations move through LDS as in the dense GEMM; the weight tiles are loaded
+//! as quantized chunks (a whole chunk ahead) and dequantized one group of 32 per K-tile into LDS,
+//! rounded to the activations' type, for the f16/bf16 matrix cores (not llama.cpp's int8 route:
+//! the activations keep their precision, see the kernel's notes). f32 activations with M > 16
+//! go to the GEMV kernel in blocks of 16 rows (exact three-term split of x, weights read once
+//! per 16 rows): the GEMM has no f32 path.
+//!
 //! # Precision
 //! Products of activations and codes are exact and sum in f32; per group of 32 weights the
 //! f32 sum is scaled (`a * sum`) and, for formats with a minimum (`Q4_1`, `Q5_1`, `Q4_K`,
 //! `Q5_K`), the group's activation sum times the minimum is added. f16 and bf16 activations go
 //! to the matrix cores as they are; f32 activations are split exactly into three bf16 terms. The
 //! error is that of f32 accumulation over the terms `|x| (|a u| + |b|)` (codes `u`): tests bound
-//! it by `(K / 32 + 16) * 2^-22` times their sum, plus the output's rounding.
+//! it by `(K / 32 + 16) * 2^-22` times their sum, plus the output's rounding. The prefill GEMM
+//! multiplies the weights in the activations' type, in f32: with bf16 activations the f32
+//! weight rounded to bf16 (half an ulp); with f16 activations each weight comes from packed f16
+//! arithmetic, `u * a + b` in one rounding with the group's scale `a` and minimum `b` rounded to
+//! f16 first (exact for `Q4_0`, `Q4_1`, `Q5_0`, `Q5_1`, `Q8_0`; the k-quants' `d * sc` and
+//! `dmin * m` round): within an ulp of f16 of `|a u| + |b| + |w|` plus f16's subnormal spacing.
+//! With f16 activations a weight, scale or minimum beyond f16's range (|v| > 65504: f16 scales
+//! near their maximum) becomes infinite (NaN for a zero code), where the GEMV and the reference
+//! keep it finite.
 //!
 //! Dequantization is exact: each weight is the f64 definition of
 //! [`reference::quant`](crate::reference::quant) rounded to f32 (the f32 operations the kernels
@@ -45,8 +62,8 @@ use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::quant::{
-    self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_ROWS,
-    GROUP, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes,
+    self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMM_BLOCK_M, GEMM_BLOCK_N, GEMM_KERNELS,
+    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes,
 };
 
 /// Compute units of an MI300X (GFX942.md), for the launch shape.
@@ -158,9 +175,38 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     if m == 0 || n == 0 {
         return Ok(y);
     }
-    // The kernel reads x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
+    // The kernels read x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
     // contiguous rows stay aligned).
     let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
+    let fc = w.format().abi_code();
+    ops.u32("W bytes", w.device_bytes().len())?;
+    if m > GEMV_ROWS as usize && x.dtype() != DType::F32 {
+        // Prefill: the GEMM with the weights dequantized into LDS.
+        let args = QGemmArgs {
+            w: ops.buffer("W", w.device_bytes())?,
+            x: ops.input_bytes("x", &x)?,
+            y: ops.output_bytes("y", &y)?,
+            bias,
+            residual,
+            m: ops.u32("M", m)?,
+            n: ops.u32("N", n)?,
+            k: ops.u32("K", k)?,
+            ldx: ops.u32("K", k)?,
+            ldy: ops.u32("N", n)?,
+            ldr: ops.u32("N", n)?,
+            x_type,
+            out_type,
+            activation: opts.activation.code(),
+            flags: fl,
+        };
+        let grid = [ops.u32("N blocks", n.div_ceil(GEMM_BLOCK_N as usize))?, ops.u32("M blocks", m.div_ceil(GEMM_BLOCK_M as usize))?, 1];
+        let cfg = LaunchConfig { grid, block: [GEMM_WAVES * 64, 1, 1], dynamic_lds_bytes: GEMM_LDS_BYTES };
+        // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned (the
+        // kernel clamps its block's rows inside it); y and the residual are [m][n] contiguous of
+        // the output dtype; the bias has n f32.
+        unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
+        return Ok(y);
+    }
     let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
     let tiles = n.div_ceil(TILE_ROWS);
     // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
@@ -174,7 +220,6 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     let waves = chunks.div_ceil(per_wave) as u32;
     // The waves' tables of activation sums (formats with a minimum) take 64 bytes per group of
     // K: up to K = 229376 in 64 KiB.
-    let fc = w.format().abi_code();
     let m_block = GEMV_ROWS;
     let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
     if lds > LDS_LIMIT_BYTES {
@@ -204,9 +249,8 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         tiles_per_group: tiles_per_group as u32,
         grid_x: grid_x as u32,
     };
-    // The activation rows and the weight are range-checked buffers of 32-bit sizes.
+    // The activation rows are one range-checked buffer of 32-bit size.
     ops.u32("x bytes", m * k * x.dtype().size())?;
-    ops.u32("W bytes", w.device_bytes().len())?;
     let grid = [ops.u32("tiles", grid_x)?, ops.u32("row blocks", m.div_ceil(m_block as usize))?, 1];
     let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: lds };
     // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned; y and

@@ -2,8 +2,9 @@
 
 use super::dequant::dequant;
 use super::format::{Q4_0, Q4_1, Q4K, Q5_0, Q5_1, Q5K, Q6K, Q8_0};
+use super::gemm::gemm;
 use super::gemv::gemv;
-use crate::abi::quant::{DequantArgs, QGemvArgs};
+use crate::abi::quant::{DequantArgs, QGemmArgs, QGemvArgs};
 
 DequantArgs! {
     QUANT_DEQUANT_Q4_0 => dequant::<Q4_0>,
@@ -25,4 +26,15 @@ QGemvArgs! {
     QUANT_GEMV_Q4_K => gemv::<Q4K>,
     QUANT_GEMV_Q5_K => gemv::<Q5K>,
     QUANT_GEMV_Q6_K => gemv::<Q6K>,
+}
+
+QGemmArgs! {
+    QUANT_GEMM_Q4_0 => gemm::<Q4_0>,
+    QUANT_GEMM_Q4_1 => gemm::<Q4_1>,
+    QUANT_GEMM_Q5_0 => gemm::<Q5_0>,
+    QUANT_GEMM_Q5_1 => gemm::<Q5_1>,
+    QUANT_GEMM_Q8_0 => gemm::<Q8_0>,
+    QUANT_GEMM_Q4_K => gemm::<Q4K>,
+    QUANT_GEMM_Q5_K => gemm::<Q5K>,
+    QUANT_GEMM_Q6_K => gemm::<Q6K>,
 }

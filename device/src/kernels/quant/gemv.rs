@@ -46,7 +46,7 @@ const fn f16_int(v: u32) -> u16 {
 /// (exact): `0x6400 | u` is the f16 `1024 + u`; one packed subtraction of `1024 + OFFSET`.
 /// `magic` is `0x6400_6400` held in a register (see [`magic`]).
 #[inline(always)]
-fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> F16x4 {
+pub(super) fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> F16x4 {
     let p = [F::pair(r, g, 2 * h) | magic, F::pair(r, g, 2 * h + 1) | magic];
     // SAFETY: 8 bytes of f16 bits either way.
     let v: F16x4 = unsafe { core::mem::transmute(p) };
@@ -60,7 +60,7 @@ fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> F16x4 {
 /// `v_and_or_b32`. gfx942's three-operand forms take no literal constants and at most one
 /// scalar operand, so with both constants literal (or scalar) LLVM emits an AND and an OR.
 #[inline(always)]
-fn magic() -> u32 {
+pub(super) fn magic() -> u32 {
     bpermute(0x6400_6400, lane_id())
 }
 
@@ -364,7 +364,8 @@ fn run<F: Format, const X: u32>(
     // copies loop-carried registers: 44 moves per chunk). A tile's last chunk reduces the tile.
     let mut acc = F32x4::splat(0.0);
     let (mut ti, mut c) = (0u32, c0);
-    let (mut regs_b, mut xs_b) = ([0u32; abi::MAX_LANE_WORDS], [[0u32; 8]; CHUNK_GROUPS]);
+    let mut regs_b: Regs;
+    let mut xs_b = [[0u32; 8]; CHUNK_GROUPS];
     macro_rules! step {
         ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
             // The next chunk: the following one of this tile, or the first of the next tile.

@@ -1,0 +1,386 @@
+//! The prefill GEMM: `y = x W^T` for many activation rows, on the tile layer's pipeline with
+//! the weight tiles dequantized into LDS.
+//!
+//! A workgroup computes a 128 x 64 block of `y` with 4 waves stacked along M, each 32 x 64 on
+//! 32x32 MFMAs (`Tiles32<1, 2>`). The K loop is the tile layer's ([`Pipeline`]): K-tiles of 32
+//! elements (64 bytes of f16/bf16 a row), two LDS stages, one step per K-tile, in units of one
+//! chunk (8 steps, so each step's group is a constant). A K-tile of K is exactly one group of 32
+//! weights, so the producer (`QStaged`) moves the activations like the dense GEMM's
+//! register-staged producer (three K-tiles ahead, two register sets) and the weights as
+//! quantized chunks: each work-item holds one 16-byte piece per slice of a chunk (code part
+//! `(t / 16) % 4` of row `t % 16` of weight tile `t / 64`: every wave's loads are one tile's
+//! contiguous KiB), loads the next chunk 7 steps before it is needed, and at each step
+//! dequantizes its 8 weights of the step's group into the B stage, where the MFMA fragments read
+//! them as the dense GEMM's: for bf16 activations the f32 weights of the dequantization kernel
+//! rounded to nearest even; for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU
+//! instructions a weight instead of 5).
+//!
+//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K"`, M = 512, N = K = 4096):
+//! 42.6 us, 31% of the roofline (500 TFLOP/s at peak clock), against the issue's 50%: the
+//! 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU and waits
+//! sit between their MFMAs (MFMA busy 45%). Tried and dropped: 64 x 64 blocks (512 workgroups,
+//! two per CU: LDS-bound, 45 us); units of two chunks (LLVM moves all MFMAs of a basic block
+//! after its last barrier: 270 VGPRs, 52 us).
+//!
+//! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
+//! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
+//! dequantization is 8 weights per work-item per K-tile next to 8 MFMAs of 32 cycles per wave;
+//! the int8 route (twice the MFMA rate) was not built, so this choice is not a measured one.
+
+use super::dequant::weights;
+use super::format::{Format, Regs, load_chunk, load_full_chunk};
+use super::gemv::{codes_f16, magic};
+use crate::abi::gemm::flags as gflags;
+use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMM_BLOCK_M, GEMM_BLOCK_N, GROUP, MAX_LANE_WORDS, QGemmArgs, TILE_ROWS, dtype};
+use crate::abi::{Bf16, F16};
+use crate::dsl::convert::f32_to_bf16;
+use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
+use crate::dsl::lds::LdsArena;
+use crate::dsl::mem::Buffer;
+use crate::dsl::simd::{F16x4, U32x2, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::kernels::gemm::epilogue;
+use crate::tile::global::{GlobalTile, Stage};
+use crate::tile::lds::LdsTile;
+use crate::tile::mma::MmaInput;
+use crate::tile::order;
+use crate::tile::pipeline::{Consumer, Pipeline, Producer};
+use crate::tile::reg::{RegTile, Source, Tiles32};
+use core::intrinsics::simd::{simd_fma, simd_mul};
+
+/// A wave's accumulators: 32 x 64 on 32x32 MFMAs.
+type W = Tiles32<1, 2>;
+/// Waves along M.
+const WY: usize = 4;
+/// Register stage of A: 128 rows x 4 chunks over 256 work-items is 2 chunks each (the global
+/// tile's bound).
+const A_CHUNKS: usize = 2;
+/// Work-items.
+const THREADS: usize = WY * 64;
+/// Pipeline stages.
+const STAGES: usize = 2;
+/// Steps per unit of the hot loop: one chunk. The loop starts at K-tile 0 and runs whole units
+/// (the tail too), so a step's position in the unit fixes its group in the chunk. (Units of two
+/// chunks, with two register sets in fixed roles: LLVM then schedules all MFMAs of a chunk
+/// after its last barrier, holding every fragment: 300 registers, measured.)
+const UNIT: usize = CHUNK_GROUPS;
+/// Register sets of A's K-tiles: each is loaded two steps before its store into LDS.
+const A_SETS: usize = 2;
+
+/// A wave's MFMAs on inputs `E` (f16 or bf16: the kernel runs one pipeline per type; choosing
+/// the instruction per MFMA group at run time makes LLVM move the 32 accumulator registers
+/// between the branches' allocations, 16 moves per group).
+struct Mma<E> {
+    acc: W,
+    frags: <W as RegTile>::Frags,
+    a_row: usize,
+    lane: usize,
+    _e: core::marker::PhantomData<E>,
+}
+
+impl<E: MmaInput> Consumer for Mma<E> {
+    #[inline(always)]
+    unsafe fn read(&mut self, g: usize, slot: usize, a: LdsTile, b: LdsTile, stage: usize) {
+        let src = Source { a, b, stage, a_row: self.a_row, b_row: 0, lane: self.lane };
+        // SAFETY: caller.
+        unsafe { W::read(&mut self.frags, g, slot, src) };
+    }
+
+    #[inline(always)]
+    fn mma(&mut self, g: usize, slot: usize, _j: usize, _kt: u32, _last: bool) {
+        self.acc.mma::<E>(&self.frags, g, slot);
+    }
+}
+
+/// The work-item's 8 weights of group `g` as packed f16 (for f16 activations): the codes exact
+/// in f16 (`gemv::codes_f16`), then one packed multiply by the group's scale (symmetric formats)
+/// or fused multiply-add with its minimum, both rounded to f16 first. Why not the f32 weights
+/// rounded to f16: that is 5 VALU instructions a weight against 2 here, and the dequantization
+/// competes with the MFMAs for the wave's issue (measured: as many VALU cycles as MFMA cycles in
+/// the main loop). The price is precision: the k-quants' scale `d * sc` and minimum `dmin * m`
+/// round to f16 (half an ulp each, relative to the weight's two terms) before the weight's own
+/// rounding; `Q4_0`, `Q5_0`, `Q8_0` (scale `d` exact in f16) get the f32 path's result exactly.
+#[inline(always)]
+fn weights_f16<F: Format>(r: &Regs, g: usize, magic: u32) -> [u32; 4] {
+    let s = F::scale(r, g);
+    let (a0, a1, b) = (s.a0 as f16, s.a1 as f16, s.b as f16);
+    let mut out = [0u32; 4];
+    crate::unroll_max!(h < 2, 2 => {
+        let c = codes_f16::<F>(r, g, h, magic);
+        let a = F16x4::splat(if h == 0 { a0 } else { a1 });
+        // SAFETY: lane-wise f16x4 arithmetic.
+        let w = unsafe { if F::HAS_MIN { simd_fma(c, a, F16x4::splat(b)) } else { simd_mul(c, a) } };
+        // SAFETY: 8 bytes of f16 bits either way.
+        let bits: [u32; 2] = unsafe { core::mem::transmute(w) };
+        out[2 * h] = bits[0];
+        out[2 * h + 1] = bits[1];
+    });
+    out
+}
+
+/// The producer: A through registers as the dense GEMM's, B as quantized chunks dequantized a
+/// group (one K-tile) per step into its LDS stage.
+struct QStaged<F: Format> {
+    a: GlobalTile<A_CHUNKS>,
+    /// K-tile t of A in set t % 2.
+    ra: [Stage<A_CHUNKS>; A_SETS],
+    lds_a: LdsTile,
+    lds_b: LdsTile,
+    /// All of W (range-checked: past the layout, zeros).
+    wb: Buffer,
+    /// Byte offset of this work-item's weight tile.
+    tile_off: u32,
+    /// The tile's partial last chunk (32-weight formats with K not a multiple of 256), loaded
+    /// once at the start: its pointer-based loads would keep a 64-bit address live in the loop.
+    tail_regs: Regs,
+    /// Bytes of a full chunk.
+    full: u32,
+    /// Full chunks of a row, and all chunks.
+    full_chunks: u32,
+    chunks: u32,
+    /// The chunk being dequantized, and the next one while it is in flight.
+    cur: Regs,
+    next: Regs,
+    /// This work-item's code part and tile row, and its row of the B tile.
+    part: usize,
+    row: usize,
+    brow: usize,
+    /// f16 (else bf16) activations.
+    half: bool,
+    /// `gemv::magic()`: two f16 1024.0 in a register.
+    magic: u32,
+    _f: core::marker::PhantomData<F>,
+}
+
+impl<F: Format> QStaged<F> {
+    /// The registers of chunk `c` of this work-item's tile (zeros past the last).
+    #[inline(always)]
+    fn load_chunk_regs(&self, c: u32) -> Regs {
+        if c < self.full_chunks || self.full_chunks == self.chunks {
+            // SAFETY: a full chunk of the tile (or past the layout: zeros).
+            unsafe { load_full_chunk::<F>(&self.wb, self.tile_off + c * self.full, self.part, self.row) }
+        } else if c < self.chunks {
+            self.tail_regs
+        } else {
+            [0; MAX_LANE_WORDS]
+        }
+    }
+
+    /// Dequantizes group `g` (a constant) of the current chunk into stage `stage` of B: the work-item's 8 weights, rounded to the activations' type.
+    ///
+    /// # Safety
+    /// Nobody reads the stage until the next barrier.
+    #[inline(always)]
+    unsafe fn dequant(&self, g: usize, stage: usize) {
+        let p = if self.half {
+            weights_f16::<F>(&self.cur, g, self.magic)
+        } else {
+            let w = weights::<F>(&self.cur, g);
+            let h = |x: f32| f32_to_bf16(x).0 as u32;
+            [h(w[0]) | h(w[1]) << 16, h(w[2]) | h(w[3]) << 16, h(w[4]) | h(w[5]) << 16, h(w[6]) | h(w[7]) << 16]
+        };
+        if abi::split_halves(F::F) {
+            // Codes 0..4 are weights 4 part.., codes 4..8 weights 16 + 4 part..: two 8-byte
+            // halves of the K-tile's rows.
+            crate::unroll_max!(half < 2, 2 => {
+                let e = 16 * half + 4 * self.part;
+                let at = self.lds_b.index(stage, self.brow, e / 8) * 16 + (e % 8) * 2;
+                // SAFETY: inside the stage (caller).
+                unsafe { (self.lds_b.as_ptr().add(at) as *mut U32x2).write(U32x2::from_array([p[2 * half], p[2 * half + 1]])) };
+            });
+        } else {
+            // Codes 0..8 are weights 8 part..: chunk `part` of the K-tile's row.
+            // SAFETY: inside the stage (caller).
+            unsafe { self.lds_b.write(stage, self.brow, self.part, U32x4::from_array(p)) };
+        }
+    }
+}
+
+impl<F: Format> Producer for QStaged<F> {
+    const STAGES: usize = STAGES;
+    /// A's loads run three K-tiles ahead of their reads.
+    const AHEAD: u32 = 3;
+
+    #[inline(always)]
+    fn lds(&self) -> (LdsTile, LdsTile) {
+        (self.lds_a, self.lds_b)
+    }
+
+    /// `kt0` is 0 (the unit positions are K-tile numbers modulo `UNIT`).
+    #[inline(always)]
+    unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32) {
+        // A: K-tile 0 into stage 0, K-tiles 1 and 2 into their register sets.
+        if 0 < kt1 {
+            self.a.load(0, false, &mut self.ra[0]);
+            // SAFETY: caller.
+            unsafe { self.a.store(self.lds_a, 0, &self.ra[0]) };
+        }
+        crate::unroll_max!(t < 2, 2 => {
+            if (t as u32 + 1) < kt1 {
+                self.a.load(t as u32 + 1, false, &mut self.ra[(t + 1) % A_SETS]);
+            }
+        });
+        // B: chunk 0, then group 0 into stage 0 (which waits for it here, before the loop:
+        // registers of a load still in flight where the loop starts make LLVM wait for every
+        // load (vmcnt(0)) at their first use in each iteration; measured: 8% of the time).
+        // Unconditionally: after a branch around it, one path still has the load in flight.
+        // (With no K-tile nobody reads the stage.)
+        self.cur = self.load_chunk_regs(0);
+        // SAFETY: caller.
+        unsafe { self.dequant(0, 0) };
+    }
+
+    #[inline(always)]
+    unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, _full: u32) {
+        // K-tile t = kt + 1 into its stage; t is `pos + 1` modulo the unit, so its group g in
+        // its chunk c is a constant.
+        let t = kt + 1;
+        let p1 = pos + 1;
+        let (stage, set_a) = (p1 % STAGES, p1 % A_SETS);
+        let g = p1 % CHUNK_GROUPS;
+        // A runtime check even in the hot loop (`hot` unused): the branch ends a basic block
+        // per step, which keeps each step's MFMAs in it. In one block spanning the unit, LLVM
+        // schedules all its MFMAs after the last barrier (measured: 270 registers, 1 wave per
+        // SIMD, 52 us against 44 us on the Q4_K prefill benchmark).
+        let _ = hot;
+        if t < kt1 {
+            // SAFETY: the stage held K-tile kt - 1 (caller).
+            unsafe { self.a.store(self.lds_a, stage, &self.ra[set_a]) };
+            // The next chunk is loaded at group 1 and becomes the current one at group 0 of
+            // the next chunk, 7 steps later and in the same loop iteration: only `cur` lives
+            // across the back edge, and its copy from `next` finds the loads complete. (Loaded
+            // at group 0 into a register set carried over the back edge, LLVM copies it there
+            // and the copy waits for the loads at once: measured, 11% of the wave time.)
+            let c = t / CHUNK_GROUPS as u32;
+            if g == 1 {
+                self.next = self.load_chunk_regs(c + 1);
+            }
+            if g == 0 {
+                self.cur = self.next;
+            }
+            // SAFETY: as above.
+            unsafe { self.dequant(g, stage) };
+        }
+        if hot || kt + 3 < kt1 {
+            self.a.load(kt + 3, false, &mut self.ra[set_a]);
+        }
+    }
+
+    #[inline(always)]
+    fn publish(&self) {
+        barrier();
+    }
+}
+
+/// The `quant_gemm_*` kernel for format `F`: one pipeline per activation type.
+#[inline(always)]
+pub fn gemm<F: Format>(a: QGemmArgs) {
+    if a.x_type == dtype::F16 {
+        run::<F, F16>(&a);
+    } else {
+        run::<F, Bf16>(&a);
+    }
+}
+
+/// The kernel's body for activations of type `E`.
+#[inline(always)]
+fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
+    let (bm, bn) = (GEMM_BLOCK_M as usize, GEMM_BLOCK_N as usize);
+    let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
+    let (row0, col0) = (by as usize * bm, bx as usize * bn);
+    let k_tiles = (k / GROUP) as u32;
+    // SAFETY: x holds m rows of ldx elements (16-byte aligned rows); the block's rows are
+    // clamped to the last.
+    let ga = unsafe {
+        GlobalTile::<A_CHUNKS>::new(
+            a.x.add(row0 * a.ldx as usize * 2),
+            a.ldx as usize * 2,
+            m.saturating_sub(row0),
+            k * 2,
+            bm,
+            thread,
+            THREADS,
+        )
+    };
+    let mut lds = LdsArena::new();
+    let lds_a = LdsTile::new(&mut lds, bm, STAGES);
+    let lds_b = LdsTile::new(&mut lds, bn, STAGES);
+
+    // B: work-item t dequantizes code part (t / 16) % 4 of row t % 16 of the block's weight tile
+    // t / 64 (tiles past the layout's last read its last: their outputs are never stored). Any
+    // permutation of (part, row) over a wave's lanes keeps each slice load one whole KiB; Q6_K's
+    // parts write two 8-byte halves, served 16 lanes a phase, where rows r and r + 8 land on the
+    // same 4 banks (the swizzle repeats every 8 rows): flipping the part's low bit for rows 8..16
+    // puts them on the other two of those banks, free of conflicts.
+    let row = thread % TILE_ROWS;
+    let flip = if abi::split_halves(F::F) { (row / 8) & 1 } else { 0 };
+    let (tile_i, part) = (thread / 64, ((thread / TILE_ROWS) % 4) ^ flip);
+    let tiles = n.div_ceil(TILE_ROWS);
+    let tile = (col0 / TILE_ROWS + tile_i).min(tiles - 1);
+    let tile_bytes = abi::tile_bytes(F::F, k);
+    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
+    let tail = abi::tail_groups(k) as u32;
+    let producer = QStaged::<F> {
+        a: ga,
+        ra: [[U32x4::splat(0); A_CHUNKS]; A_SETS],
+        lds_a,
+        lds_b,
+        wb: Buffer::new(a.w, (tiles * tile_bytes) as u32),
+        tile_off: (tile * tile_bytes) as u32,
+        tail_regs: if tail < CHUNK_GROUPS as u32 {
+            // SAFETY: the tile's last chunk, of `tail` groups.
+            unsafe {
+                load_chunk::<F>(
+                    a.w.add(tile * tile_bytes + (chunks as usize - 1) * abi::chunk_bytes(F::F, CHUNK_GROUPS)),
+                    tail as usize,
+                    part,
+                    row,
+                )
+            }
+        } else {
+            [0; MAX_LANE_WORDS]
+        },
+        full: abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32,
+        full_chunks: if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 },
+        chunks,
+        cur: [0; MAX_LANE_WORDS],
+        next: [0; MAX_LANE_WORDS],
+        part,
+        row,
+        brow: tile_i * TILE_ROWS + row,
+        half: E::CODE == <F16 as crate::dsl::dtype::Element>::CODE,
+        magic: magic(),
+        _f: core::marker::PhantomData,
+    };
+    let a_row = wave * 32;
+    let mut acc = Mma::<E> { acc: W::zero(), frags: W::frags(), a_row, lane, _e: core::marker::PhantomData };
+    Pipeline::new(producer).run::<UNIT, _>(&mut acc, 0, k_tiles, k_tiles);
+
+    // The epilogue, through each wave's strip of the (now free) operand LDS.
+    let c_elem = if a.out_type == dtype::F32 { 4 } else { 2 };
+    let target = epilogue::Target {
+        c: a.y,
+        residual: a.residual,
+        m,
+        n,
+        ldc: a.ldy as usize,
+        ldr: a.ldr as usize,
+        vector_ok: (a.y as usize) % 16 == 0 && (a.ldy as usize * c_elem) % 16 == 0,
+    };
+    let strips = LdsArena::new().take::<f32>(WY * epilogue::STRIP_FLOATS);
+    let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
+    let params = epilogue::Params {
+        alpha: 1.0,
+        beta: 0.0,
+        bias: a.bias,
+        out_type: a.out_type,
+        activation: a.activation,
+        flags: a.flags & (gflags::BIAS | gflags::RESIDUAL),
+    };
+    epilogue::store(&params, &target, &acc.acc, strip, row0 + a_row, col0, lane);
+}

@@ -1,0 +1,71 @@
+//! What the quantized prefill GEMM (`quant_gemm_*`) costs, from the emulator's counters: exactly
+//! one MFMA per 32x32x8 product block of the padded shape (nothing recomputed), every global
+//! access 128 bits wide in whole 64-byte lines (activations, the weight's chunks, the output),
+//! the weight read once per 128-row block of activations, and the LDS bank conflicts of the
+//! dequantized weight stores, the operand tiles' fragment reads and the epilogue's strips.
+//!
+//! The test reads the device's counters, so it holds a lock for its whole run. The counter checks
+//! are skipped on a real GPU (no counters there).
+
+use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::quant::{QuantFormat, QuantTensor};
+use ferrocm::{DType, Tensor};
+use ferrocm_tests::counters::{exclusive, measure};
+use ferrocm_tests::device;
+use ferrocm_tests::quant::random_blocks;
+use ferrocm_tests::tensors::random;
+
+#[test]
+fn prefill_gemm_issues_exact_mfmas_loads_128_bits_and_reports_bank_conflicts() {
+    let _device = exclusive();
+    let dev = device();
+    // Two 128-row blocks of M, two 64-row blocks of N, K two chunks of 256.
+    let (m, n, k) = (256, 128, 512);
+    for format in QuantFormat::ALL {
+        let blocks = random_blocks(format, n, k, 0.05, 11);
+        let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+        for dtype in [DType::Bf16, DType::F16] {
+            let mut seed = 3;
+            let (x, _): (Tensor, _) = random(&[m, k], dtype, 1.0, &mut seed);
+            let opts = QMatmulOptions { out_dtype: Some(DType::F32), ..Default::default() };
+            let Some((_, c)) = measure(|| qmatmul::qmatmul(&x, &w, &opts).unwrap()) else { return };
+            let g = &c.global;
+            let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
+            println!(
+                "{format:<5} {dtype:<5} MFMA {:?}  read {:>8} written {:>7} (16B {:>8})  partial-line instr {}  LDS conflict cycles {} ({} of {} instr)",
+                c.mfma,
+                g.bytes_read,
+                g.bytes_written,
+                wide,
+                g.partially_used_line_instructions,
+                c.lds.bank_conflict_cycles,
+                c.lds.conflicted_instructions,
+                c.lds.instructions
+            );
+            let name = if dtype == DType::Bf16 { "v_mfma_f32_32x32x8_bf16" } else { "v_mfma_f32_32x32x8_f16" };
+            assert_eq!(c.mfma.len(), 1, "{format} {dtype}: {:?}", c.mfma);
+            assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (32 * 32 * 8), "{format} {dtype}: {:?}", c.mfma);
+            // Everything moves in 16-byte accesses except the layout's planes narrower than a
+            // piece: the fifth bits of Q5_* (8 bytes per row and part of a chunk) and Q6_K's f16
+            // scale (2 bytes per row and chunk, half a line per tile: its loads are the only
+            // partially used lines).
+            let narrow: Vec<u32> = g.lane_accesses_by_width.keys().copied().filter(|&w| w != 16).collect();
+            let (allowed, partial_ok): (&[u32], bool) = match format {
+                QuantFormat::Q5_0 | QuantFormat::Q5_1 | QuantFormat::Q5K => (&[8], false),
+                QuantFormat::Q6K => (&[2], true),
+                _ => (&[], false),
+            };
+            assert_eq!(narrow, allowed, "{format} {dtype}: access widths {:?}", g.lane_accesses_by_width);
+            if !partial_ok {
+                assert_eq!(g.partially_used_line_instructions, 0, "{format} {dtype}");
+            }
+            // The activations once per 64-wide block of N (x's rows are all 16-byte loads), the
+            // output once.
+            assert!(wide >= (2 * m * k * 2 + m * n * 4) as u64, "{format} {dtype}: {wide} bytes in 16-byte accesses");
+            assert_eq!(g.bytes_written, (m * n * 4) as u64, "{format} {dtype}");
+            // The dequantized weight stores, fragment reads and epilogue strips are free of bank
+            // conflicts under the MI300X lane phases.
+            assert_eq!(c.lds.bank_conflict_cycles, 0, "{format} {dtype}: LDS bank conflicts");
+        }
+    }
+}
