@@ -190,7 +190,10 @@ impl Counters {
             *g.lane_accesses_by_width.entry(w).or_default() += c;
         }
         let lines = &mut lines[..nl];
-        lines.sort_unstable();
+        // Lanes usually go up through memory: sorted already, skip the sort (same order out).
+        if !lines.is_sorted() {
+            lines.sort_unstable();
+        }
         let mut distinct_lines = 0u64;
         for i in 0..lines.len() {
             if i == 0 || lines[i] != lines[i - 1] {
@@ -208,7 +211,9 @@ impl Counters {
         g.lines += distinct_lines;
         // Distinct bytes (lanes may read the same address) against the bytes of the lines.
         let spans = &mut spans[..addrs.len().min(64)];
-        spans.sort_unstable();
+        if !spans.is_sorted() {
+            spans.sort_unstable();
+        }
         let mut distinct = 0u64;
         let mut end = 0u64;
         for &(s, e) in spans.iter() {

@@ -65,12 +65,48 @@ enum Target {
 }
 
 /// A contiguous part of one lane's access: bytes `at..at + len` of the lane's data.
+///
+/// A MUBUF access is range-checked in units (dwords for dword loads and stores); consecutive
+/// units of a lane that land next to each other in device memory, or are all dropped, make one
+/// piece (`unit` then says the size they were checked in), so a 16-byte load moves its bytes in
+/// one copy instead of four. Reading or writing such a piece goes unit by unit when the whole
+/// span is not inside one allocation, so faults name the same unit as unmerged pieces would.
 #[derive(Clone, Copy, Debug)]
 struct Piece {
     lane: u8,
     at: u8,
     len: u8,
+    /// The size of the units a merged piece is made of (`len` for a single unit).
+    unit: u8,
     t: Target,
+}
+
+impl Piece {
+    fn new(lane: usize, at: u32, len: u32, t: Target) -> Piece {
+        Piece { lane: lane as u8, at: at as u8, len: len as u8, unit: len as u8, t }
+    }
+}
+
+/// Appends a MUBUF unit's piece `p` (a whole unit), merging it into the previous piece when both
+/// belong to the same lane, follow each other in the lane's data and are whole units of the same
+/// size that are both dropped or contiguous in device memory. Merging changes no counter: the
+/// global traffic is counted per lane over contiguous pieces anyway ([`record`]), dropped pieces
+/// are not counted.
+fn push_unit(out: &mut Vec<Piece>, p: Piece) {
+    if let Some(last) = out.last_mut()
+        && last.lane == p.lane
+        && last.at + last.len == p.at
+        && last.unit == p.unit
+        && match (last.t, p.t) {
+            (Target::Dropped, Target::Dropped) => true,
+            (Target::Global(a), Target::Global(b)) => a.wrapping_add(last.len as u64) == b,
+            _ => false,
+        }
+    {
+        last.len += p.len;
+        return;
+    }
+    out.push(p);
 }
 
 /// The operation's data shape.
@@ -145,7 +181,7 @@ struct BufAccess {
 /// Computes every active lane's pieces for an access of `bytes` per lane.
 fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>, Trouble> {
     let mut out = Vec::with_capacity(LANES);
-    let whole = |l: usize, t: Target| Piece { lane: l as u8, at: 0, len: bytes as u8, t };
+    let whole = |l: usize, t: Target| Piece::new(l, 0, bytes, t);
     match inst.enc {
         Enc::Global => {
             let imm = inst.imm as i64 as u64;
@@ -225,7 +261,7 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
                     RangeCheck::Index => index >= v.num_records,
                 };
             if out_of_range {
-                out.push(Piece { lane: l as u8, at: at as u8, len: acc.unit as u8, t: Target::Dropped });
+                push_unit(out, Piece::new(l, at, acc.unit, Target::Dropped));
                 at = unit_end;
                 continue;
             }
@@ -238,7 +274,7 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
                     len = len.min((v.elem - offset % v.elem) as u32);
                 }
                 let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
-                push_addr(l, at, len, addr, out);
+                push_addr(l, at, len, len == acc.unit, addr, out);
                 at += len;
             }
         }
@@ -247,10 +283,16 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
 }
 
 /// A piece at a global address, or in the scratch window (split at the window's 4-byte lane
-/// slots).
-fn push_addr(l: usize, mut at: u32, len: u32, addr: u64, out: &mut Vec<Piece>) {
+/// slots). `whole`: the piece is a whole range-check unit (not part of a swizzled one), which may
+/// merge with the previous unit ([`push_unit`]).
+fn push_addr(l: usize, mut at: u32, len: u32, whole: bool, addr: u64, out: &mut Vec<Piece>) {
     if !(SCRATCH_WINDOW..SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE).contains(&addr) {
-        out.push(Piece { lane: l as u8, at: at as u8, len: len as u8, t: Target::Global(addr) });
+        let p = Piece::new(l, at, len, Target::Global(addr));
+        if whole {
+            push_unit(out, p)
+        } else {
+            out.push(p)
+        }
         return;
     }
     let mut p = addr - SCRATCH_WINDOW;
@@ -258,7 +300,7 @@ fn push_addr(l: usize, mut at: u32, len: u32, addr: u64, out: &mut Vec<Piece>) {
     while at < end {
         let n = (end - at).min((4 - p % 4) as u32);
         let (lane, off) = buffer::window_to_lane(p);
-        out.push(Piece { lane: l as u8, at: at as u8, len: n as u8, t: Target::Scratch { lane: lane as u8, off: off as u32 } });
+        out.push(Piece::new(l, at, n, Target::Scratch { lane: lane as u8, off: off as u32 }));
         at += n;
         p += n as u64;
     }
@@ -294,6 +336,44 @@ fn read(w: &Wave, cx: &Ctx<'_, '_>, t: Target, buf: &mut [u8], l: usize) -> Resu
         Target::Dropped => buf.fill(0),
     }
     Ok(())
+}
+
+/// Reads piece `p` into `buf` (the lane's bytes `p.at..p.at + p.len`), a merged piece unit by
+/// unit when it is not inside one allocation (see [`Piece`]).
+fn read_piece(w: &Wave, cx: &Ctx<'_, '_>, p: &Piece, buf: &mut [u8]) -> Result<(), Trouble> {
+    let l = p.lane as usize;
+    if let Target::Global(a) = p.t
+        && p.unit < p.len
+    {
+        if let Some((r, off)) = cx.mem.find(a, p.len as u64) {
+            r.read_bytes(off, buf);
+        } else {
+            for (k, chunk) in buf.chunks_mut(p.unit as usize).enumerate() {
+                read(w, cx, Target::Global(a.wrapping_add((k * p.unit as usize) as u64)), chunk, l)?;
+            }
+        }
+        return Ok(());
+    }
+    read(w, cx, p.t, buf, l)
+}
+
+/// Writes `data` to piece `p`, a merged piece unit by unit when it is not inside one allocation
+/// (see [`Piece`]).
+fn write_piece(w: &mut Wave, cx: &mut Ctx<'_, '_>, p: &Piece, data: &[u8]) -> Result<(), Trouble> {
+    let l = p.lane as usize;
+    if let Target::Global(a) = p.t
+        && p.unit < p.len
+    {
+        if let Some((r, off)) = cx.mem.find(a, p.len as u64) {
+            r.write_bytes(off, data);
+        } else {
+            for (k, chunk) in data.chunks(p.unit as usize).enumerate() {
+                write(w, cx, Target::Global(a.wrapping_add((k * p.unit as usize) as u64)), chunk, l)?;
+            }
+        }
+        return Ok(());
+    }
+    write(w, cx, p.t, data, l)
 }
 
 fn write(w: &mut Wave, cx: &mut Ctx<'_, '_>, t: Target, data: &[u8], l: usize) -> Result<(), Trouble> {
@@ -388,10 +468,13 @@ fn vsharp_of(w: &Wave, inst: &Inst) -> Result<Option<Vsharp>, FaultKind> {
     Ok(if inst.enc == Enc::Mubuf { Some(Vsharp::from_words(w.sregs(inst.src[2])?)) } else { None })
 }
 
-/// Reads one lane's bytes from its pieces.
+/// Reads one lane's bytes from its pieces into `buf`, which holds zeros (what dropped pieces
+/// read, so they are skipped).
 fn gather(w: &Wave, cx: &Ctx<'_, '_>, lane: &[Piece], buf: &mut [u8; 16]) -> Result<(), Trouble> {
     for p in lane {
-        read(w, cx, p.t, &mut buf[p.at as usize..(p.at + p.len) as usize], p.lane as usize)?;
+        if p.t != Target::Dropped {
+            read_piece(w, cx, p, &mut buf[p.at as usize..(p.at + p.len) as usize])?;
+        }
     }
     Ok(())
 }
@@ -557,7 +640,7 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec 
             }
         }
         for p in lane {
-            write(w, cx, p.t, &buf[p.at as usize..(p.at + p.len) as usize], l)?;
+            write_piece(w, cx, p, &buf[p.at as usize..(p.at + p.len) as usize])?;
         }
     }
     record(cx, Access::Store, &ps);
@@ -574,7 +657,7 @@ fn store_from_lds(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
         let mut buf = [0u8; 4];
         read(w, cx, Target::Lds(base.wrapping_add(4 * l as u32)), &mut buf, l)?;
         for p in lane {
-            write(w, cx, p.t, &buf[p.at as usize..(p.at + p.len) as usize], l)?;
+            write_piece(w, cx, p, &buf[p.at as usize..(p.at + p.len) as usize])?;
         }
     }
     record(cx, Access::Store, &ps);
@@ -673,6 +756,32 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn units_merge_only_when_contiguous_in_one_lane() {
+        let mut out = Vec::new();
+        // Lane 0: two dwords next to each other in memory merge, a third elsewhere does not.
+        push_unit(&mut out, Piece::new(0, 0, 4, Target::Global(0x1000)));
+        push_unit(&mut out, Piece::new(0, 4, 4, Target::Global(0x1004)));
+        push_unit(&mut out, Piece::new(0, 8, 4, Target::Global(0x2000)));
+        // Then a dropped one (not merged with memory), and a second dropped one (merged).
+        push_unit(&mut out, Piece::new(0, 12, 4, Target::Dropped));
+        // Lane 1 starts its own piece even at the next address.
+        push_unit(&mut out, Piece::new(1, 0, 4, Target::Global(0x2004)));
+        push_unit(&mut out, Piece::new(1, 4, 4, Target::Dropped));
+        push_unit(&mut out, Piece::new(1, 8, 4, Target::Dropped));
+        let got: Vec<_> = out.iter().map(|p| (p.lane, p.at, p.len, p.unit, p.t)).collect();
+        assert_eq!(
+            got,
+            [
+                (0, 0, 8, 4, Target::Global(0x1000)),
+                (0, 8, 4, 4, Target::Global(0x2000)),
+                (0, 12, 4, 4, Target::Dropped),
+                (1, 0, 4, 4, Target::Global(0x2004)),
+                (1, 4, 8, 4, Target::Dropped),
+            ]
+        );
+    }
 
     #[test]
     fn shapes_from_mnemonics() {

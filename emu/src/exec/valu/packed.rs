@@ -11,7 +11,7 @@
 //! `tryFoldImmWithOpSel`) relies on exactly this, clearing op_sel_hi to splat a constant.
 
 use super::super::step::{Exec, Flow, not_implemented};
-use super::super::wave::{LANES, Ty, Wave};
+use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
 use super::f16::minmax16;
 use super::round::{f16_sticky, fma16, two_sum};
 use super::{f16_flush_in, flush_in32, flush_out32, out16_bits, require_rne};
@@ -33,7 +33,11 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32)
     let exec = w.exec();
     let mut out = [0u64; LANES];
     {
-        let srcs: Vec<_> = (0..n).map(|j| w.src64_of(inst, j, Ty::F32)).collect::<Result<_, _>>()?;
+        // Sources on the stack (a Vec was an allocation per instruction); unused ones read 0.
+        let mut srcs = [Src64::Uni(0); 3];
+        for (j, s) in srcs.iter_mut().enumerate().take(n) {
+            *s = w.src64_of(inst, j, Ty::F32)?;
+        }
         for l in 0..LANES {
             let mut r = [0u32; 2];
             for (h, rh) in r.iter_mut().enumerate() {
@@ -164,13 +168,16 @@ fn sel16(inst: &Inst, j: usize, h: usize, v: u32) -> u16 {
 fn pk_f16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(&Wave, u16, u16, u16) -> u16) -> Exec {
     require_rne(w, inst)?;
     let exec = w.exec();
-    let srcs: Vec<_> = (0..n).map(|j| w.src32_of(inst, j, Ty::F16).map(|s| s.lanes())).collect::<Result<_, _>>()?;
+    let mut srcs = [Src32::Uni(0); 3];
+    for (j, s) in srcs.iter_mut().enumerate().take(n) {
+        *s = w.src32_of(inst, j, Ty::F16)?;
+    }
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         let mut r = 0u32;
         for h in 0..2 {
             let neg = if h == 0 { inst.mods.neg } else { inst.mods.neg_hi };
-            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j][l]) ^ if neg >> j & 1 == 1 { 0x8000 } else { 0 } } else { 0 };
+            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j].get(l)) ^ if neg >> j & 1 == 1 { 0x8000 } else { 0 } } else { 0 };
             r |= (out16_bits(w, inst, f(w, x(0), x(1), x(2))) as u32) << (16 * h);
         }
         out[l] = r;
@@ -182,12 +189,15 @@ fn pk_f16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(&Wave, u16, u16, u16) 
 /// Packed 16-bit integer op: `f(clamp, a, b, c)` per half.
 fn pk_i16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(bool, u16, u16, u16) -> u16) -> Exec {
     let exec = w.exec();
-    let srcs: Vec<_> = (0..n).map(|j| w.src32_of(inst, j, Ty::B16).map(|s| s.lanes())).collect::<Result<_, _>>()?;
+    let mut srcs = [Src32::Uni(0); 3];
+    for (j, s) in srcs.iter_mut().enumerate().take(n) {
+        *s = w.src32_of(inst, j, Ty::B16)?;
+    }
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         let mut r = 0u32;
         for h in 0..2 {
-            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j][l]) } else { 0 };
+            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j].get(l)) } else { 0 };
             r |= (f(inst.mods.clamp, x(0), x(1), x(2)) as u32) << (16 * h);
         }
         out[l] = r;
