@@ -220,7 +220,7 @@ fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>
         Enc::Mubuf => {
             let format = matches!(shape_of(inst.op.name()), Some(Shape::Format { .. }));
             let unit = if atomic || format || bytes < 4 { bytes } else { 4 };
-            mubuf_targets(w, inst, &BufAccess { bytes, unit, format }, &mut out)?;
+            mubuf_targets(w, inst, &BufAccess { bytes, unit, format }, &mut out, true)?;
         }
         _ => return Err(not_implemented(inst)),
     }
@@ -228,8 +228,10 @@ fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>
 }
 
 /// MUBUF pieces (ISA 9.1.5): per range-check unit, an address linear or swizzled, then the
-/// private window or global memory.
-fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -> Result<(), Trouble> {
+/// private window or global memory. `shortcut`: lanes of a linear resource take the direct
+/// computation (the unit-by-unit loop gives the same pieces; `false` is for the test that
+/// shows it).
+fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>, shortcut: bool) -> Result<(), Trouble> {
     let v = Vsharp::from_words(w.sregs(inst.src[2])?);
     let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32)? as u64 };
     let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
@@ -239,18 +241,74 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>) -
     // an 18-bit add_tid stride.
     let unbound = v.dfmt == 0 && (acc.format || !v.add_tid);
     let inst_off = inst.imm as u32 & 0xfff;
-    for l in active(w.exec()) {
-        let vr = |k: u16| -> Result<u32, FaultKind> { Ok(w.vreg_at(inst.src[0], k)?[l]) };
+    let exec = w.exec();
+    if exec == 0 {
+        return Ok(());
+    }
+    // The address VGPRs, fetched once (with some lane active, the first lane would fetch them
+    // and fail the same way).
+    let zeros = [0u32; LANES];
+    let r0 = if idxen || offen { w.vreg_at(inst.src[0], 0)? } else { &zeros };
+    let r1 = if idxen && offen { w.vreg_at(inst.src[0], 1)? } else { &zeros };
+    let units = acc.bytes / acc.unit;
+    debug_assert_eq!(units * acc.unit, acc.bytes);
+    for l in active(exec) {
         let (vidx, voff) = match (idxen, offen) {
-            (true, true) => (vr(0)?, vr(1)?),
-            (true, false) => (vr(0)?, 0),
-            (false, true) => (0, vr(0)?),
+            (true, true) => (r0[l], r1[l]),
+            (true, false) => (r0[l], 0),
+            (false, true) => (0, r0[l]),
             (false, false) => (0, 0),
         };
         let index = vidx as u64 + if v.add_tid { l as u64 } else { 0 };
         // The VGPR offset and the instruction offset add in 32 bits (only they wrap); SOFFSET
         // joins them unwrapped for the range check (module docs).
         let offset = voff.wrapping_add(inst_off) as u64;
+        if shortcut && !v.swizzle {
+            // Linear addressing: unit k is at the first unit's address + k * unit, and the range
+            // check passes for a prefix of the units, so the lane's pieces are (at most) one in
+            // memory and one dropped: what the unit-by-unit loop below builds through
+            // `push_unit`, computed directly. (Lanes whose units could reach the scratch window
+            // take the loop.)
+            let in_range = if unbound {
+                0
+            } else {
+                match check {
+                    RangeCheck::None => units,
+                    RangeCheck::Index => {
+                        if index >= v.num_records {
+                            0
+                        } else {
+                            units
+                        }
+                    }
+                    RangeCheck::Bytes => {
+                        let start = offset + soff;
+                        if start >= v.num_records { 0 } else { ((v.num_records - start) / acc.unit as u64).min(units as u64) as u32 }
+                    }
+                }
+            };
+            let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
+            let clear_of_window = match addr.checked_add(acc.bytes as u64) {
+                Some(end) => end <= SCRATCH_WINDOW || addr >= SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE,
+                None => false,
+            };
+            if in_range == 0 || clear_of_window {
+                let len = in_range * acc.unit;
+                if len > 0 {
+                    out.push(Piece { lane: l as u8, at: 0, len: len as u8, unit: acc.unit as u8, t: Target::Global(addr) });
+                }
+                if len < acc.bytes {
+                    out.push(Piece {
+                        lane: l as u8,
+                        at: len as u8,
+                        len: (acc.bytes - len) as u8,
+                        unit: acc.unit as u8,
+                        t: Target::Dropped,
+                    });
+                }
+                continue;
+            }
+        }
         let mut at = 0;
         while at < acc.bytes {
             let unit_end = at + acc.unit;
@@ -756,6 +814,76 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The direct pieces of linear MUBUF lanes against the unit-by-unit loop, over random
+    /// resources (bound or not, add_tid, strides, ranges ending inside an access, bases next to
+    /// and inside the scratch window, wrapping offsets), addressing modes, sizes and EXEC masks.
+    #[test]
+    fn linear_mubuf_pieces_match_the_unit_loop() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let accesses = [
+            (4, 4, false),
+            (8, 4, false),
+            (12, 4, false),
+            (16, 4, false),
+            (1, 1, false),
+            (2, 2, false),
+            (8, 8, false),
+            (8, 8, true),
+            (16, 16, true),
+        ];
+        for round in 0..4000 {
+            let mut w = Wave::new(4, 0);
+            let base = match next() % 4 {
+                0 => 0x1000_0000_0000 + next() % 4096,
+                1 => SCRATCH_WINDOW - next() % 64,
+                2 => SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE - next() % 64,
+                _ => (1 << 48) - 1 - next() % 64,
+            };
+            let stride = next() % 4 * (next() % 64);
+            let words = [
+                base as u32,
+                (base >> 32) as u32 & 0xffff | (stride as u32) << 16,
+                if next() % 8 == 0 { u32::MAX } else { (next() % 6000) as u32 },
+                // Random dst_sel/formats/element sizes/add_tid; swizzle stays off in word 1.
+                next() as u32,
+            ];
+            w.s[..4].copy_from_slice(&words);
+            w.s[4] = (next() % 300) as u32;
+            w.set_exec(if next() % 4 == 0 { u64::MAX } else { next() });
+            for r in 0..2 {
+                for l in 0..LANES {
+                    w.v[r][l] = if next() % 16 == 0 { u32::MAX - (next() % 64) as u32 } else { (next() % 5000) as u32 };
+                }
+            }
+            let (bytes, unit, format) = accesses[round % accesses.len()];
+            let inst = Inst {
+                op: Op::BufferLoadDword,
+                enc: Enc::Mubuf,
+                size: 8,
+                dst: Opnd::vgpr(2),
+                sdst: Opnd::NONE,
+                src: [Opnd::vgpr(0), Opnd::NONE, Opnd::sgpr(0), if next() % 2 == 0 { Opnd::sgpr(4) } else { Opnd::NONE }],
+                literal: 0,
+                imm: (next() % 4096) as i32,
+                mods: Default::default(),
+                ext: Default::default(),
+                flags: (next() % 4) as u16 * flags::OFFEN,
+            };
+            let acc = BufAccess { bytes, unit, format };
+            let (mut fast, mut slow) = (Vec::new(), Vec::new());
+            mubuf_targets(&w, &inst, &acc, &mut fast, true).expect("valid");
+            mubuf_targets(&w, &inst, &acc, &mut slow, false).expect("valid");
+            let key = |ps: &[Piece]| ps.iter().map(|p| (p.lane, p.at, p.len, p.unit, p.t)).collect::<Vec<_>>();
+            assert_eq!(key(&fast), key(&slow), "round {round}: {:?} {bytes}/{unit}", Vsharp::from_words(words));
+        }
+    }
 
     #[test]
     fn units_merge_only_when_contiguous_in_one_lane() {
