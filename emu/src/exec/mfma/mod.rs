@@ -279,25 +279,59 @@ fn exact_shape(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
 /// decoded from the lanes into `M x KK` and `KK x M`, C gathered into `M x M`, the groups through
 /// [`fused::rows`], D scattered back.
 fn fused_shape<const M: usize, const KK: usize, const G: usize>(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
-    let kpl = KK * M / LANES;
+    let kpl = const { KK * M / LANES };
     debug_assert!(sh.a.per_lane() == kpl && sh.b.per_lane() == kpl);
     let ra = lanes(w, inst.src[0], sh.a.regs())?;
     let rb = lanes(w, inst.src[1], sh.b.regs())?;
     // Lane L holds row (column) L % M of A (B), k values (L / M) * kpl .. + kpl.
     let mut a = [[0f64; KK]; M];
     let mut b = [[0f64; M]; KK];
-    for lane in 0..LANES {
-        let (i, kb) = (lane % M, (lane / M) * kpl);
-        let regs = [ra[0][lane], ra[1][lane]];
-        for e in 0..kpl {
-            a[i][kb + e] = sh.a.value(regs, e);
-        }
-        let src = blgp_lane(inst.mods.blgp, lane);
-        let regs = [rb[0][src], rb[1][src]];
-        for e in 0..kpl {
-            b[kb + e][i] = sh.b.value(regs, e);
-        }
+    // Each operand's element type resolved once, outside the lane loops.
+    macro_rules! typed {
+        ($ty:expr, $f:ident => $body:expr) => {
+            match $ty {
+                In::F16 => {
+                    let $f = |r, e| In::F16.value(r, e);
+                    $body
+                }
+                In::Bf16 => {
+                    let $f = |r, e| In::Bf16.value(r, e);
+                    $body
+                }
+                In::Fp8 => {
+                    let $f = |r, e| In::Fp8.value(r, e);
+                    $body
+                }
+                In::Bf8 => {
+                    let $f = |r, e| In::Bf8.value(r, e);
+                    $body
+                }
+                other => {
+                    let $f = |r, e| other.value(r, e);
+                    $body
+                }
+            }
+        };
     }
+    typed!(sh.a, value => {
+        for lane in 0..LANES {
+            let (i, kb) = (lane % M, (lane / M) * kpl);
+            let regs = [ra[0][lane], ra[1][lane]];
+            for e in 0..kpl {
+                a[i][kb + e] = value(regs, e);
+            }
+        }
+    });
+    typed!(sh.b, value => {
+        for lane in 0..LANES {
+            let (j, kb) = (lane % M, (lane / M) * kpl);
+            let src = blgp_lane(inst.mods.blgp, lane);
+            let regs = [rb[0][src], rb[1][src]];
+            for e in 0..kpl {
+                b[kb + e][j] = value(regs, e);
+            }
+        }
+    });
     // C: registers, or an inline constant / literal broadcast to every element.
     let nregs = M * M / LANES;
     let mut acc = [[0f32; M]; M];

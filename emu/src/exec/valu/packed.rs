@@ -38,12 +38,24 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32)
         for (j, s) in srcs.iter_mut().enumerate().take(n) {
             *s = w.src64_of(inst, j, Ty::F32)?;
         }
+        // Per result half and source: the shift that selects the source's half (`sel32`) and
+        // the sign flip, worked out once instead of per lane.
+        let mut shift = [[0u32; 3]; 2];
+        let mut flip = [[0u32; 3]; 2];
+        for h in 0..2 {
+            for j in 0..n {
+                let probe = sel32(inst, j, h, 1 << 32).to_bits();
+                shift[h][j] = if probe & 1 == 1 { 32 } else { 0 };
+                flip[h][j] = probe & 0x8000_0000;
+            }
+        }
+        let sel = |j: usize, h: usize, v: u64| f32::from_bits((v >> shift[h][j]) as u32 ^ flip[h][j]);
         for l in 0..LANES {
             let mut r = [0u32; 2];
             for (h, rh) in r.iter_mut().enumerate() {
-                let a = sel32(inst, 0, h, srcs[0].get(l));
-                let b = if n > 1 { sel32(inst, 1, h, srcs[1].get(l)) } else { 0.0 };
-                let c = if n > 2 { sel32(inst, 2, h, srcs[2].get(l)) } else { 0.0 };
+                let a = sel(0, h, srcs[0].get(l));
+                let b = if n > 1 { sel(1, h, srcs[1].get(l)) } else { 0.0 };
+                let c = if n > 2 { sel(2, h, srcs[2].get(l)) } else { 0.0 };
                 let mut x = f(a, b, c);
                 if inst.mods.clamp {
                     x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
@@ -172,12 +184,22 @@ fn pk_f16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(&Wave, u16, u16, u16) 
     for (j, s) in srcs.iter_mut().enumerate().take(n) {
         *s = w.src32_of(inst, j, Ty::F16)?;
     }
+    // Per result half and source: the shift that selects the source's half (`sel16`) and the
+    // sign flip, worked out once instead of per lane.
+    let mut shift = [[0u32; 3]; 2];
+    let mut flip = [[0u16; 3]; 2];
+    for h in 0..2 {
+        let neg = if h == 0 { inst.mods.neg } else { inst.mods.neg_hi };
+        for j in 0..n {
+            shift[h][j] = if sel16(inst, j, h, 0x0001_0000) == 1 { 16 } else { 0 };
+            flip[h][j] = if neg >> j & 1 == 1 { 0x8000 } else { 0 };
+        }
+    }
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         let mut r = 0u32;
         for h in 0..2 {
-            let neg = if h == 0 { inst.mods.neg } else { inst.mods.neg_hi };
-            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j].get(l)) ^ if neg >> j & 1 == 1 { 0x8000 } else { 0 } } else { 0 };
+            let x = |j: usize| if j < n { (srcs[j].get(l) >> shift[h][j]) as u16 ^ flip[h][j] } else { 0 };
             r |= (out16_bits(w, inst, f(w, x(0), x(1), x(2))) as u32) << (16 * h);
         }
         out[l] = r;
