@@ -41,6 +41,7 @@ use super::staged::Staged;
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
 use super::wave::{LANES, Ty, Wave};
 use crate::isa::{Enc, Inst, Op, Opnd, flags};
+use std::sync::OnceLock;
 
 /// True for instructions that read-modify-write global memory: vector atomics (FLAT, GLOBAL,
 /// MUBUF) and scalar ones (`s_atomic_*`, `s_buffer_atomic_*`). A launch with any of them runs
@@ -218,7 +219,7 @@ fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>
             }
         }
         Enc::Mubuf => {
-            let format = matches!(shape_of(inst.op.name()), Some(Shape::Format { .. }));
+            let format = kind_of(inst.op).1;
             let unit = if atomic || format || bytes < 4 { bytes } else { 4 };
             mubuf_targets(w, inst, &BufAccess { bytes, unit, format }, &mut out, true)?;
         }
@@ -781,34 +782,62 @@ fn atomic(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, op: AtomicOp, wide: b
     Ok(Flow::Next)
 }
 
+/// What a vector memory op does, as its mnemonic says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Kind {
+    /// `*_atomic_*` (`None`: an atomic we do not know).
+    Atomic(Option<(AtomicOp, bool)>),
+    /// Cache write-back/invalidate.
+    Cache,
+    /// `buffer_store_lds_dword`.
+    StoreLds,
+    /// `*_load_*` (`None`: a shape we do not know).
+    Load(Option<Shape>),
+    /// `*_store_*`.
+    Store(Option<Shape>),
+    /// Anything else.
+    Other,
+}
+
+/// The kind of `op` from its mnemonic.
+fn classify(op: Op) -> Kind {
+    let name = op.name();
+    if name.contains("_atomic_") {
+        return Kind::Atomic(AtomicOp::from_mnemonic(name));
+    }
+    match op {
+        Op::BufferWbl2 | Op::BufferInv | Op::BufferWbinvl1 | Op::BufferWbinvl1Vol => Kind::Cache,
+        Op::BufferStoreLdsDword => Kind::StoreLds,
+        _ if name.contains("_load_") => Kind::Load(shape_of(name)),
+        _ if name.contains("_store_") => Kind::Store(shape_of(name)),
+        _ => Kind::Other,
+    }
+}
+
+/// Per op: its [`Kind`], and whether it is a format instruction. Worked out once for every op
+/// (matching mnemonics on every executed instruction was a few percent of a decode step).
+fn kind_of(op: Op) -> (Kind, bool) {
+    static KINDS: OnceLock<Vec<(Kind, bool)>> = OnceLock::new();
+    KINDS.get_or_init(|| {
+        let mut t = vec![(Kind::Other, false); Op::all().len()];
+        for &o in Op::all() {
+            t[o as usize] = (classify(o), matches!(shape_of(o.name()), Some(Shape::Format { .. })));
+        }
+        t
+    })[op as usize]
+}
+
 /// Executes one FLAT/GLOBAL/SCRATCH/MUBUF instruction.
 pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
-    let name = inst.op.name();
-    if name.contains("_atomic_") {
-        return match AtomicOp::from_mnemonic(name) {
-            Some((op, wide)) => atomic(w, inst, cx, op, wide),
-            None => Err(not_implemented(inst)),
-        };
+    match kind_of(inst.op).0 {
+        Kind::Atomic(Some((op, wide))) => atomic(w, inst, cx, op, wide),
+        // Memory is always coherent here.
+        Kind::Cache => Ok(Flow::Next),
+        Kind::StoreLds => store_from_lds(w, inst, cx),
+        Kind::Load(Some(s)) => load(w, inst, cx, s),
+        Kind::Store(Some(s)) => store(w, inst, cx, s),
+        Kind::Atomic(None) | Kind::Load(None) | Kind::Store(None) | Kind::Other => Err(not_implemented(inst)),
     }
-    match inst.op {
-        // Cache write-back/invalidate: memory is always coherent here.
-        Op::BufferWbl2 | Op::BufferInv | Op::BufferWbinvl1 | Op::BufferWbinvl1Vol => return Ok(Flow::Next),
-        Op::BufferStoreLdsDword => return store_from_lds(w, inst, cx),
-        _ => {}
-    }
-    if name.contains("_load_") {
-        return match shape_of(name) {
-            Some(s) => load(w, inst, cx, s),
-            None => Err(not_implemented(inst)),
-        };
-    }
-    if name.contains("_store_") {
-        return match shape_of(name) {
-            Some(s) => store(w, inst, cx, s),
-            None => Err(not_implemented(inst)),
-        };
-    }
-    Err(not_implemented(inst))
 }
 
 #[cfg(test)]
@@ -883,6 +912,17 @@ mod tests {
             let key = |ps: &[Piece]| ps.iter().map(|p| (p.lane, p.at, p.len, p.unit, p.t)).collect::<Vec<_>>();
             assert_eq!(key(&fast), key(&slow), "round {round}: {:?} {bytes}/{unit}", Vsharp::from_words(words));
         }
+    }
+
+    #[test]
+    fn op_kinds_are_their_mnemonics() {
+        for &op in Op::all() {
+            assert_eq!(kind_of(op), (classify(op), matches!(shape_of(op.name()), Some(Shape::Format { .. }))), "{}", op.name());
+        }
+        assert_eq!(kind_of(Op::BufferLoadDwordx4).0, Kind::Load(Some(Shape::Plain { bytes: 16, signed: false })));
+        assert_eq!(kind_of(Op::GlobalAtomicAddF32).0, Kind::Atomic(AtomicOp::from_mnemonic("global_atomic_add_f32")));
+        assert!(kind_of(Op::BufferStoreFormatXyzw).1);
+        assert_eq!(kind_of(Op::BufferInv).0, Kind::Cache);
     }
 
     #[test]
