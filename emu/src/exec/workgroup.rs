@@ -40,9 +40,21 @@ pub(crate) struct HotCounters {
     pub by_class: [u64; Class::ALL.len()],
     /// Executions per dword of code (indexed by the module's counter slots).
     pub per_word: Vec<u64>,
+    /// The slots counted so far lie in `touched.0..touched.1` (empty: `(usize::MAX, 0)`). A
+    /// launch runs one kernel, a small part of the module's code: folding only this range
+    /// spares a scan of the whole table (megabytes, mostly never-touched zero pages) per
+    /// worker and launch.
+    touched: (usize, usize),
 }
 
 impl HotCounters {
+    /// Counts one execution of the instruction at counter slot `slot`.
+    #[inline(always)]
+    pub fn count_slot(&mut self, slot: usize) {
+        self.per_word[slot] += 1;
+        self.touched = (self.touched.0.min(slot), self.touched.1.max(slot + 1));
+    }
+
     /// Adds these counts to `c` (instruction totals, class mix, per-pc map).
     pub fn fold_into(&self, c: &mut Counters, module: &Module) {
         for class in Class::ALL {
@@ -52,9 +64,11 @@ impl HotCounters {
                 c.instructions += n;
             }
         }
-        for (i, &n) in self.per_word.iter().enumerate() {
+        // Slots outside the touched range hold 0 and would be skipped anyway.
+        let (lo, hi) = self.touched;
+        for (i, &n) in self.per_word.get(lo..hi).unwrap_or_default().iter().enumerate() {
             if n > 0 {
-                *c.per_pc.entry(module.slot_pc(i)).or_default() += n;
+                *c.per_pc.entry(module.slot_pc(lo + i)).or_default() += n;
             }
         }
     }
@@ -65,7 +79,7 @@ impl WorkgroupRun {
         WorkgroupRun {
             waves: Vec::new(),
             lds: Vec::new(),
-            hot: HotCounters { by_class: [0; Class::ALL.len()], per_word: vec![0; code_words] },
+            hot: HotCounters { by_class: [0; Class::ALL.len()], per_word: vec![0; code_words], touched: (usize::MAX, 0) },
         }
     }
 }
@@ -168,7 +182,7 @@ fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut 
         if class == Class::Mfma {
             *cx.counters.mfma.entry(inst.op.name()).or_default() += 1;
         }
-        cx.hot.per_word[slot] += 1;
+        cx.hot.count_slot(slot);
         let before = if TRACE { Snapshot::of(cx.counters) } else { Snapshot::default() };
         let flow = if skipped { Flow::Next } else { step(w, inst, cx)? };
         if TRACE {

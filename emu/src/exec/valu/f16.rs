@@ -12,7 +12,6 @@ use super::super::wave::{LANES, Ty, Wave};
 use super::round::{f16_from_f64, fma16};
 use super::{Hi16, f16_in, fetch32, fmod16, half_sel, out16, out16_bits, require_rne, write16, write32};
 use crate::isa::{Inst, Op};
-use half::f16;
 
 fn is_nan16(b: u16) -> bool {
     b & 0x7c00 == 0x7c00 && b & 0x3ff != 0
@@ -23,7 +22,7 @@ fn is_snan16(b: u16) -> bool {
 }
 
 fn val(b: u16) -> f64 {
-    f16::from_bits(b).to_f64()
+    super::f16_to_f64(b)
 }
 
 /// Source `i` as f16 bits with op_sel, abs/neg and input denormal flushing applied.

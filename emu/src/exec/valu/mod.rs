@@ -297,10 +297,29 @@ pub(crate) fn f16_in(w: &Wave, inst: &Inst, i: usize, x: u32) -> f64 {
     f16_flush_in(w, b)
 }
 
+/// IEEE binary16 bits -> f64, exactly, from the bits (NaN payloads kept and quieted, as
+/// `half`'s conversion does): branch-light and inlined, where `half` tests for F16C and calls
+/// out on every value (the VALU decodes two per packed lane, the MFMAs every A and B value).
+#[inline(always)]
+pub(crate) fn f16_to_f64(h: u16) -> f64 {
+    let sign = ((h as u64) & 0x8000) << 48;
+    let exp = ((h >> 10) & 0x1f) as u64;
+    let man = (h & 0x3ff) as u64;
+    match exp {
+        0 => {
+            // Zero or a denormal: man * 2^-24, exactly.
+            let v = man as f64 * f64::from_bits((1023 - 24) << 52);
+            f64::from_bits(v.to_bits() | sign)
+        }
+        31 => f64::from_bits(sign | 0x7ff << 52 | man << 42 | if man != 0 { 1 << 51 } else { 0 }),
+        _ => f64::from_bits(sign | (exp + 1008) << 52 | man << 42),
+    }
+}
+
 /// An f16 bit pattern as f64 with input denormal flushing.
 #[inline(always)]
 pub(crate) fn f16_flush_in(w: &Wave, b: u16) -> f64 {
-    if w.mode.denorm16_64 & 1 == 0 && b & 0x7c00 == 0 { if b & 0x8000 != 0 { -0.0 } else { 0.0 } } else { half::f16::from_bits(b).to_f64() }
+    if w.mode.denorm16_64 & 1 == 0 && b & 0x7c00 == 0 { if b & 0x8000 != 0 { -0.0 } else { 0.0 } } else { f16_to_f64(b) }
 }
 
 /// Rounds a result to f16 and applies omod, clamp (DX10 clamp maps NaN to 0) and output

@@ -11,7 +11,7 @@
 //! `tryFoldImmWithOpSel`) relies on exactly this, clearing op_sel_hi to splat a constant.
 
 use super::super::step::{Exec, Flow, not_implemented};
-use super::super::wave::{LANES, Ty, Wave};
+use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
 use super::f16::minmax16;
 use super::round::{f16_sticky, fma16, two_sum};
 use super::{f16_flush_in, flush_in32, flush_out32, out16_bits, require_rne};
@@ -33,13 +33,29 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32)
     let exec = w.exec();
     let mut out = [0u64; LANES];
     {
-        let srcs: Vec<_> = (0..n).map(|j| w.src64_of(inst, j, Ty::F32)).collect::<Result<_, _>>()?;
+        // Sources on the stack (a Vec was an allocation per instruction); unused ones read 0.
+        let mut srcs = [Src64::Uni(0); 3];
+        for (j, s) in srcs.iter_mut().enumerate().take(n) {
+            *s = w.src64_of(inst, j, Ty::F32)?;
+        }
+        // Per result half and source: the shift that selects the source's half (`sel32`) and
+        // the sign flip, worked out once instead of per lane.
+        let mut shift = [[0u32; 3]; 2];
+        let mut flip = [[0u32; 3]; 2];
+        for h in 0..2 {
+            for j in 0..n {
+                let probe = sel32(inst, j, h, 1 << 32).to_bits();
+                shift[h][j] = if probe & 1 == 1 { 32 } else { 0 };
+                flip[h][j] = probe & 0x8000_0000;
+            }
+        }
+        let sel = |j: usize, h: usize, v: u64| f32::from_bits((v >> shift[h][j]) as u32 ^ flip[h][j]);
         for l in 0..LANES {
             let mut r = [0u32; 2];
             for (h, rh) in r.iter_mut().enumerate() {
-                let a = sel32(inst, 0, h, srcs[0].get(l));
-                let b = if n > 1 { sel32(inst, 1, h, srcs[1].get(l)) } else { 0.0 };
-                let c = if n > 2 { sel32(inst, 2, h, srcs[2].get(l)) } else { 0.0 };
+                let a = sel(0, h, srcs[0].get(l));
+                let b = if n > 1 { sel(1, h, srcs[1].get(l)) } else { 0.0 };
+                let c = if n > 2 { sel(2, h, srcs[2].get(l)) } else { 0.0 };
                 let mut x = f(a, b, c);
                 if inst.mods.clamp {
                     x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
@@ -164,13 +180,26 @@ fn sel16(inst: &Inst, j: usize, h: usize, v: u32) -> u16 {
 fn pk_f16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(&Wave, u16, u16, u16) -> u16) -> Exec {
     require_rne(w, inst)?;
     let exec = w.exec();
-    let srcs: Vec<_> = (0..n).map(|j| w.src32_of(inst, j, Ty::F16).map(|s| s.lanes())).collect::<Result<_, _>>()?;
+    let mut srcs = [Src32::Uni(0); 3];
+    for (j, s) in srcs.iter_mut().enumerate().take(n) {
+        *s = w.src32_of(inst, j, Ty::F16)?;
+    }
+    // Per result half and source: the shift that selects the source's half (`sel16`) and the
+    // sign flip, worked out once instead of per lane.
+    let mut shift = [[0u32; 3]; 2];
+    let mut flip = [[0u16; 3]; 2];
+    for h in 0..2 {
+        let neg = if h == 0 { inst.mods.neg } else { inst.mods.neg_hi };
+        for j in 0..n {
+            shift[h][j] = if sel16(inst, j, h, 0x0001_0000) == 1 { 16 } else { 0 };
+            flip[h][j] = if neg >> j & 1 == 1 { 0x8000 } else { 0 };
+        }
+    }
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         let mut r = 0u32;
         for h in 0..2 {
-            let neg = if h == 0 { inst.mods.neg } else { inst.mods.neg_hi };
-            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j][l]) ^ if neg >> j & 1 == 1 { 0x8000 } else { 0 } } else { 0 };
+            let x = |j: usize| if j < n { (srcs[j].get(l) >> shift[h][j]) as u16 ^ flip[h][j] } else { 0 };
             r |= (out16_bits(w, inst, f(w, x(0), x(1), x(2))) as u32) << (16 * h);
         }
         out[l] = r;
@@ -182,12 +211,15 @@ fn pk_f16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(&Wave, u16, u16, u16) 
 /// Packed 16-bit integer op: `f(clamp, a, b, c)` per half.
 fn pk_i16(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(bool, u16, u16, u16) -> u16) -> Exec {
     let exec = w.exec();
-    let srcs: Vec<_> = (0..n).map(|j| w.src32_of(inst, j, Ty::B16).map(|s| s.lanes())).collect::<Result<_, _>>()?;
+    let mut srcs = [Src32::Uni(0); 3];
+    for (j, s) in srcs.iter_mut().enumerate().take(n) {
+        *s = w.src32_of(inst, j, Ty::B16)?;
+    }
     let mut out = [0u32; LANES];
     for l in 0..LANES {
         let mut r = 0u32;
         for h in 0..2 {
-            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j][l]) } else { 0 };
+            let x = |j: usize| if j < n { sel16(inst, j, h, srcs[j].get(l)) } else { 0 };
             r |= (f(inst.mods.clamp, x(0), x(1), x(2)) as u32) << (16 * h);
         }
         out[l] = r;
