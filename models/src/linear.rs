@@ -58,7 +58,13 @@ impl Linear {
     pub(crate) fn forward(&self, x: &Tensor, e: Epilogue<'_>) -> Result<Tensor> {
         match self {
             Linear::Quantized { w, bias } => {
-                let opts = QMatmulOptions { bias: bias.as_ref(), activation: e.activation, residual: e.residual, out_dtype: e.out_dtype };
+                let opts = QMatmulOptions {
+                    bias: bias.as_ref(),
+                    activation: e.activation,
+                    residual: e.residual,
+                    out_dtype: e.out_dtype,
+                    ..Default::default()
+                };
                 Ok(qmatmul::qmatmul(x, w, &opts)?)
             }
             Linear::Dense { w, bias } => {

@@ -8,14 +8,15 @@
 //! term_magnitudes`: `|w|`, or `|a u| + |b|` for formats with a minimum): products of
 //! activations and codes are exact and every group's f32 sum, its scaling and the accumulation
 //! over K/32 groups round at most a few times each; plus the output's rounding (half an ulp) and
-//! the epilogue's activation approximation (`2e-6 (1 + |x|)`). The prefill GEMM (M > 16, f16 or
-//! bf16 activations) multiplies the weights in the activations' type (bf16: rounded once; f16:
+//! the epilogue's activation approximation (`2e-6 (1 + |x|)`). The prefill GEMM (f16 or bf16
+//! activations; the prefill suites force it and the GEMV in turn, and run the automatic choice)
+//! multiplies the weights in the activations' type (bf16: rounded once; f16:
 //! packed f16 arithmetic on the scale and minimum rounded to f16): half an ulp of that type
 //! times `sum_k |x_k| (T_k + |w_k|)` more, and for f16 `2^-19` per term (subnormal spacing of
 //! the scale, minimum and weight).
 
 use ferrocm::ops::gemm::Activation;
-use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions};
 use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Error, Tensor, reference};
 use ferrocm_tests::quant::{random_blocks, term_magnitudes};
@@ -34,6 +35,7 @@ struct Case {
     bias: bool,
     activation: Activation,
     residual: bool,
+    kernel: QKernel,
     seed: u64,
 }
 
@@ -47,8 +49,13 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let bias_v: Vec<f32> = (0..c.n).map(|j| (j % 7) as f32 * 0.25 - 0.75).collect();
     let bias = Tensor::from_slice(dev, &bias_v, &[c.n]).unwrap();
     let (res, res_v) = random(&[c.m, c.n], out, 0.5, &mut seed);
-    let opts =
-        QMatmulOptions { bias: c.bias.then_some(&bias), activation: c.activation, residual: c.residual.then_some(&res), out_dtype: c.out };
+    let opts = QMatmulOptions {
+        bias: c.bias.then_some(&bias),
+        activation: c.activation,
+        residual: c.residual.then_some(&res),
+        out_dtype: c.out,
+        kernel: c.kernel,
+    };
     let y = qmatmul::qmatmul(&x, &w, &opts).unwrap();
     prop_assert_eq!(y.shape(), &[c.m, c.n]);
     prop_assert_eq!(y.dtype(), out);
@@ -57,7 +64,10 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let terms = term_magnitudes(c.format, &blocks);
     let rel = (c.k as f64 / 32.0 + 16.0) * 2f64.powi(-22);
     // The prefill GEMM rounds the weights to the activations' type.
-    let gemm = c.m > 16 && c.x_dtype != DType::F32;
+    let gemm = match c.kernel {
+        QKernel::Auto => qmatmul::choose_kernel(c.m, c.n, c.x_dtype) == QKernel::Gemm,
+        k => k == QKernel::Gemm,
+    };
     let w_round = if gemm { ferrocm_tests::tensors::half_ulp(c.x_dtype) } else { 0.0 };
     let w_abs = if gemm && c.x_dtype == DType::F16 { 2f64.powi(-19) } else { 0.0 };
     let wv = reference::quant::dequantize(c.format, &blocks);
@@ -100,6 +110,17 @@ fn x_dtype() -> impl Strategy<Value = DType> {
     prop::sample::select(vec![DType::F16, DType::Bf16, DType::F32])
 }
 
+/// Either kernel forced, or the automatic choice (the GEMM only for f16/bf16 activations).
+fn kernel_for(x: DType, pick: usize) -> QKernel {
+    match (x, pick % 3) {
+        (DType::F32, 0) => QKernel::Gemv,
+        (DType::F32, _) => QKernel::Auto,
+        (_, 0) => QKernel::Gemm,
+        (_, 1) => QKernel::Gemv,
+        _ => QKernel::Auto,
+    }
+}
+
 /// K for `format`: whole blocks; for the 32-weight formats often not a multiple of 256 (a partial
 /// last chunk).
 fn k_for(format: QuantFormat, blocks: usize) -> usize {
@@ -114,16 +135,16 @@ proptest! {
     fn decode_shapes_match_the_reference(format in format(), m in 1usize..=16, n in 1usize..=90, blocks in 1usize..=40,
                                          x in x_dtype(), seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
-                      activation: Activation::None, residual: false, seed })?;
+                      activation: Activation::None, residual: false, kernel: QKernel::Auto, seed })?;
     }
 
-    /// Prefill shapes: M 17..=300 (the GEMM for f16/bf16, ragged in its 128 x 64 blocks; the GEMV
-    /// in row blocks for f32).
+    /// Prefill shapes: M 17..=300, the GEMM (f16/bf16, ragged in its 128 x 64 blocks) and the
+    /// GEMV in passes of 16 rows forced in turn, and the automatic choice.
     #[test]
     fn prefill_shapes_match_the_reference(format in format(), m in 17usize..=300, n in 1usize..=150, blocks in 1usize..=12,
-                                          x in x_dtype(), seed in any::<u64>()) {
+                                          x in x_dtype(), pick in 0usize..3, seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
-                      activation: Activation::None, residual: false, seed })?;
+                      activation: Activation::None, residual: false, kernel: kernel_for(x, pick), seed })?;
     }
 
     /// The prefill GEMM's epilogue and output dtypes.
@@ -133,7 +154,8 @@ proptest! {
                                                   out in prop::sample::select(vec![None, Some(DType::F32), Some(DType::F16), Some(DType::Bf16)]),
                                                   act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
                                                   bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
-        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual, seed })?;
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual,
+                      kernel: QKernel::Gemm, seed })?;
     }
 
     /// The fused epilogue and the output dtypes.
@@ -143,7 +165,8 @@ proptest! {
                                                           out in prop::sample::select(vec![None, Some(DType::F32), Some(DType::F16), Some(DType::Bf16)]),
                                                           act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
                                                           bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
-        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual, seed })?;
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual,
+                      kernel: QKernel::Auto, seed })?;
     }
 }
 
@@ -155,8 +178,20 @@ fn smollm2_projection_shapes() {
         [(QuantFormat::Q4_1, 576, 576), (QuantFormat::Q4_1, 192, 576), (QuantFormat::Q4_1, 576, 1536), (QuantFormat::Q8_0, 300, 576)]
     {
         for (m, x_dtype) in [(1, DType::F16), (4, DType::Bf16), (1, DType::F32)] {
-            check(&Case { format, m, n, k, x_dtype, out: None, bias: false, activation: Activation::None, residual: false, seed: 5 })
-                .unwrap();
+            let c = Case {
+                format,
+                m,
+                n,
+                k,
+                x_dtype,
+                out: None,
+                bias: false,
+                activation: Activation::None,
+                residual: false,
+                kernel: QKernel::Auto,
+                seed: 5,
+            };
+            check(&c).unwrap();
         }
     }
 }
@@ -197,6 +232,7 @@ fn every_prefill_gemm_kernel_matches_the_reference() {
                 bias: false,
                 activation: Activation::None,
                 residual: false,
+                kernel: QKernel::Gemm,
                 seed: 9 + i as u64,
             })
             .unwrap();
@@ -228,7 +264,8 @@ fn non_finite_case(rows: usize, x_dtype: DType) {
         let mut xv: Vec<f32> = (0..rows * k).map(|i| ((i * 37) % 11) as f32 / 8.0 - 0.625).collect();
         xv[k + 7] = f32::NAN; // activation row 1 has a NaN
         let (x, xd) = tensor(&xv.iter().map(|&v| v as f64).collect::<Vec<_>>(), &[rows, k], x_dtype);
-        let opts = QMatmulOptions { out_dtype: Some(DType::F32), ..Default::default() };
+        let kernel = if x_dtype == DType::F32 { QKernel::Gemv } else { QKernel::Gemm };
+        let opts = QMatmulOptions { out_dtype: Some(DType::F32), kernel, ..Default::default() };
         let y = qmatmul::qmatmul(&x, &w, &opts).unwrap().to_vec::<f32>().unwrap();
         let want = reference::quant::matmul(format, &blocks, n, k, &xd, rows);
         for (i, (g, w)) in y.iter().zip(&want).enumerate() {
@@ -261,6 +298,10 @@ fn bad_input_is_refused_before_launch() {
     let bias16 = Tensor::zeros(dev, &[8], DType::F16).unwrap();
     let opts = QMatmulOptions { bias: Some(&bias16), ..Default::default() };
     assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::Shape { .. })));
+    // The GEMM forced on f32 activations: named, not run.
+    let x32 = Tensor::zeros(dev, &[2, 64], DType::F32).unwrap();
+    let opts = QMatmulOptions { kernel: QKernel::Gemm, ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x32, &w, &opts), Err(Error::Unsupported { .. })));
     let res = Tensor::zeros(dev, &[2, 8], DType::F32).unwrap();
     let opts = QMatmulOptions { residual: Some(&res), ..Default::default() };
     assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::DTypeMismatch { .. })));

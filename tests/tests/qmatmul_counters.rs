@@ -7,7 +7,7 @@
 //! The test reads the device's counters, so it holds a lock for its whole run. The counter checks
 //! are skipped on a real GPU (no counters there).
 
-use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions};
 use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Tensor};
 use ferrocm_tests::counters::{exclusive, measure};
@@ -27,7 +27,7 @@ fn prefill_gemm_issues_exact_mfmas_loads_128_bits_and_reports_bank_conflicts() {
         for dtype in [DType::Bf16, DType::F16] {
             let mut seed = 3;
             let (x, _): (Tensor, _) = random(&[m, k], dtype, 1.0, &mut seed);
-            let opts = QMatmulOptions { out_dtype: Some(DType::F32), ..Default::default() };
+            let opts = QMatmulOptions { out_dtype: Some(DType::F32), kernel: QKernel::Gemm, ..Default::default() };
             let Some((_, c)) = measure(|| qmatmul::qmatmul(&x, &w, &opts).unwrap()) else { return };
             let g = &c.global;
             let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;

@@ -22,14 +22,16 @@
 //! 16 weight rows and splits K between up to 8 waves, whose partial sums meet in LDS (one
 //! launch, no second reduction pass, deterministic).
 //!
-//! # Prefill: M > 16 rows of f16 or bf16
+//! # Prefill: many rows of f16 or bf16
 //! The GEMM kernel (`kernels/quant/gemm.rs`) runs the tile layer's pipeline on 128 x 64 blocks
 //! of `y`: the activations move through LDS as in the dense GEMM; the weight tiles are loaded
 //! as quantized chunks (a whole chunk ahead) and dequantized one group of 32 per K-tile into LDS,
 //! rounded to the activations' type, for the f16/bf16 matrix cores (not llama.cpp's int8 route:
-//! the activations keep their precision, see the kernel's notes). f32 activations with M > 16
-//! go to the GEMV kernel in blocks of 16 rows (exact three-term split of x, weights read once
-//! per 16 rows): the GEMM has no f32 path.
+//! the activations keep their precision, see the kernel's notes). Below a few hundred rows
+//! (or 64 for wide weights) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
+//! rule and its measurements, [`QMatmulOptions::kernel`] forces either. f32 activations always
+//! take the GEMV (exact three-term split of x, weights read once per 16 rows): the GEMM has no
+//! f32 path.
 //!
 //! # Precision
 //! Products of activations and codes are exact and sum in f32; per group of 32 weights the
@@ -82,6 +84,38 @@ pub struct QMatmulOptions<'a> {
     pub residual: Option<&'a Tensor>,
     /// Output dtype (f32, f16 or bf16). Default: the activations' dtype.
     pub out_dtype: Option<DType>,
+    /// Which kernel runs (default [`QKernel::Auto`]: [`choose_kernel`]'s rule); forcing one is
+    /// for tests and tuning sweeps.
+    pub kernel: QKernel,
+}
+
+/// The two kernels behind [`qmatmul`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum QKernel {
+    /// [`choose_kernel`] picks.
+    #[default]
+    Auto,
+    /// The decode GEMV: 16 activation rows per pass (M > 16 runs `ceil(M / 16)` passes over
+    /// the weights, side by side); any activation dtype.
+    Gemv,
+    /// The prefill GEMM: 128 x 64 blocks of `y`, the weights dequantized into LDS; f16 or bf16
+    /// activations only.
+    Gemm,
+}
+
+/// The kernel [`QKernel::Auto`] runs for `m` activation rows of `x_dtype` and `n` weight rows:
+/// the GEMM when `m > 256`, or `m > 64` with `n >= 1024` (f16/bf16 activations), else the GEMV.
+///
+/// Why, modeled MI300X (`ferrocm-bench profile qmatmul --shape "Q4_1 MxNxK"`, both kernels
+/// forced): the GEMV's time grows with its passes (one per 16 rows), the GEMM's hardly does up
+/// to M = 256 but it fills the chip only with enough 64-row blocks of N. 4096 x 4096: GEMV 18,
+/// 35, 61 us at M = 32, 64, 128, GEMM 40 us throughout; 3072 x 576: GEMV 9 / 14 us at M = 64 /
+/// 128, GEMM 10; 960 x 576: GEMV 4 / 6 / 10 us at M = 64 / 128 / 256, GEMM 10; 576 x 1536:
+/// GEMV 9 us at M = 256, GEMM 17. (14336 x 4096 at M = 64, GEMV 53 us against the GEMM's 43,
+/// is the rule's one miss in that sweep.)
+pub fn choose_kernel(m: usize, n: usize, x_dtype: DType) -> QKernel {
+    let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024));
+    if gemm { QKernel::Gemm } else { QKernel::Gemv }
 }
 
 /// The kernels' code for an output (or activation) dtype.
@@ -130,7 +164,8 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// [`Error::Shape`] when `x`'s last dimension is not K, or a bias or residual of the wrong
 /// shape; [`Error::DTypeMismatch`] for activations, outputs, bias (f32) or residual (the output
 /// dtype) of an unsupported dtype; [`Error::DeviceMismatch`] for operands on another device;
-/// allocation and launch errors.
+/// [`Error::Unsupported`] for [`QKernel::Gemm`] forced on f32 activations; allocation and
+/// launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
     const OP: &str = "qmatmul";
     let [n, k] = w.shape();
@@ -180,7 +215,17 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
     let fc = w.format().abi_code();
     ops.u32("W bytes", w.device_bytes().len())?;
-    if m > GEMV_ROWS as usize && x.dtype() != DType::F32 {
+    let kernel = match opts.kernel {
+        QKernel::Auto => choose_kernel(m, n, x.dtype()),
+        QKernel::Gemm if x.dtype() == DType::F32 => {
+            return Err(Error::Unsupported {
+                op: OP,
+                what: "the prefill GEMM with f32 activations (QKernel::Gemv or Auto take them)".into(),
+            });
+        }
+        forced => forced,
+    };
+    if kernel == QKernel::Gemm {
         // Prefill: the GEMM with the weights dequantized into LDS.
         let args = QGemmArgs {
             w: ops.buffer("W", w.device_bytes())?,
