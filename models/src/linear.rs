@@ -8,8 +8,9 @@
 //! matrix.
 
 use crate::error::Result;
+use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::{self, Activation, GemmConfig, GemmOptions};
-use ferrocm::ops::qmatmul::{self, QMatmulOptions};
+use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions};
 use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Device, Tensor};
 
@@ -82,6 +83,51 @@ impl Linear {
     }
 }
 
+/// A SwiGLU MLP's input projections: `silu(x Wg^T) * (x Wu^T)`, `[M, in] -> [M, ffn]`.
+#[derive(Debug)]
+pub(crate) enum GateUp {
+    /// Gate and up rows concatenated (`[2 ffn, in]`, dense or quantized): one product, then
+    /// `silu_mul` of its halves.
+    Concat(Linear),
+    /// Quantized rows interleaved 8 gate / 8 up per tile of 16
+    /// (`QuantTensor::interleave_halves`): the GEMV computes the gate in its epilogue, one launch
+    /// for both; where the GEMM is the faster kernel (long prompts) it writes both halves and
+    /// `silu_mul` reads them as strided views.
+    Interleaved(QuantTensor),
+}
+
+impl GateUp {
+    /// Bytes of the weights on the device.
+    pub(crate) fn device_bytes(&self) -> usize {
+        match self {
+            GateUp::Concat(l) => l.device_bytes(),
+            GateUp::Interleaved(w) => w.shape()[0] * w.row_bytes(),
+        }
+    }
+
+    /// `x [M, in] -> [M, ffn]`, and whether the gate ran inside the projection's launch.
+    pub(crate) fn forward(&self, x: &Tensor) -> Result<(Tensor, bool)> {
+        match self {
+            GateUp::Concat(l) => {
+                let gu = l.forward(x, Epilogue::default())?;
+                let ffn = gu.shape()[1] / 2;
+                Ok((ew::silu_mul(&gu.narrow(1, 0, ffn)?, &gu.narrow(1, ffn, ffn)?)?, false))
+            }
+            GateUp::Interleaved(w) => {
+                let (m, n) = (x.shape()[0], w.shape()[0]);
+                if qmatmul::choose_kernel(m, n, x.dtype()) == QKernel::Gemv {
+                    let opts = QMatmulOptions { swiglu: true, ..Default::default() };
+                    return Ok((qmatmul::qmatmul(x, w, &opts)?, true));
+                }
+                // [M, n] in tiles of 8 gate then 8 up columns.
+                let gu = qmatmul::qmatmul(x, w, &QMatmulOptions::default())?.unflatten(1, &[n / 16, 2, 8])?;
+                let act = ew::silu_mul(&gu.narrow(2, 0, 1)?, &gu.narrow(2, 1, 1)?)?;
+                Ok((act.reshape(&[m, n / 2])?, false))
+            }
+        }
+    }
+}
+
 /// Rows up to which projections use the 16-row tile.
 const SKINNY_ROWS: usize = 64;
 
@@ -116,4 +162,44 @@ pub(crate) fn download(t: &Tensor) -> Result<Vec<f32>> {
         DType::F16 => t.to_vec::<half::f16>()?.into_iter().map(half::f16::to_f32).collect(),
         d => return Err(crate::Error::InvalidArgument(format!("cannot read {d} values as floats"))),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ferrocm::quant::quantize;
+
+    /// The interleaved gate/up projection against the concatenated one, on both of its paths:
+    /// the GEMV's fused gate (one decode row, a short prompt) within the f16 rounding of the
+    /// concatenated path's halves, and the GEMM's (a long prompt) bit for bit, as it computes
+    /// every column as the concatenated product does and gates the same rounded halves.
+    #[test]
+    fn interleaved_gate_up_matches_the_concatenated_projection() {
+        let dev = Device::new().unwrap();
+        let (ffn, k) = (512, 64);
+        let vals = |seed: usize| -> Vec<f32> { (0..ffn * k).map(|i| (((i * 7919 + seed) % 2001) as f32 / 1000.0 - 1.0) * 0.2).collect() };
+        let (gate, up) = (quantize(QuantFormat::Q8_0, &vals(1)).unwrap(), quantize(QuantFormat::Q8_0, &vals(2)).unwrap());
+        let both = QuantTensor::interleave_halves(QuantFormat::Q8_0, k, &gate, &up).unwrap();
+        let fused = GateUp::Interleaved(QuantTensor::from_blocks(&dev, QuantFormat::Q8_0, [2 * ffn, k], &both).unwrap());
+        let concat = GateUp::Concat(Linear::quantized(&dev, QuantFormat::Q8_0, &[gate, up].concat(), 2 * ffn, k).unwrap());
+        assert_eq!(fused.device_bytes(), concat.device_bytes());
+        for m in [1usize, 20, 300] {
+            let x: Vec<f32> = (0..m * k).map(|i| ((i * 31 % 17) as f32 - 8.0) / 8.0).collect();
+            let x = upload(&dev, &x, &[m, k], DType::F16).unwrap();
+            let (a, in_launch) = fused.forward(&x).unwrap();
+            let (b, separate) = concat.forward(&x).unwrap();
+            assert!(!separate);
+            assert_eq!(in_launch, m <= 256, "m = {m}: the GEMV takes the gate, the GEMM does not");
+            assert_eq!(a.shape(), &[m, ffn]);
+            let (a, b) = (download(&a).unwrap(), download(&b).unwrap());
+            for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                if in_launch {
+                    // Gate from f32 products against one from f16-rounded halves: a few f16 ulps.
+                    assert!((p - q).abs() <= 4e-3 * (1.0 + q.abs()), "m = {m}: [{}][{}] {p} against {q}", i / ffn, i % ffn);
+                } else {
+                    assert_eq!(p.to_bits(), q.to_bits(), "m = {m}: [{}][{}]", i / ffn, i % ffn);
+                }
+            }
+        }
+    }
 }

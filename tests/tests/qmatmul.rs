@@ -55,6 +55,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
         residual: c.residual.then_some(&res),
         out_dtype: c.out,
         kernel: c.kernel,
+        swiglu: false,
     };
     let y = qmatmul::qmatmul(&x, &w, &opts).unwrap();
     prop_assert_eq!(y.shape(), &[c.m, c.n]);
@@ -168,6 +169,93 @@ proptest! {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual,
                       kernel: QKernel::Auto, seed })?;
     }
+}
+
+/// SwiGLU fused into the GEMV: `silu(x Wg^T) * (x Wu^T)` from an interleaved gate/up weight.
+/// Tolerance: the GEMV's bound for each product (`tg`, `tu`), carried through `silu(g) u`
+/// (`|silu'| <= 1.1`), plus the f32 gate's evaluation (`2^-20` relative) and the output's
+/// rounding.
+fn check_swiglu(format: QuantFormat, m: usize, f: usize, k: usize, x_dtype: DType, out: DType, seed: u64) -> Result<(), TestCaseError> {
+    let dev = device();
+    let mut s = seed;
+    let gate = random_blocks(format, f, k, 0.05, seed);
+    let up = random_blocks(format, f, k, 0.05, seed ^ 0x5555);
+    let both = QuantTensor::interleave_halves(format, k, &gate, &up).unwrap();
+    let w = QuantTensor::from_blocks(dev, format, [2 * f, k], &both).unwrap();
+    let (x, xv) = random(&[m, k], x_dtype, 1.0, &mut s);
+    let opts = QMatmulOptions { swiglu: true, out_dtype: Some(out), ..Default::default() };
+    let y = qmatmul::qmatmul(&x, &w, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
+    prop_assert_eq!(y.shape(), &[m, f]);
+    let got = read(&y);
+    let (ag, au) = (reference::quant::matmul(format, &gate, f, k, &xv, m), reference::quant::matmul(format, &up, f, k, &xv, m));
+    let (tg_terms, tu_terms) = (term_magnitudes(format, &gate), term_magnitudes(format, &up));
+    let rel = (k as f64 / 32.0 + 16.0) * 2f64.powi(-22);
+    for i in 0..m {
+        for j in 0..f {
+            let sum = |t: &[f64]| (0..k).map(|p| xv[i * k + p].abs() * t[j * k + p]).sum::<f64>();
+            let (tg, tu) = (rel * sum(&tg_terms), rel * sum(&tu_terms));
+            let (g, u) = (ag[i * f + j], au[i * f + j]);
+            let silu = g / (1.0 + (-g).exp());
+            let want = silu * u;
+            let tol = 1.1 * tg * (u.abs() + tu) + silu.abs() * tu + 2f64.powi(-20) * want.abs() + rounding(out, want) + 1e-30;
+            let v = got[i * f + j];
+            // Products of two projections can pass f16's range: rounding then gives infinity.
+            let overflows = out == DType::F16 && want.abs() + tol >= 65520.0;
+            prop_assert!(
+                (v - want).abs() <= tol || (overflows && v.is_infinite() && v.signum() == want.signum()),
+                "{} m={} f={} k={} x {}: y[{}][{}] = {}, want {} (tol {:e})",
+                format,
+                m,
+                f,
+                k,
+                x_dtype,
+                i,
+                j,
+                v,
+                want,
+                tol
+            );
+        }
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(proptest_config(16))]
+
+    /// SwiGLU in the GEMV's epilogue: every format, M in one pass and several, ragged tiles.
+    #[test]
+    fn swiglu_matches_the_reference(format in format(), m in prop_oneof![1usize..=16, 17usize..=40], tiles in 1usize..=12,
+                                    blocks in 1usize..=12, x in x_dtype(),
+                                    out in prop::sample::select(vec![DType::F32, DType::F16, DType::Bf16]), seed in any::<u64>()) {
+        check_swiglu(format, m, 8 * tiles, k_for(format, blocks), x, out, seed)?;
+    }
+}
+
+#[test]
+fn swiglu_at_smollm2_shapes_and_its_bad_input() {
+    // SmolLM2-135M's MLP: 1536 gate and 1536 up rows of K = 576, one decode token.
+    check_swiglu(QuantFormat::Q4_1, 1, 1536, 576, DType::F16, DType::F16, 3).unwrap();
+    let dev = device();
+    let blocks = random_blocks(QuantFormat::Q8_0, 24, 64, 0.1, 1);
+    let x = Tensor::zeros(dev, &[2, 64], DType::F16).unwrap();
+    let glu = QMatmulOptions { swiglu: true, ..Default::default() };
+    // N not a multiple of 16.
+    let w24 = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [24, 64], &blocks).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&x, &w24, &glu), Err(Error::Shape { .. })));
+    let w16 = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [16, 64], &blocks[..16 * 68]).unwrap();
+    assert_eq!(qmatmul::qmatmul(&x, &w16, &glu).unwrap().shape(), &[2, 8]);
+    // With an epilogue, or on the GEMM.
+    let bias = Tensor::zeros(dev, &[16], DType::F32).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&x, &w16, &QMatmulOptions { bias: Some(&bias), ..glu }), Err(Error::InvalidArgument { .. })));
+    let act = QMatmulOptions { activation: Activation::Silu, ..glu };
+    assert!(matches!(qmatmul::qmatmul(&x, &w16, &act), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(qmatmul::qmatmul(&x, &w16, &QMatmulOptions { kernel: QKernel::Gemm, ..glu }), Err(Error::Unsupported { .. })));
+    // Halves that do not pair up.
+    let g = &blocks[..8 * 68];
+    assert!(QuantTensor::interleave_halves(QuantFormat::Q8_0, 64, g, &blocks[..16 * 68]).is_err());
+    assert!(QuantTensor::interleave_halves(QuantFormat::Q8_0, 64, &g[..4 * 68], &g[..4 * 68]).is_err());
+    assert!(QuantTensor::interleave_halves(QuantFormat::Q8_0, 48, g, g).is_err());
 }
 
 /// The shapes of SmolLM2-135M's projections (K = 576 is 18 blocks of 32, not a multiple of 256;

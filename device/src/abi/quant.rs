@@ -396,6 +396,11 @@ pub mod flags {
     pub const BIAS: u32 = 1 << 0;
     /// `residual` points at an `[M][ldr]` tensor of the output dtype, added last.
     pub const RESIDUAL: u32 = 1 << 1;
+    /// GEMV only, without BIAS, RESIDUAL or an activation: SwiGLU's gate in the epilogue. Each
+    /// 16-row tile `t` of W holds 8 gate rows then the 8 matching up rows, and output column
+    /// `8 t + i` (of `n / 2`, row stride `ldy`) is `silu(g) * u` with `g`, `u` the f32 results
+    /// of tile rows `i` and `8 + i`. `n` is a multiple of 16.
+    pub const SWIGLU: u32 = 1 << 2;
 }
 
 /// Activation rows one GEMV workgroup takes (one 16x16 MFMA tile); larger M are row blocks.

@@ -87,6 +87,13 @@ pub struct QMatmulOptions<'a> {
     /// Which kernel runs (default [`QKernel::Auto`]: [`choose_kernel`]'s rule); forcing one is
     /// for tests and tuning sweeps.
     pub kernel: QKernel,
+    /// SwiGLU's gate fused into the GEMV's epilogue (a gate/up projection and `silu(gate) * up`
+    /// in one launch): `W`'s rows come in tiles of 16, 8 gate rows then their 8 up rows (see
+    /// [`QuantTensor::interleave_halves`](crate::quant::QuantTensor::interleave_halves)), and `y`
+    /// is `[..., N / 2]` with `y[.., 8 t + i] = silu(x w_{16 t + i}) * (x w_{16 t + 8 + i})`, both
+    /// products and the gate in f32, rounded once. N must be a multiple of 16; no bias, residual
+    /// or activation; always the GEMV (the GEMM forced with it is [`Error::Unsupported`]).
+    pub swiglu: bool,
 }
 
 /// The two kernels behind [`qmatmul`].
@@ -164,8 +171,9 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// [`Error::Shape`] when `x`'s last dimension is not K, or a bias or residual of the wrong
 /// shape; [`Error::DTypeMismatch`] for activations, outputs, bias (f32) or residual (the output
 /// dtype) of an unsupported dtype; [`Error::DeviceMismatch`] for operands on another device;
-/// [`Error::Unsupported`] for [`QKernel::Gemm`] forced on f32 activations; allocation and
-/// launch errors.
+/// [`Error::Unsupported`] for [`QKernel::Gemm`] forced on f32 activations or with `swiglu`;
+/// [`Error::Shape`] / [`Error::InvalidArgument`] for `swiglu` with N not a multiple of 16 or
+/// with a bias, residual or activation; allocation and launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
     const OP: &str = "qmatmul";
     let [n, k] = w.shape();
@@ -180,10 +188,24 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     ops.check_device("x", x)?;
     let mut shape = x.shape()[..x.rank() - 1].to_vec();
     let m: usize = shape.iter().product();
-    shape.push(n);
+    let mut fl = 0u32;
+    if opts.swiglu {
+        if n % 16 != 0 {
+            return Err(Error::Shape { op: OP, message: format!("swiglu needs W's rows in tiles of 16, got N = {n}") });
+        }
+        if opts.bias.is_some() || opts.residual.is_some() || opts.activation != Activation::None {
+            return Err(Error::InvalidArgument { op: OP, message: "swiglu takes no bias, residual or activation".into() });
+        }
+        if opts.kernel == QKernel::Gemm {
+            return Err(Error::Unsupported { op: OP, what: "swiglu on the prefill GEMM (the GEMV takes it)".into() });
+        }
+        fl |= flags::SWIGLU;
+    }
+    // The output's columns: N, or N / 2 with the gate fused.
+    let cols = if opts.swiglu { n / 2 } else { n };
+    shape.push(cols);
     let y = Tensor::empty(dev, &shape, out_dtype)?;
 
-    let mut fl = 0u32;
     let bias = match opts.bias {
         Some(b) => {
             ops.check_device("bias", b)?;
@@ -216,6 +238,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     let fc = w.format().abi_code();
     ops.u32("W bytes", w.device_bytes().len())?;
     let kernel = match opts.kernel {
+        QKernel::Auto if opts.swiglu => QKernel::Gemv,
         QKernel::Auto => choose_kernel(m, n, x.dtype()),
         QKernel::Gemm if x.dtype() == DType::F32 => {
             return Err(Error::Unsupported {
@@ -283,7 +306,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         n: ops.u32("N", n)?,
         k: ops.u32("K", k)?,
         ldx: ops.u32("K", k)?,
-        ldy: ops.u32("N", n)?,
+        ldy: ops.u32("N", cols)?,
         ldr: ops.u32("N", n)?,
         x_type,
         out_type,

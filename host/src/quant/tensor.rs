@@ -64,6 +64,44 @@ impl QuantTensor {
         Ok(QuantTensor { format, shape, data: device.from_slice(&dev_bytes)? })
     }
 
+    /// The GGML rows of a gate matrix and an up matrix (`[f, k]` each, in `format`) in the order
+    /// [`QMatmulOptions::swiglu`](crate::ops::qmatmul::QMatmulOptions::swiglu) reads them:
+    /// per tile of 16 rows, 8 gate rows then the same 8 up rows. Give the result to
+    /// [`QuantTensor::from_blocks`] as a `[2 f, k]` matrix.
+    ///
+    /// ```no_run
+    /// use ferrocm::{Device, quant::{QuantFormat, QuantTensor, quantize}};
+    /// let dev = Device::new()?;
+    /// let gate = quantize(QuantFormat::Q8_0, &vec![0.5f32; 64 * 96])?;   // [64, 96]
+    /// let up = quantize(QuantFormat::Q8_0, &vec![0.25f32; 64 * 96])?;
+    /// let both = QuantTensor::interleave_halves(QuantFormat::Q8_0, 96, &gate, &up)?;
+    /// let w = QuantTensor::from_blocks(&dev, QuantFormat::Q8_0, [128, 96], &both)?;
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Shape`] when `k` is not a multiple of the format's block, or `gate` and `up` are
+    /// not the same whole number of rows, a multiple of 8.
+    pub fn interleave_halves(format: QuantFormat, k: usize, gate: &[u8], up: &[u8]) -> Result<Vec<u8>> {
+        let row = format.row_bytes(k)?;
+        if row == 0 || gate.len() != up.len() || gate.len() % (8 * row) != 0 {
+            return Err(Error::Shape {
+                op: "interleave_halves",
+                message: format!(
+                    "gate ({} bytes) and up ({} bytes) must be the same multiple of 8 rows of {row} bytes",
+                    gate.len(),
+                    up.len()
+                ),
+            });
+        }
+        let mut out = Vec::with_capacity(2 * gate.len());
+        for (g, u) in gate.chunks(8 * row).zip(up.chunks(8 * row)) {
+            out.extend_from_slice(g);
+            out.extend_from_slice(u);
+        }
+        Ok(out)
+    }
+
     /// The block format.
     pub fn format(&self) -> QuantFormat {
         self.format

@@ -5,16 +5,16 @@ use super::weights::{LayerNames, check_loadable, load_shaped, quantized_rows};
 use crate::attention::{self, KvCache};
 use crate::chat::{ChatTemplate, Message};
 use crate::error::{Error, Result};
-use crate::linear::{Epilogue, Linear, download, upload};
+use crate::linear::{Epilogue, GateUp, Linear, download, upload};
 use crate::options::LoadOptions;
 use crate::profile::{ModeledStep, StageTracer, stage};
 use crate::tokenizer::TextTokenizer;
 use ferrocm::io::gguf::GgufFile;
 use ferrocm::ops::attention::RopeKv;
-use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::GemmOptions;
 use ferrocm::ops::rope::{RopeLayout, RopeOptions, RopeTable};
 use ferrocm::ops::{gemm, movement, norm, rope};
+use ferrocm::quant::QuantTensor;
 use ferrocm::{DType, Device, Tensor};
 use std::path::{Path, PathBuf};
 
@@ -26,8 +26,8 @@ struct Layer {
     qkv: Linear,
     o: Linear,
     ffn_norm: Tensor,
-    /// Gate and up rows in one matrix.
-    gate_up: Linear,
+    /// Gate and up rows in one matrix, SwiGLU's gate fused where the weights allow.
+    gate_up: GateUp,
     down: Linear,
 }
 
@@ -104,7 +104,7 @@ impl LlamaModel {
                 qkv: projection(device, &file, &qkv_parts, hd, dt, q)?,
                 o: projection(device, &file, &[(n.o.as_str(), hd)], cfg.heads * d, dt, q)?,
                 ffn_norm: upload(device, &load_shaped(&file, &n.ffn_norm, &[hd])?.data, &[hd], dt)?,
-                gate_up: projection(device, &file, &[(n.gate.as_str(), cfg.ffn), (n.up.as_str(), cfg.ffn)], hd, dt, q)?,
+                gate_up: gate_up(device, &file, (&n.gate, &n.up), cfg.ffn, hd, dt, q)?,
                 down: projection(device, &file, &[(n.down.as_str(), hd)], cfg.ffn, dt, q)?,
             });
             opts.report(i + 1, total, &format!("blk.{i}"));
@@ -221,7 +221,10 @@ impl LlamaModel {
                 .layers
                 .iter()
                 .map(|x| {
-                    t(&x.attn_norm) + t(&x.ffn_norm) + [&x.qkv, &x.o, &x.gate_up, &x.down].iter().map(|l| l.device_bytes()).sum::<usize>()
+                    t(&x.attn_norm)
+                        + t(&x.ffn_norm)
+                        + x.gate_up.device_bytes()
+                        + [&x.qkv, &x.o, &x.down].iter().map(|l| l.device_bytes()).sum::<usize>()
                 })
                 .sum::<usize>()
     }
@@ -397,9 +400,7 @@ impl<'m> Session<'m> {
             let (hn, sum) = norm::add_rms_norm(&o, &res, Some(&l.ffn_norm), c.rms_eps)?;
             res = sum;
             stage(&mut tracer, "gate_up");
-            let gu = l.gate_up.forward(&hn, Epilogue::default())?;
-            stage(&mut tracer, "silu_mul");
-            let act = ew::silu_mul(&gu.narrow(1, 0, c.ffn)?, &gu.narrow(1, c.ffn, c.ffn)?)?;
+            let (act, _) = l.gate_up.forward(&hn)?;
             stage(&mut tracer, "down");
             pending = Some(l.down.forward(&act, Epilogue::default())?);
         }
@@ -435,6 +436,22 @@ fn projection(device: &Device, file: &GgufFile, parts: &[(&str, usize)], k: usiz
         data.extend(load_shaped(file, name, &[r, k])?.data);
     }
     Linear::dense(device, &data, rows, k, None, dt)
+}
+
+/// SwiGLU's input projections (`names`: gate, up; `ffn` rows of `k` each): interleaved for the
+/// gate fused into the GEMV when both are quantized in one format with whole tiles of 8 rows,
+/// else one concatenated projection as [`projection`] makes it.
+fn gate_up(device: &Device, file: &GgufFile, names: (&str, &str), ffn: usize, k: usize, dt: DType, quantized: bool) -> Result<GateUp> {
+    let parts = [(names.0, ffn), (names.1, ffn)];
+    if quantized
+        && ffn % 8 == 0
+        && let (Some((fg, gate)), Some((fu, up))) = (quantized_rows(file, &parts[..1], k)?, quantized_rows(file, &parts[1..], k)?)
+        && fg == fu
+    {
+        let both = QuantTensor::interleave_halves(fg, k, &gate, &up)?;
+        return Ok(GateUp::Interleaved(QuantTensor::from_blocks(device, fg, [2 * ffn, k], &both)?));
+    }
+    Ok(GateUp::Concat(projection(device, file, &parts, k, dt, quantized)?))
 }
 
 /// `messages` rendered through `template` (`path` for messages) and tokenized without added

@@ -23,11 +23,11 @@
 
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
 use crate::abi::gemm::flags as gflags;
-use crate::abi::quant::{self as abi, CHUNK_GROUPS, GROUP, QGemvArgs, TILE_ROWS, dtype, element, split_halves};
+use crate::abi::quant::{self as abi, CHUNK_GROUPS, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, split_halves};
 use crate::dsl::convert::{f32_to_bf16, f32_to_f16_bits};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
-use crate::dsl::math::dot2_f16;
+use crate::dsl::math::{self, dot2_f16};
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
@@ -502,6 +502,31 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
     };
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
     let per_tile = m.max(1) * TILE_ROWS;
+    if a.flags & flags::SWIGLU != 0 {
+        // Half of each tile's results are outputs: gate row i with up row 8 + i.
+        let half = TILE_ROWS / 2;
+        let per_out = m.max(1) * half;
+        let mut t = thread;
+        while t < count * per_out {
+            let (ti, r) = (t / per_out, t % per_out);
+            let (mi, i) = (r / half, r % half);
+            let col = (first as usize + ti * stride as usize) * half + i;
+            // SAFETY: written by the reductions before the barrier (row mi of tile ti).
+            let (g, u) = unsafe { (results.read(ti * 256 + mi * TILE_ROWS + i), results.read(ti * 256 + mi * TILE_ROWS + half + i)) };
+            let y = math::silu(g) * u;
+            let at = mi * target.ldc + col;
+            // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
+            unsafe {
+                match a.out_type {
+                    dtype::F32 => (a.y as *mut f32).add(at).write(y),
+                    dtype::F16 => (a.y as *mut u16).add(at).write(f32_to_f16_bits(y)),
+                    _ => (a.y as *mut u16).add(at).write(f32_to_bf16(y).0),
+                }
+            }
+            t += threads;
+        }
+        return;
+    }
     let mut t = thread;
     while t < count * per_tile {
         let (ti, r) = (t / per_tile, t % per_tile);
