@@ -130,10 +130,13 @@ pub fn gelu_tanh(x: f32) -> f32 {
     0.5 * x * (1.0 + tanh(K * fma(0.044715 * x, x * x, x)))
 }
 
-/// SiLU: x * sigmoid(x).
+/// SiLU: x * sigmoid(x). Below -92 the result is an f32 denormal that `e^x` alone no longer
+/// reaches (it underflows to 0 from -103.3, while `x e^x` stays representable to about -110):
+/// there it is `-e^(x + ln(-x))`, whose sum's rounding (~2^-17 relative) is far below the
+/// denormal spacing, so `silu(-108.6) * inf` is `-inf` as in f32-rounded arithmetic, not NaN.
 #[inline(always)]
 pub fn silu(x: f32) -> f32 {
-    x * sigmoid(x)
+    if x < -92.0 { -exp(x + log(-x)) } else { x * sigmoid(x) }
 }
 
 /// Base-2 logarithm.
