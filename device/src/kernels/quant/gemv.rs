@@ -482,6 +482,21 @@ fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSl
     }
 }
 
+/// Stores `y`, rounded to the output type, as element `at` of `a.y`.
+///
+/// # Safety
+/// Element `at` lies inside `y`.
+#[inline(always)]
+unsafe fn store_out(a: &QGemvArgs, at: usize, y: f32) {
+    unsafe {
+        match a.out_type {
+            dtype::F32 => (a.y as *mut f32).add(at).write(y),
+            dtype::F16 => (a.y as *mut u16).add(at).write(f32_to_f16_bits(y)),
+            _ => (a.y as *mut u16).add(at).write(f32_to_bf16(y).0),
+        }
+    }
+}
+
 /// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
 /// and the stores to `y`, after the last tile's reduction.
 #[inline(always)]
@@ -516,13 +531,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
             let y = math::silu(g) * u;
             let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
-            unsafe {
-                match a.out_type {
-                    dtype::F32 => (a.y as *mut f32).add(at).write(y),
-                    dtype::F16 => (a.y as *mut u16).add(at).write(f32_to_f16_bits(y)),
-                    _ => (a.y as *mut u16).add(at).write(f32_to_bf16(y).0),
-                }
-            }
+            unsafe { store_out(a, at, y) };
             t += threads;
         }
         return;
@@ -538,13 +547,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
             let y = epilogue::element(&params, &target, sum, mi, col);
             let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n: inside y.
-            unsafe {
-                match a.out_type {
-                    dtype::F32 => (a.y as *mut f32).add(at).write(y),
-                    dtype::F16 => (a.y as *mut u16).add(at).write(f32_to_f16_bits(y)),
-                    _ => (a.y as *mut u16).add(at).write(f32_to_bf16(y).0),
-                }
-            }
+            unsafe { store_out(a, at, y) };
         }
         t += threads;
     }
