@@ -44,7 +44,21 @@ pub struct Pairing {
 
 /// Every pairing, in report order.
 pub fn pairings() -> Vec<Pairing> {
-    let scale = 1.0 / (HEAD_DIM as f32).sqrt();
+    // AITER's hd128 forward at the registry's prefill shape (1 x 32 heads x 4096 tokens).
+    let fmha = |ours: &'static str, causal: bool| Pairing {
+        ours: Some(ours),
+        aiter: AiterLaunch::Fmha(Attention {
+            batch: 1,
+            heads_q: 32,
+            heads_kv: 32,
+            seq_q: 4096,
+            seq_kv: 4096,
+            causal,
+            lse: false,
+            scale: 1.0 / (HEAD_DIM as f32).sqrt(),
+        }),
+        note: "AITER rounds to nearest even (RTNE build)",
+    };
     vec![
         Pairing {
             ours: Some("gemm bf16 4096x4096x4096"),
@@ -57,34 +71,8 @@ pub fn pairings() -> Vec<Pairing> {
             note: "AITER writes f32 (ours bf16)",
         },
         // Attention forward at the registry's shapes (both BSHD, bf16 out, no LSE).
-        Pairing {
-            ours: Some("attention_prefill bf16 b1 h32 s4096 d128"),
-            aiter: AiterLaunch::Fmha(Attention {
-                batch: 1,
-                heads_q: 32,
-                heads_kv: 32,
-                seq_q: 4096,
-                seq_kv: 4096,
-                causal: false,
-                lse: false,
-                scale,
-            }),
-            note: "AITER rounds to nearest even (RTNE build)",
-        },
-        Pairing {
-            ours: Some("attention_prefill bf16 b1 h32 s4096 d128 causal"),
-            aiter: AiterLaunch::Fmha(Attention {
-                batch: 1,
-                heads_q: 32,
-                heads_kv: 32,
-                seq_q: 4096,
-                seq_kv: 4096,
-                causal: true,
-                lse: false,
-                scale,
-            }),
-            note: "AITER rounds to nearest even (RTNE build)",
-        },
+        fmha("attention_prefill bf16 b1 h32 s4096 d128", false),
+        fmha("attention_prefill bf16 b1 h32 s4096 d128 causal", true),
     ]
 }
 

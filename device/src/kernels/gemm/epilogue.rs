@@ -58,6 +58,22 @@ unsafe fn load_out(p: *const u8, ty: u32, idx: usize) -> f32 {
     }
 }
 
+/// Stores `v` rounded to output type `ty` as element `idx` of the array at `p` (the
+/// counterpart of [`load_out`], for kernels that write single elements).
+///
+/// # Safety
+/// Element `idx` is writable device memory of type `ty`.
+#[inline(always)]
+pub unsafe fn store_out(p: *mut u8, ty: u32, idx: usize, v: f32) {
+    unsafe {
+        match ty {
+            out_type::F32 => (p as *mut f32).add(idx).write(v),
+            out_type::F16 => (p as *mut u16).add(idx).write(f32_to_f16_bits(v)),
+            _ => (p as *mut u16).add(idx).write(f32_to_bf16(v).0),
+        }
+    }
+}
+
 #[inline(always)]
 fn convert(ty: u32, v: f32) -> u32 {
     match ty {

@@ -30,7 +30,6 @@
 use super::dequant::weights;
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
 use super::gemv::{codes_f16, magic};
-use crate::abi::gemm::flags as gflags;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMM_BLOCK_M, GEMM_BLOCK_N, GROUP, MAX_LANE_WORDS, QGemmArgs, TILE_ROWS, dtype};
 use crate::abi::{Bf16, F16};
 use crate::dsl::convert::f32_to_bf16;
@@ -374,13 +373,6 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     };
     let strips = LdsArena::new().take::<f32>(WY * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
-    let params = epilogue::Params {
-        alpha: 1.0,
-        beta: 0.0,
-        bias: a.bias,
-        out_type: a.out_type,
-        activation: a.activation,
-        flags: a.flags & (gflags::BIAS | gflags::RESIDUAL),
-    };
+    let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     epilogue::store(&params, &target, &acc.acc, strip, row0 + a_row, col0, lane);
 }

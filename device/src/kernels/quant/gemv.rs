@@ -22,9 +22,7 @@
 //! and runs GEMM's per-element epilogue (bias, activation, residual, conversion).
 
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
-use crate::abi::gemm::flags as gflags;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, split_halves};
-use crate::dsl::convert::{f32_to_bf16, f32_to_f16_bits};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math::{self, dot2_f16};
@@ -33,7 +31,7 @@ use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
-use crate::kernels::gemm::epilogue::{self, Params, Target};
+use crate::kernels::gemm::epilogue::{self, Target};
 use core::sync::atomic::{Ordering, compiler_fence};
 
 /// The f16 bits of the integer `v`, `1024 <= v < 2048` (exponent 10, mantissa `v - 1024`).
@@ -482,21 +480,6 @@ fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSl
     }
 }
 
-/// Stores `y`, rounded to the output type, as element `at` of `a.y`.
-///
-/// # Safety
-/// Element `at` lies inside `y`.
-#[inline(always)]
-unsafe fn store_out(a: &QGemvArgs, at: usize, y: f32) {
-    unsafe {
-        match a.out_type {
-            dtype::F32 => (a.y as *mut f32).add(at).write(y),
-            dtype::F16 => (a.y as *mut u16).add(at).write(f32_to_f16_bits(y)),
-            _ => (a.y as *mut u16).add(at).write(f32_to_bf16(y).0),
-        }
-    }
-}
-
 /// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
 /// and the stores to `y`, after the last tile's reduction.
 #[inline(always)]
@@ -507,14 +490,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
     let count = (tiles - first).div_ceil(stride.max(1)) as usize;
     let (m, n) = (a.m as usize, a.n as usize);
-    let params = Params {
-        alpha: 1.0,
-        beta: 0.0,
-        bias: a.bias,
-        out_type: a.out_type,
-        activation: a.activation,
-        flags: a.flags & (gflags::BIAS | gflags::RESIDUAL),
-    };
+    let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
     let per_tile = m.max(1) * TILE_ROWS;
     if a.flags & flags::SWIGLU != 0 {
@@ -531,7 +507,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
             let y = math::silu(g) * u;
             let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
-            unsafe { store_out(a, at, y) };
+            unsafe { epilogue::store_out(a.y, a.out_type, at, y) };
             t += threads;
         }
         return;
@@ -547,7 +523,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
             let y = epilogue::element(&params, &target, sum, mi, col);
             let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n: inside y.
-            unsafe { store_out(a, at, y) };
+            unsafe { epilogue::store_out(a.y, a.out_type, at, y) };
         }
         t += threads;
     }

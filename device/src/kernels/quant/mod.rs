@@ -10,3 +10,12 @@ mod entries;
 pub mod format;
 pub mod gemm;
 pub mod gemv;
+
+/// GEMM's epilogue parameters for a quantized product `y = x W^T`: no scaling or `beta * C`;
+/// the bias, activation, residual and output type the kernel's arguments name (`flags` in
+/// `abi::quant::flags`, whose BIAS and RESIDUAL bits are GEMM's).
+#[inline(always)]
+fn epilogue_params(bias: crate::abi::Ptr<f32>, out_type: u32, activation: u32, flags: u32) -> crate::kernels::gemm::epilogue::Params {
+    use crate::abi::gemm::flags as g;
+    crate::kernels::gemm::epilogue::Params { alpha: 1.0, beta: 0.0, bias, out_type, activation, flags: flags & (g::BIAS | g::RESIDUAL) }
+}

@@ -361,6 +361,13 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     // strides; slots has `tokens` entries; every slot the kernel follows is below
     // `pages * page_size`, inside both caches.
     unsafe { ops.launch(abi::WRITE_KV_B16, launch, &args)? };
+    slot_error(op, &error, &slots, cache)
+}
+
+/// The cache writers' verdict: `error` is the flag their kernels set to `t + 1` for a token
+/// whose slot is outside `cache` (0 when every slot was inside); that slot as
+/// [`Error::IndexOutOfRange`].
+pub(super) fn slot_error(op: &'static str, error: &Tensor, slots: &Tensor, cache: &PagedKvCache) -> Result<()> {
     let flag = error.to_vec::<u32>()?[0];
     if flag != 0 {
         let position = flag as usize - 1;

@@ -151,11 +151,6 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     // [rows][rot / 2] f32 with rot / 2 a multiple of 4 (16-byte aligned rows); every slot the
     // kernel follows is below pages * page_size, inside both caches.
     unsafe { ops.launch(kernel, launch, &args)? };
-    let flag = error.to_vec::<u32>()?[0];
-    if flag != 0 {
-        let position = flag as usize - 1;
-        let index = slots.narrow(0, position, 1)?.to_vec::<i32>()?[0];
-        return Err(Error::IndexOutOfRange { op, position, index: index as i64, size: cache.pages() * cache.page_size() });
-    }
+    super::paged::slot_error(op, &error, &slots, cache)?;
     Ok(q)
 }
