@@ -9,6 +9,8 @@ use std::fmt::Write;
 
 /// Instructions of a block printed at most.
 const BLOCK_LINES: usize = 24;
+/// Lines past the first `BLOCK_LINES` of a block shown when they take at least this share of the wave time.
+const HOT_LINE: f64 = 0.01;
 
 /// The text profile of `case` (run on `dev`, the emulator it was measured on), `top` blocks per
 /// launch.
@@ -82,13 +84,20 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
                 mfmas,
                 kind
             );
-            for &pc in b.pcs.iter().take(BLOCK_LINES) {
-                let text = module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).map(|i| i.text()).unwrap_or_else(|| "?".into());
+            // The block's first lines, then only the hot ones (where a long block's time goes).
+            let mut hidden = 0;
+            for (i, &pc) in b.pcs.iter().enumerate() {
                 let c = m.per_pc.get(&pc).map(|c| c.wave_cycles).unwrap_or(0);
-                let _ = writeln!(s, "     {pc:#8x}  {:>5.1}%  {text}", 100.0 * c as f64 / total as f64);
+                let share = c as f64 / total as f64;
+                if i >= BLOCK_LINES && share < HOT_LINE {
+                    hidden += 1;
+                    continue;
+                }
+                let text = module.and_then(|md| md.fetch(l.image_base + pc as u64).ok()).map(|i| i.text()).unwrap_or_else(|| "?".into());
+                let _ = writeln!(s, "     {pc:#8x}  {:>5.1}%  {text}", 100.0 * share);
             }
-            if b.pcs.len() > BLOCK_LINES {
-                let _ = writeln!(s, "     ... {} more", b.pcs.len() - BLOCK_LINES);
+            if hidden > 0 {
+                let _ = writeln!(s, "     ... {hidden} more, each under {:.0}%", 100.0 * HOT_LINE);
             }
         }
     }

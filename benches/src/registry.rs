@@ -232,15 +232,17 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             Ok(attention_prefill(sizes[0], sizes[1], sizes[2], sizes[3], causal))
         }
         "qmatmul" => {
-            let [fmt, dims_word] = words[..] else {
-                return Err(format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK\" (FORMAT Q4_0 ... Q6_K)"));
+            let (fmt, dims_word, norm) = match words[..] {
+                [f, d] => (f, d, false),
+                [f, d, "norm"] => (f, d, true),
+                _ => return Err(format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm]\" (FORMAT Q4_0 ... Q6_K)")),
             };
             let format = QuantFormat::ALL
                 .into_iter()
                 .find(|f| f.name().eq_ignore_ascii_case(fmt))
                 .ok_or_else(|| format!("{fmt:?} is not a GGML format ferrocm reads"))?;
             let (m, n, k) = mnk(dims_word)?;
-            Ok(qmatmul_case(format, m, n, k))
+            Ok(if norm { qmatmul_norm_case(format, m, n, k) } else { qmatmul_case(format, m, n, k) })
         }
         other => Err(format!(
             "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill, qmatmul)"
@@ -405,5 +407,27 @@ pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
             let opts = qmatmul::QMatmulOptions::default();
             Ok(boxed(move || qmatmul::qmatmul(&x, &w, &opts).map(drop)))
         }),
+    }
+}
+
+/// [`qmatmul_case`] of the RMSNorm of the activations (`QMatmulOptions::rms_norm`, with a
+/// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
+pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
+    let plain = qmatmul_case(format, m, n, k);
+    Case {
+        shape: format!("{} norm", plain.shape),
+        min_bytes: plain.min_bytes + 2 * k as u64,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
+            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
+            let nw = g.tensor(dev, DType::F16, &[k], 1.0)?;
+            Ok(boxed(move || {
+                let opts =
+                    qmatmul::QMatmulOptions { rms_norm: Some(qmatmul::RmsNorm { weight: Some(&nw), eps: 1e-5 }), ..Default::default() };
+                qmatmul::qmatmul(&x, &w, &opts).map(drop)
+            }))
+        }),
+        ..plain
     }
 }

@@ -16,7 +16,7 @@
 //! the scale, minimum and weight).
 
 use ferrocm::ops::gemm::Activation;
-use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions};
+use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions, RmsNorm};
 use ferrocm::quant::{QuantFormat, QuantTensor};
 use ferrocm::{DType, Error, Tensor, reference};
 use ferrocm_tests::quant::{random_blocks, term_magnitudes};
@@ -37,6 +37,8 @@ struct Case {
     residual: bool,
     kernel: QKernel,
     seed: u64,
+    /// RMSNorm of x first: whether it has a weight, and eps.
+    norm: Option<(bool, f32)>,
 }
 
 fn check(c: &Case) -> Result<(), TestCaseError> {
@@ -49,13 +51,27 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let bias_v: Vec<f32> = (0..c.n).map(|j| (j % 7) as f32 * 0.25 - 0.75).collect();
     let bias = Tensor::from_slice(dev, &bias_v, &[c.n]).unwrap();
     let (res, res_v) = random(&[c.m, c.n], out, 0.5, &mut seed);
+    let (norm_w, norm_wv) = random(&[c.k], c.x_dtype, 1.5, &mut seed);
     let opts = QMatmulOptions {
         bias: c.bias.then_some(&bias),
         activation: c.activation,
         residual: c.residual.then_some(&res),
         out_dtype: c.out,
         kernel: c.kernel,
-        swiglu: false,
+        rms_norm: c.norm.map(|(weighted, eps)| RmsNorm { weight: weighted.then_some(&norm_w), eps }),
+        ..Default::default()
+    };
+    // With the norm, the product's activations are the f64 RMSNorm of x; the device rounds
+    // them to x's dtype from an f32 statistic, so each may land on either neighbour of the
+    // exact value: one ulp (three half ulps with the statistic's error), which `act_err`
+    // carries into the tolerance.
+    let (xv, act_err): (Vec<f64>, Vec<f64>) = match c.norm {
+        None => (xv, vec![0.0; c.m * c.k]),
+        Some((weighted, eps)) => {
+            let hn = reference::norm::rms_norm(&xv, c.k, weighted.then_some(&norm_wv[..]), eps as f64);
+            let err = hn.iter().map(|&v| 3.0 * rounding(c.x_dtype, v)).collect();
+            (hn, err)
+        }
     };
     let y = qmatmul::qmatmul(&x, &w, &opts).unwrap();
     prop_assert_eq!(y.shape(), &[c.m, c.n]);
@@ -74,14 +90,15 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let wv = reference::quant::dequantize(c.format, &blocks);
     for i in 0..c.m {
         for j in 0..c.n {
-            let s: f64 = (0..c.k).map(|p| xv[i * c.k + p].abs() * terms[j * c.k + p]).sum();
+            let s: f64 = (0..c.k).map(|p| (xv[i * c.k + p].abs() + act_err[i * c.k + p]) * terms[j * c.k + p]).sum();
+            let sa: f64 = (0..c.k).map(|p| act_err[i * c.k + p] * (terms[j * c.k + p] + wv[j * c.k + p].abs())).sum();
             let sw: f64 = (0..c.k).map(|p| xv[i * c.k + p].abs() * (w_round * (terms[j * c.k + p] + wv[j * c.k + p].abs()) + w_abs)).sum();
             let a = acc[i * c.n + j];
             let b = if c.bias { bias_v[j] as f64 } else { 0.0 };
             let r = if c.residual { res_v[i * c.n + j] } else { 0.0 };
             let want = reference::gemm::epilogue(a, 1.0, 0.0, 0.0, b, c.activation, r);
             let pre = a + b;
-            let tol = rel * s + sw + rounding(out, want) + 2e-6 * (1.0 + pre.abs()) + 1e-30;
+            let tol = rel * s + sw + sa + rounding(out, want) + 2e-6 * (1.0 + pre.abs()) + 1e-30;
             let g = got[i * c.n + j];
             prop_assert!(
                 (g - want).abs() <= tol,
@@ -136,7 +153,7 @@ proptest! {
     fn decode_shapes_match_the_reference(format in format(), m in 1usize..=16, n in 1usize..=90, blocks in 1usize..=40,
                                          x in x_dtype(), seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
-                      activation: Activation::None, residual: false, kernel: QKernel::Auto, seed })?;
+                      activation: Activation::None, residual: false, kernel: QKernel::Auto, seed, norm: None })?;
     }
 
     /// Prefill shapes: M 17..=300, the GEMM (f16/bf16, ragged in its 128 x 64 blocks) and the
@@ -145,7 +162,7 @@ proptest! {
     fn prefill_shapes_match_the_reference(format in format(), m in 17usize..=300, n in 1usize..=150, blocks in 1usize..=12,
                                           x in x_dtype(), pick in 0usize..3, seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
-                      activation: Activation::None, residual: false, kernel: kernel_for(x, pick), seed })?;
+                      activation: Activation::None, residual: false, kernel: kernel_for(x, pick), seed, norm: None })?;
     }
 
     /// The prefill GEMM's epilogue and output dtypes.
@@ -156,7 +173,7 @@ proptest! {
                                                   act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
                                                   bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual,
-                      kernel: QKernel::Gemm, seed })?;
+                      kernel: QKernel::Gemm, seed, norm: None })?;
     }
 
     /// The fused epilogue and the output dtypes.
@@ -167,7 +184,24 @@ proptest! {
                                                           act in prop::sample::select(vec![Activation::None, Activation::Relu, Activation::GeluErf, Activation::GeluTanh, Activation::Silu]),
                                                           bias in any::<bool>(), residual in any::<bool>(), seed in any::<u64>()) {
         check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out, bias, activation: act, residual,
-                      kernel: QKernel::Auto, seed })?;
+                      kernel: QKernel::Auto, seed, norm: None })?;
+    }
+}
+
+proptest! {
+    #![proptest_config(proptest_config(24))]
+
+    /// RMSNorm of the activations first: fused into the GEMV (f16/bf16, up to two blocks of 16
+    /// rows), or `norm::rms_norm` before the GEMM or for f32 activations; with and without the
+    /// norm's weight, with the epilogue.
+    #[test]
+    fn the_normalised_product_matches_the_reference(format in format(), m in prop_oneof![1usize..=16, 17usize..=40],
+                                                    n in 1usize..=60, blocks in 1usize..=24, x in x_dtype(), pick in 0usize..3,
+                                                    weighted in any::<bool>(), eps in prop::sample::select(vec![0.0f32, 1e-6, 1e-5, 0.5]),
+                                                    residual in any::<bool>(), seed in any::<u64>()) {
+        let kernel = if m <= 16 && pick == 0 { QKernel::Gemv } else { kernel_for(x, pick) };
+        check(&Case { format, m, n, k: k_for(format, blocks), x_dtype: x, out: Some(DType::F32), bias: false,
+                      activation: Activation::None, residual, kernel, seed, norm: Some((weighted, eps)) })?;
     }
 }
 
@@ -278,8 +312,11 @@ fn smollm2_projection_shapes() {
                 residual: false,
                 kernel: QKernel::Auto,
                 seed: 5,
+                norm: None,
             };
             check(&c).unwrap();
+            // The block's RMSNorm first (fused into the GEMV for f16/bf16), as the model runs it.
+            check(&Case { norm: Some((true, 1e-5)), ..c }).unwrap();
         }
     }
 }
@@ -322,10 +359,98 @@ fn every_prefill_gemm_kernel_matches_the_reference() {
                 residual: false,
                 kernel: QKernel::Gemm,
                 seed: 9 + i as u64,
+                norm: None,
             })
             .unwrap();
         }
     }
+}
+
+/// Every format's GEMV with the fused RMSNorm, on both activation types, with a partial last
+/// chunk where the format has one; one row (both waves of the workgroup on it) and two (a
+/// wave each: the most a 2-wave workgroup normalises itself), and 16 (the norm then runs as a
+/// launch of its own first).
+#[test]
+fn every_fused_norm_kernel_matches_the_reference() {
+    for format in QuantFormat::ALL {
+        for (i, x_dtype) in [DType::F16, DType::Bf16].into_iter().enumerate() {
+            let k = format.block_elems() * if format.block_elems() == 32 { 11 } else { 2 };
+            for m in [1, 2, 16] {
+                check(&Case {
+                    format,
+                    m,
+                    n: 37,
+                    k,
+                    x_dtype,
+                    out: Some(DType::F32),
+                    bias: false,
+                    activation: Activation::None,
+                    residual: i == 1,
+                    kernel: QKernel::Gemv,
+                    seed: 21 + i as u64,
+                    norm: Some((m == 1, 1e-6)),
+                })
+                .unwrap();
+            }
+        }
+    }
+}
+
+/// The fused norm's edge rows (bf16, K = 64, one row each): values near bf16's maximum, whose
+/// squares overflow f32 unless scaled (the result is that of the scaled statistic: finite and
+/// matching the f64 reference); a zero row with eps > 0 (zeros); a row holding an infinity and
+/// one holding a NaN (NaN throughout, as `norm::rms_norm` gives).
+#[test]
+fn the_fused_norm_scales_huge_rows_and_makes_non_finite_rows_nan() {
+    let dev = device();
+    let (n, k) = (16, 64);
+    let format = QuantFormat::Q8_0;
+    let blocks = random_blocks(format, n, k, 0.1, 4);
+    let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+    let mut rows: Vec<f64> = Vec::new();
+    rows.extend((0..k).map(|j| if j % 2 == 0 { 3.0e38 } else { -1.0e38 })); // huge
+    rows.extend(std::iter::repeat_n(0.0, k)); // zero
+    rows.extend((0..k).map(|j| if j == 5 { f64::INFINITY } else { 1.0 })); // an infinity
+    rows.extend((0..k).map(|j| if j == 9 { f64::NAN } else { 1.0 })); // a NaN
+    let (x, xv) = tensor(&rows, &[4, k], DType::Bf16);
+    for kernel in [QKernel::Gemv, QKernel::Gemm] {
+        let opts = QMatmulOptions {
+            rms_norm: Some(RmsNorm { weight: None, eps: 1e-6 }),
+            out_dtype: Some(DType::F32),
+            kernel,
+            ..Default::default()
+        };
+        let y = qmatmul::qmatmul(&x, &w, &opts).unwrap().to_vec::<f32>().unwrap();
+        let hn = reference::norm::rms_norm(&xv[..2 * k], k, None, 1e-6);
+        let want = reference::quant::matmul(format, &blocks, n, k, &ferrocm_tests::tensors::round_to(&hn, DType::Bf16), 2);
+        for j in 0..n {
+            let tol = 0.05 * (want[j].abs() + 1.0);
+            assert!((y[j] as f64 - want[j]).abs() <= tol, "{kernel:?} huge row: y[{j}] = {}, want {}", y[j], want[j]);
+            assert_eq!(y[n + j], 0.0, "{kernel:?} zero row");
+            assert!(y[2 * n + j].is_nan(), "{kernel:?} a row with an infinity: y[{j}] = {}", y[2 * n + j]);
+            assert!(y[3 * n + j].is_nan(), "{kernel:?} a row with a NaN: y[{j}] = {}", y[3 * n + j]);
+        }
+    }
+}
+
+/// The norm's weight and eps are checked as `norm::rms_norm` checks them.
+#[test]
+fn bad_norm_arguments_are_refused() {
+    let dev = device();
+    let blocks = random_blocks(QuantFormat::Q4_0, 16, 64, 0.1, 2);
+    let w = QuantTensor::from_blocks(dev, QuantFormat::Q4_0, [16, 64], &blocks).unwrap();
+    let x = Tensor::zeros(dev, &[1, 64], DType::Bf16).unwrap();
+    let short = Tensor::zeros(dev, &[63], DType::Bf16).unwrap();
+    let f32w = Tensor::zeros(dev, &[64], DType::F32).unwrap();
+    let good = Tensor::zeros(dev, &[64], DType::Bf16).unwrap();
+    let run = |weight: Option<&Tensor>, eps: f32| {
+        qmatmul::qmatmul(&x, &w, &QMatmulOptions { rms_norm: Some(RmsNorm { weight, eps }), ..Default::default() })
+    };
+    assert!(matches!(run(Some(&short), 1e-6), Err(Error::Shape { .. })));
+    assert!(matches!(run(Some(&f32w), 1e-6), Err(Error::DTypeMismatch { .. })));
+    assert!(matches!(run(Some(&good), -1.0), Err(Error::InvalidArgument { .. })));
+    assert!(matches!(run(Some(&good), f32::NAN), Err(Error::InvalidArgument { .. })));
+    assert!(run(Some(&good), 0.0).is_ok());
 }
 
 /// NaN and infinite scales and a NaN activation through the decode GEMV (M = 2, f32) and the

@@ -401,6 +401,56 @@ pub mod flags {
     /// `8 t + i` (of `n / 2`, row stride `ldy`) is `silu(g) * u` with `g`, `u` the f32 results
     /// of tile rows `i` and `8 + i`. `n` is a multiple of 16.
     pub const SWIGLU: u32 = 1 << 2;
+    /// GEMV only, f16/bf16 activations: the product takes RMSNorm of `x`'s rows (over K, with
+    /// `eps`), rounded to `x`'s type, instead of `x`: a workgroup normalises its rows into LDS
+    /// ([`gemv_staged_bytes`]) before its K loop. See `ops::qmatmul`'s `RmsNorm`.
+    pub const RMS_NORM: u32 = 1 << 3;
+    /// With RMS_NORM: multiply by `norm_weight` (K elements of `x`'s type; else by 1).
+    pub const NORM_WEIGHT: u32 = 1 << 4;
+}
+
+/// Bytes from one staged activation row to the next in LDS (RMS_NORM, format `f`): the row's
+/// `k` elements of `elem_bytes`, padded so that the pitch is 32 bytes past a multiple of 128
+/// (16 for [`split_halves`] formats). A wave's activation read has lane `l` read row `l % 16`,
+/// part `l / 16` (16 bytes at `16 part`; `Q6_K`: 8 bytes); the LDS serves a 128-bit read to
+/// two quads of lanes at a time, pairing quads (0, 5), (1, 4), (2, 7), (3, 6) of each half, and a
+/// 64-bit read to 16 lanes: with rows 32 bytes apart (mod 128) the 8 lanes of every pair cover
+/// the 32 banks once; 64-bit reads of 16 rows 16 bytes apart hit each bank twice at most.
+pub const fn gemv_staged_pitch(f: u32, k: u32, elem_bytes: u32) -> u32 {
+    let row = k * elem_bytes;
+    let want = if split_halves(f) { 16 } else { 32 };
+    row + (want + 128 - row % 128) % 128
+}
+
+/// Pieces of 16 bytes of an activation row each lane of the GEMV's RMSNorm holds.
+pub const GEMV_NORM_HELD: u32 = 4;
+
+/// Waves normalising each of the `rows` rows (`k` elements of `elem_bytes`) of a GEMV
+/// workgroup of `waves` waves with RMS_NORM: `waves / rows`, but no more than the row's
+/// 16-byte pieces need at one per lane, and at least 1 (waves left over idle).
+pub const fn gemv_norm_waves_per_row(rows: u32, waves: u32, k: u32, elem_bytes: u32) -> u32 {
+    let wpr = waves / if rows > 0 { rows } else { 1 };
+    let need = (k * elem_bytes / 16).div_ceil(64);
+    let wpr = if wpr < need { wpr } else { need };
+    if wpr > 0 { wpr } else { 1 }
+}
+
+/// Whether a GEMV workgroup of `waves` waves can take the RMSNorm of its `rows` rows of `k`
+/// elements of `elem_bytes`: a group of waves per row ([`gemv_norm_waves_per_row`]), each
+/// lane holding at most [`GEMV_NORM_HELD`] pieces of 16 bytes of it (rows up to 2048 f16/bf16
+/// values per wave of the group). Otherwise the host runs the norm as a launch of its own.
+pub const fn gemv_norm_fits(rows: u32, k: u32, elem_bytes: u32, waves: u32) -> bool {
+    rows >= 1 && rows <= waves && k * elem_bytes / 16 <= 64 * gemv_norm_waves_per_row(rows, waves, k, elem_bytes) * GEMV_NORM_HELD
+}
+
+/// LDS of the RMS_NORM prologue's reduction over waves (two phases of a 16-byte slot per wave
+/// of a 1024-item workgroup).
+pub const GEMV_NORM_SCRATCH_BYTES: u32 = 512;
+
+/// Extra dynamic LDS of a GEMV workgroup with RMS_NORM: [`GEMV_NORM_SCRATCH_BYTES`], then its
+/// `rows` activation rows (at most [`GEMV_ROWS`]), each [`gemv_staged_pitch`] bytes.
+pub const fn gemv_staged_bytes(f: u32, rows: u32, k: u32, elem_bytes: u32) -> u32 {
+    GEMV_NORM_SCRATCH_BYTES + rows * gemv_staged_pitch(f, k, elem_bytes)
 }
 
 /// Activation rows one GEMV workgroup takes (one 16x16 MFMA tile); larger M are row blocks.
@@ -414,12 +464,17 @@ pub const fn has_min(f: u32) -> bool {
     matches!(f, format::Q4_1 | format::Q5_1 | format::Q4_K | format::Q5_K)
 }
 
+/// Floats per group in the GEMV's tables of activation sums: the 16 rows' sums and 4 of
+/// padding. Lanes writing the sums of consecutive groups then hit 8 different banks (80 bytes
+/// apart) where 64 bytes apart they would all hit one; the 16-byte reads of 4 rows stay aligned.
+pub const GEMV_SUMS_STRIDE: usize = TILE_ROWS + 4;
+
 /// Dynamic LDS of a GEMV workgroup of `waves` waves of `chunks_per_wave` chunks taking
 /// `tiles_per_group` tiles: two regions of each wave's 16x16 f32 partial sums (alternating
 /// between tiles), each tile's 16x16 results, then (formats with a minimum) each wave's table
-/// of its groups' activation sums (16 floats per group).
+/// of its groups' activation sums ([`GEMV_SUMS_STRIDE`] floats per group).
 pub const fn gemv_lds_bytes(f: u32, waves: u32, chunks_per_wave: u32, tiles_per_group: u32) -> u32 {
-    let table = if has_min(f) { waves * chunks_per_wave * (CHUNK_GROUPS * TILE_ROWS * 4) as u32 } else { 0 };
+    let table = if has_min(f) { waves * chunks_per_wave * (CHUNK_GROUPS * GEMV_SUMS_STRIDE * 4) as u32 } else { 0 };
     2 * waves * 64 * 4 * 4 + tiles_per_group * 256 * 4 + table
 }
 
@@ -469,6 +524,10 @@ crate::kernel_abi! {
         pub tiles_per_group: u32,
         /// Workgroups along x (the stride between a workgroup's tiles).
         pub grid_x: u32,
+        /// K elements of `x`'s type (with `flags::NORM_WEIGHT`).
+        pub norm_weight: Ptr<u8>,
+        /// RMSNorm's epsilon (with `flags::RMS_NORM`).
+        pub eps: f32,
     }
     kernels {
         /// `Q4_0` weights.
@@ -487,6 +546,38 @@ crate::kernel_abi! {
         QUANT_GEMV_Q5_K = "quant_gemv_q5_k" @ 512,
         /// `Q6_K`.
         QUANT_GEMV_Q6_K = "quant_gemv_q6_k" @ 512,
+        /// `Q4_0` weights, RMSNorm of the f16 activations first (`flags::RMS_NORM`).
+        QUANT_GEMV_NORM_F16_Q4_0 = "quant_gemv_norm_f16_q4_0" @ 512,
+        /// `Q4_1`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q4_1 = "quant_gemv_norm_f16_q4_1" @ 512,
+        /// `Q5_0`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q5_0 = "quant_gemv_norm_f16_q5_0" @ 512,
+        /// `Q5_1`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q5_1 = "quant_gemv_norm_f16_q5_1" @ 512,
+        /// `Q8_0`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q8_0 = "quant_gemv_norm_f16_q8_0" @ 512,
+        /// `Q4_K`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q4_K = "quant_gemv_norm_f16_q4_k" @ 512,
+        /// `Q5_K`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q5_K = "quant_gemv_norm_f16_q5_k" @ 512,
+        /// `Q6_K`, normalised f16 activations.
+        QUANT_GEMV_NORM_F16_Q6_K = "quant_gemv_norm_f16_q6_k" @ 512,
+        /// `Q4_0` weights, RMSNorm of the bf16 activations first (`flags::RMS_NORM`).
+        QUANT_GEMV_NORM_BF16_Q4_0 = "quant_gemv_norm_bf16_q4_0" @ 512,
+        /// `Q4_1`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q4_1 = "quant_gemv_norm_bf16_q4_1" @ 512,
+        /// `Q5_0`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q5_0 = "quant_gemv_norm_bf16_q5_0" @ 512,
+        /// `Q5_1`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q5_1 = "quant_gemv_norm_bf16_q5_1" @ 512,
+        /// `Q8_0`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q8_0 = "quant_gemv_norm_bf16_q8_0" @ 512,
+        /// `Q4_K`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q4_K = "quant_gemv_norm_bf16_q4_k" @ 512,
+        /// `Q5_K`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q5_K = "quant_gemv_norm_bf16_q5_k" @ 512,
+        /// `Q6_K`, normalised bf16 activations.
+        QUANT_GEMV_NORM_BF16_Q6_K = "quant_gemv_norm_bf16_q6_k" @ 512,
     }
 }
 
@@ -500,6 +591,30 @@ pub const GEMV_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] 
     QUANT_GEMV_Q4_K,
     QUANT_GEMV_Q5_K,
     QUANT_GEMV_Q6_K,
+];
+
+/// The GEMV kernels with the RMSNorm prologue (`flags::RMS_NORM`): `[f16, bf16][format code]`.
+pub const GEMV_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as usize]; 2] = [
+    [
+        QUANT_GEMV_NORM_F16_Q4_0,
+        QUANT_GEMV_NORM_F16_Q4_1,
+        QUANT_GEMV_NORM_F16_Q5_0,
+        QUANT_GEMV_NORM_F16_Q5_1,
+        QUANT_GEMV_NORM_F16_Q8_0,
+        QUANT_GEMV_NORM_F16_Q4_K,
+        QUANT_GEMV_NORM_F16_Q5_K,
+        QUANT_GEMV_NORM_F16_Q6_K,
+    ],
+    [
+        QUANT_GEMV_NORM_BF16_Q4_0,
+        QUANT_GEMV_NORM_BF16_Q4_1,
+        QUANT_GEMV_NORM_BF16_Q5_0,
+        QUANT_GEMV_NORM_BF16_Q5_1,
+        QUANT_GEMV_NORM_BF16_Q8_0,
+        QUANT_GEMV_NORM_BF16_Q4_K,
+        QUANT_GEMV_NORM_BF16_Q5_K,
+        QUANT_GEMV_NORM_BF16_Q6_K,
+    ],
 ];
 
 /// Rows of activations (M) per prefill GEMM workgroup.

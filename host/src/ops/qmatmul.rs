@@ -65,7 +65,8 @@ use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::quant::{
     self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMM_BLOCK_M, GEMM_BLOCK_N, GEMM_KERNELS,
-    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes,
+    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags,
+    gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
 };
 
 /// Compute units of an MI300X (GFX942.md), for the launch shape.
@@ -94,6 +95,28 @@ pub struct QMatmulOptions<'a> {
     /// products and the gate in f32, rounded once. N must be a multiple of 16; no bias, residual
     /// or activation; always the GEMV (the GEMM forced with it is [`Error::Unsupported`]).
     pub swiglu: bool,
+    /// RMSNorm of `x`'s rows first: the product is `rms_norm(x, weight, eps) W^T`, the
+    /// normalised rows rounded to `x`'s dtype as [`norm::rms_norm`](crate::ops::norm::rms_norm)
+    /// returns them. The GEMV with f16 or bf16 activations computes the norm itself when its
+    /// workgroups have a wave per row to spare and the rows are short enough to sit in the
+    /// waves' registers (`abi::quant::gemv_norm_fits`: decode rows, up to about as many as K
+    /// has 256s, K up to 16384 for one row): each workgroup normalises its rows into LDS, no
+    /// launch and no global round trip for the norm. Elsewhere (the GEMM, f32 activations,
+    /// larger blocks of rows) `norm::rms_norm` runs first. The two differ only in the order the
+    /// statistic sums in (a normalised element may round to the neighbouring value).
+    pub rms_norm: Option<RmsNorm<'a>>,
+}
+
+/// The RMSNorm [`QMatmulOptions::rms_norm`] applies to the activations: `x / sqrt(mean(x^2) +
+/// eps) * weight` over each row, in f32, as [`norm::rms_norm`](crate::ops::norm::rms_norm)
+/// (including its handling of huge values and of rows holding a NaN or an infinity, which are
+/// NaN throughout).
+#[derive(Clone, Copy, Debug)]
+pub struct RmsNorm<'a> {
+    /// `[K]` of `x`'s dtype; `None` means 1.
+    pub weight: Option<&'a Tensor>,
+    /// Added to the mean square; non-negative.
+    pub eps: f32,
 }
 
 /// The two kernels behind [`qmatmul`].
@@ -173,7 +196,9 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// dtype) of an unsupported dtype; [`Error::DeviceMismatch`] for operands on another device;
 /// [`Error::Unsupported`] for [`QKernel::Gemm`] forced on f32 activations or with `swiglu`;
 /// [`Error::Shape`] / [`Error::InvalidArgument`] for `swiglu` with N not a multiple of 16 or
-/// with a bias, residual or activation; allocation and launch errors.
+/// with a bias, residual or activation; for `rms_norm`, those of
+/// [`norm::rms_norm`](crate::ops::norm::rms_norm) (a weight not `[K]` of `x`'s dtype, a
+/// negative or NaN `eps`); allocation and launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
     const OP: &str = "qmatmul";
     let [n, k] = w.shape();
@@ -188,6 +213,9 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     ops.check_device("x", x)?;
     let mut shape = x.shape()[..x.rank() - 1].to_vec();
     let m: usize = shape.iter().product();
+    if let Some(rn) = &opts.rms_norm {
+        check_norm(&ops, rn, x.dtype(), k)?;
+    }
     let mut fl = 0u32;
     if opts.swiglu {
         if n % 16 != 0 {
@@ -232,9 +260,6 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     if m == 0 || n == 0 {
         return Ok(y);
     }
-    // The kernels read x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
-    // contiguous rows stay aligned).
-    let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
     let fc = w.format().abi_code();
     ops.u32("W bytes", w.device_bytes().len())?;
     let kernel = match opts.kernel {
@@ -248,6 +273,26 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         }
         forced => forced,
     };
+    // The GEMV's launch shape and LDS, and whether it can take the norm in.
+    let gemv = GemvPlan::new(fc, n, k);
+    let rows = m.min(GEMV_ROWS as usize) as u32;
+    let staged_bytes = gemv_staged_bytes(fc, rows, k as u32, x.dtype().size() as u32);
+    let fuse_norm = opts.rms_norm.is_some()
+        && kernel == QKernel::Gemv
+        && matches!(x.dtype(), DType::F16 | DType::Bf16)
+        && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, gemv.waves)
+        && gemv.lds + staged_bytes <= LDS_LIMIT_BYTES;
+    let normed;
+    let x = match &opts.rms_norm {
+        Some(rn) if !fuse_norm => {
+            normed = crate::ops::norm::rms_norm(x, rn.weight, rn.eps)?;
+            &normed
+        }
+        _ => x,
+    };
+    // The kernels read x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
+    // contiguous rows stay aligned).
+    let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
     if kernel == QKernel::Gemm {
         // Prefill: the GEMM with the weights dequantized into LDS.
         let args = QGemmArgs {
@@ -275,27 +320,29 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
         return Ok(y);
     }
-    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
-    let tiles = n.div_ceil(TILE_ROWS);
-    // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
-    // running ahead across them (the start-up latency and the activation sums are paid once per
-    // workgroup); 8 waves (two per SIMD) split K.
-    // At most 16 tiles per workgroup (their results wait in LDS for the epilogue).
-    let grid_x = tiles.min(CUS.max(tiles.div_ceil(16)));
-    let tiles_per_group = tiles.div_ceil(grid_x);
-    let waves = chunks.min(GEMV_MAX_WAVES as usize);
-    let per_wave = chunks.div_ceil(waves);
-    let waves = chunks.div_ceil(per_wave) as u32;
-    // The waves' tables of activation sums (formats with a minimum) take 64 bytes per group of
-    // K: up to K = 229376 in 64 KiB.
-    let m_block = GEMV_ROWS;
-    let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
+    let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = gemv;
     if lds > LDS_LIMIT_BYTES {
         return Err(Error::Unsupported {
             op: OP,
             what: format!("K = {k} for {} (its activation sums need {lds} bytes of LDS)", w.format()),
         });
     }
+    let m_block = GEMV_ROWS;
+    let (norm_weight, eps, lds, kernel) = match &opts.rms_norm {
+        Some(rn) if fuse_norm => {
+            fl |= flags::RMS_NORM;
+            let weight = match rn.weight {
+                Some(t) => {
+                    fl |= flags::NORM_WEIGHT;
+                    ops.input_bytes("norm weight", &contiguous(t)?)?
+                }
+                None => DevPtr::NULL,
+            };
+            let by_dtype = GEMV_NORM_KERNELS[usize::from(x.dtype() == DType::Bf16)];
+            (weight, rn.eps, lds + staged_bytes, by_dtype[fc as usize])
+        }
+        _ => (DevPtr::NULL, 0.0, lds, GEMV_KERNELS[fc as usize]),
+    };
     let args = QGemvArgs {
         w: ops.buffer("W", w.device_bytes())?,
         x: ops.input_bytes("x", &x)?,
@@ -316,13 +363,64 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         m_block,
         tiles_per_group: tiles_per_group as u32,
         grid_x: grid_x as u32,
+        norm_weight,
+        eps,
     };
     // The activation rows are one range-checked buffer of 32-bit size.
     ops.u32("x bytes", m * k * x.dtype().size())?;
     let grid = [ops.u32("tiles", grid_x)?, ops.u32("row blocks", m.div_ceil(m_block as usize))?, 1];
     let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: lds };
     // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned; y and
-    // the residual are [m][n] contiguous of the output dtype; the bias has n f32.
-    unsafe { ops.launch(GEMV_KERNELS[fc as usize], cfg, &args)? };
+    // the residual are [m][n] contiguous of the output dtype; the bias has n f32; the norm's
+    // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows.
+    unsafe { ops.launch(kernel, cfg, &args)? };
     Ok(y)
+}
+
+/// The GEMV's launch shape for `[m, k] x [n, k]^T` and the LDS it needs without the norm.
+struct GemvPlan {
+    grid_x: usize,
+    tiles_per_group: usize,
+    waves: u32,
+    per_wave: usize,
+    lds: u32,
+}
+
+impl GemvPlan {
+    fn new(fc: u32, n: usize, k: usize) -> GemvPlan {
+        let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
+        let tiles = n.div_ceil(TILE_ROWS);
+        // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
+        // running ahead across them (the start-up latency and the activation sums are paid once
+        // per workgroup); 8 waves (two per SIMD) split K.
+        // At most 16 tiles per workgroup (their results wait in LDS for the epilogue).
+        let grid_x = tiles.min(CUS.max(tiles.div_ceil(16))).max(1);
+        let tiles_per_group = tiles.div_ceil(grid_x);
+        let waves = chunks.min(GEMV_MAX_WAVES as usize).max(1);
+        let per_wave = chunks.div_ceil(waves).max(1);
+        let waves = chunks.div_ceil(per_wave) as u32;
+        // The waves' tables of activation sums (formats with a minimum) take 80 bytes per group
+        // of K: with one tile per workgroup, K up to 19,000 or so fits beside the rest.
+        let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
+        GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds }
+    }
+}
+
+/// `rn`'s weight and eps as `norm::rms_norm` checks them, for activations of `dtype` with `k`
+/// columns.
+fn check_norm(ops: &Operands<'_>, rn: &RmsNorm<'_>, dtype: DType, k: usize) -> Result<()> {
+    const OP: &str = "qmatmul";
+    if rn.eps.is_nan() || rn.eps < 0.0 {
+        return Err(Error::InvalidArgument { op: OP, message: format!("rms_norm eps must be non-negative, got {}", rn.eps) });
+    }
+    if let Some(t) = rn.weight {
+        ops.check_device("norm weight", t)?;
+        if t.shape() != [k] {
+            return Err(Error::Shape { op: OP, message: format!("the norm weight must be [{k}], got {:?}", t.shape()) });
+        }
+        if t.dtype() != dtype {
+            return Err(Error::DTypeMismatch { op: OP, what: "norm weight", got: t.dtype(), expected: dtype.to_string() });
+        }
+    }
+    Ok(())
 }

@@ -5,7 +5,7 @@ use super::weights::{LayerNames, check_loadable, load_shaped, quantized_rows};
 use crate::attention::{self, KvCache};
 use crate::chat::{ChatTemplate, Message};
 use crate::error::{Error, Result};
-use crate::linear::{Epilogue, GateUp, Linear, download, upload};
+use crate::linear::{Epilogue, GateUp, InputNorm, Linear, download, upload};
 use crate::options::LoadOptions;
 use crate::profile::{ModeledStep, StageTracer, stage};
 use crate::tokenizer::TextTokenizer;
@@ -362,22 +362,15 @@ impl<'m> Session<'m> {
         };
         let rope_kv = RopeKv { cos: &m.rope_cos, sin: &m.rope_sin, offsets: &offsets };
         let fused_rope = self.cache.fuses_rope(&step, c.rope_dim);
-        // The residual stream: `pending` is the last block's output not yet added to `res`;
-        // the add happens inside the next RMSNorm (one launch for both).
+        // The residual stream: each block's output projection adds into it in its epilogue,
+        // and each RMSNorm runs inside the projection that reads it (the decode GEMV normalises
+        // its rows itself; otherwise a norm launch goes first): 6 launches a layer in decode.
         let mut res = x;
-        let mut pending: Option<Tensor> = None;
+        let eps = c.rms_eps;
         for (li, l) in m.layers.iter().enumerate() {
-            stage(&mut tracer, "norm");
-            let hn = match pending.take() {
-                None => norm::rms_norm(&res, Some(&l.attn_norm), c.rms_eps)?,
-                Some(p) => {
-                    let (y, sum) = norm::add_rms_norm(&p, &res, Some(&l.attn_norm), c.rms_eps)?;
-                    res = sum;
-                    y
-                }
-            };
             stage(&mut tracer, "qkv");
-            let qkv = l.qkv.forward(&hn, Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
+            let attn_norm = InputNorm { weight: &l.attn_norm, eps };
+            let qkv = l.qkv.forward_normed(&res, Some(attn_norm), Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
             let a = if fused_rope {
                 // Decoding: queries and keys rotate on their way to the cache, one launch.
                 stage(&mut tracer, "rope_kv");
@@ -395,24 +388,18 @@ impl<'m> Session<'m> {
                 attention::causal(&qk.narrow(2, 0, h)?, &k_new, &v_new, &self.cache, li, &step)?
             };
             stage(&mut tracer, "o_proj");
-            let o = l.o.forward(&a, Epilogue::default())?;
-            stage(&mut tracer, "norm");
-            let (hn, sum) = norm::add_rms_norm(&o, &res, Some(&l.ffn_norm), c.rms_eps)?;
-            res = sum;
+            res = l.o.forward(&a, Epilogue { residual: Some(&res), ..Default::default() })?;
             stage(&mut tracer, "gate_up");
-            let (act, _) = l.gate_up.forward(&hn)?;
+            let (act, _) = l.gate_up.forward_normed(&res, Some(InputNorm { weight: &l.ffn_norm, eps }))?;
             stage(&mut tracer, "down");
-            pending = Some(l.down.forward(&act, Epilogue::default())?);
+            res = l.down.forward(&act, Epilogue { residual: Some(&res), ..Default::default() })?;
         }
         stage(&mut tracer, "lm_head");
-        let mut last = pending.expect("at least one layer");
         if !all_logits && t > 1 {
             // Only each sequence's last position needs logits: the head is the largest GEMM.
-            let pick = |x: &Tensor| -> Result<Tensor> { Ok(x.reshape(&[b, t, c.hidden])?.narrow(1, t - 1, 1)?.squeeze(1)?) };
-            last = pick(&last)?;
-            res = pick(&res)?;
+            res = res.reshape(&[b, t, c.hidden])?.narrow(1, t - 1, 1)?.squeeze(1)?;
         }
-        let (xn, _) = norm::add_rms_norm(&last, &res, Some(&m.out_norm), c.rms_eps)?;
+        let xn = norm::rms_norm(&res, Some(&m.out_norm), eps)?;
         let logits = match &m.head {
             Some(head) => head.forward(&xn, Epilogue { out_dtype: Some(DType::F32), ..Default::default() })?,
             None => gemm::gemm(&xn, &m.embedding.transpose(0, 1)?, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() })?,

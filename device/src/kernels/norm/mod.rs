@@ -76,7 +76,7 @@ const SCALE_FROM: f32 = 4_294_967_296.0;
 /// the unscaled code (and its registers: the scaled path needs 16 more VGPRs, which would cost
 /// it a wave per SIMD).
 #[inline(always)]
-fn may_scale<E: Chunked>() -> bool {
+pub(crate) fn may_scale<E: Chunked>() -> bool {
     E::MAX >= SCALE_FROM
 }
 /// The largest scale, 2^126, so that `1/k` is a normal number (2^-127 would be denormal).
@@ -85,20 +85,20 @@ const MAX_SCALE_EXP: u32 = 127 + 126;
 /// The scale for values whose largest magnitude is `m`: 1 below 2^32 and for infinities and NaN
 /// (a non-finite row is NaN throughout either way), else the power of two at or below `m`.
 #[inline(always)]
-fn scale_of(m: f32) -> f32 {
+pub(crate) fn scale_of(m: f32) -> f32 {
     let e = m.to_bits() >> 23; // m >= 0: the biased exponent
     if e < SCALE_FROM_EXP || e == 255 { 1.0 } else { f32::from_bits(e.min(MAX_SCALE_EXP) << 23) }
 }
 
 /// `1/k` for a scale `k` (exact: a power of two, by its exponent bits).
 #[inline(always)]
-fn recip(k: f32) -> f32 {
+pub(crate) fn recip(k: f32) -> f32 {
     f32::from_bits((254 << 23) - k.to_bits())
 }
 
 /// `k_small / k_big` for scales `k_small <= k_big` (a normal power of two in [2^-125, 1]).
 #[inline(always)]
-fn ratio(k_small: f32, k_big: f32) -> f32 {
+pub(crate) fn ratio(k_small: f32, k_big: f32) -> f32 {
     f32::from_bits(k_small.to_bits().wrapping_sub(k_big.to_bits()).wrapping_add(1.0f32.to_bits()))
 }
 
@@ -116,7 +116,7 @@ fn max_abs(x: &Slots) -> f32 {
 
 /// The larger of two magnitudes (non-negative floats or NaN) by their bits, as in [`max_abs`].
 #[inline(always)]
-fn max_bits(a: f32, b: f32) -> f32 {
+pub(crate) fn max_bits(a: f32, b: f32) -> f32 {
     f32::from_bits(a.to_bits().max(b.to_bits()))
 }
 

@@ -3,7 +3,7 @@
 use super::dequant::dequant;
 use super::format::{Q4_0, Q4_1, Q4K, Q5_0, Q5_1, Q5K, Q6K, Q8_0};
 use super::gemm::gemm;
-use super::gemv::gemv;
+use super::gemv::{gemv, gemv_norm};
 use crate::abi::quant::{DequantArgs, QGemmArgs, QGemvArgs};
 
 DequantArgs! {
@@ -26,6 +26,22 @@ QGemvArgs! {
     QUANT_GEMV_Q4_K => gemv::<Q4K>,
     QUANT_GEMV_Q5_K => gemv::<Q5K>,
     QUANT_GEMV_Q6_K => gemv::<Q6K>,
+    QUANT_GEMV_NORM_F16_Q4_0 => gemv_norm::<Q4_0, F16>,
+    QUANT_GEMV_NORM_F16_Q4_1 => gemv_norm::<Q4_1, F16>,
+    QUANT_GEMV_NORM_F16_Q5_0 => gemv_norm::<Q5_0, F16>,
+    QUANT_GEMV_NORM_F16_Q5_1 => gemv_norm::<Q5_1, F16>,
+    QUANT_GEMV_NORM_F16_Q8_0 => gemv_norm::<Q8_0, F16>,
+    QUANT_GEMV_NORM_F16_Q4_K => gemv_norm::<Q4K, F16>,
+    QUANT_GEMV_NORM_F16_Q5_K => gemv_norm::<Q5K, F16>,
+    QUANT_GEMV_NORM_F16_Q6_K => gemv_norm::<Q6K, F16>,
+    QUANT_GEMV_NORM_BF16_Q4_0 => gemv_norm::<Q4_0, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q4_1 => gemv_norm::<Q4_1, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q5_0 => gemv_norm::<Q5_0, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q5_1 => gemv_norm::<Q5_1, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q8_0 => gemv_norm::<Q8_0, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q4_K => gemv_norm::<Q4K, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q5_K => gemv_norm::<Q5K, Bf16>,
+    QUANT_GEMV_NORM_BF16_Q6_K => gemv_norm::<Q6K, Bf16>,
 }
 
 QGemmArgs! {

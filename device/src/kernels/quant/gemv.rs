@@ -21,14 +21,19 @@
 //! The waves' partial sums meet in LDS; the workgroup adds them in wave order (deterministic)
 //! and runs GEMM's per-element epilogue (bias, activation, residual, conversion).
 
+use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, Regs, load_chunk, load_full_chunk};
-use crate::abi::quant::{self as abi, CHUNK_GROUPS, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, split_halves};
+use crate::abi::Bf16;
+use crate::abi::quant::{
+    self as abi, CHUNK_GROUPS, GEMV_SUMS_STRIDE, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, gemv_staged_bytes, split_halves,
+};
+use crate::dsl::dtype::{Chunked, Element};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math::{self, dot2_f16};
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
-use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
+use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue::{self, Target};
@@ -102,12 +107,12 @@ fn split3(x: [u32; 4]) -> [Bf16x4; 3] {
 type XWords = [u32; 8];
 
 /// Loads the lane's activations of global group `kg` (its part's 8 weights of the group) from
-/// the row at byte `row_off` of `xb`; rows past M read as zero (the buffer's range check).
+/// the row at byte `row_off` of `xb`; rows past M read as zero (or, staged, are never stored).
 ///
 /// # Safety
-/// `xb` covers the activation rows; `kg` is a group inside K.
+/// `xb` is prepared; `kg` is a group inside K.
 #[inline(always)]
-unsafe fn load_x<F: Format, const X: u32>(xb: &Buffer, row_off: u32, kg: usize, part: usize) -> XWords {
+unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, kg: usize, part: usize) -> XWords {
     let es = if X == dtype::F32 { 4 } else { 2 };
     let mut out = [0u32; 8];
     crate::unroll_max!(h < 2, 2 => {
@@ -116,14 +121,14 @@ unsafe fn load_x<F: Format, const X: u32>(xb: &Buffer, row_off: u32, kg: usize, 
         // SAFETY: inside the activation rows (or past them: zeros).
         unsafe {
             if X == dtype::F32 {
-                let v = xb.load_b128(at, 0).to_array();
+                let v = xb.b128(at);
                 crate::unroll_max!(q < 4, 4 => { out[4 * h + q] = v[q]; });
             } else if !split_halves(F::F) && h == 0 {
                 // Contiguous parts: both halves are one 16-byte run.
-                let v = xb.load_b128(at, 0).to_array();
+                let v = xb.b128(at);
                 crate::unroll_max!(q < 4, 4 => { out[q] = v[q]; });
             } else if split_halves(F::F) {
-                let v = xb.load_b64(at, 0).to_array();
+                let v = xb.b64(at);
                 out[2 * h] = v[0];
                 out[2 * h + 1] = v[1];
             }
@@ -137,12 +142,12 @@ unsafe fn load_x<F: Format, const X: u32>(xb: &Buffer, row_off: u32, kg: usize, 
 /// # Safety
 /// As [`load_x`].
 #[inline(always)]
-unsafe fn load_xs<F: Format, const X: u32>(xb: &Buffer, row_off: u32, c: usize, nb: usize, part: usize) -> [XWords; CHUNK_GROUPS] {
+unsafe fn load_xs<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, c: usize, nb: usize, part: usize) -> [XWords; CHUNK_GROUPS] {
     let mut x = [[0u32; 8]; CHUNK_GROUPS];
     crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
         if g < nb {
             // SAFETY: group c * 8 + g is inside K (caller).
-            x[g] = unsafe { load_x::<F, X>(xb, row_off, c * CHUNK_GROUPS + g, part) };
+            x[g] = unsafe { load_x::<F, X, R>(xb, row_off, c * CHUNK_GROUPS + g, part) };
         }
     });
     x
@@ -204,18 +209,18 @@ const TABLE_ROUNDS: usize = 2;
 /// past the last reads nothing (an offset past the buffer).
 ///
 /// # Safety
-/// `xb` covers the activation rows.
+/// `xb` is prepared.
 #[inline(always)]
-unsafe fn table_load<const X: u32>(xb: &Buffer, ldx_bytes: u32, m: u32, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
+unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, m: u32, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
     // (`m` is at least 1: the divisions have no zero check to branch to.)
     let m = m.max(1);
-    let at = if task < tasks { (task % m) * ldx_bytes + (g0 + task / m) * GROUP as u32 * es } else { u32::MAX - 64 };
+    let at = if task < tasks { (task % m) * xb.pitch() + (g0 + task / m) * GROUP as u32 * es } else { u32::MAX - 64 };
     let mut raw = [[0u32; 4]; 8];
     crate::unroll_max!(q < 8, 8 => {
         if q < (if X == dtype::F32 { 8 } else { 4 }) {
             // SAFETY: inside the row, or past the buffer (zeros).
-            raw[q] = unsafe { xb.load_b128(at + 16 * q as u32, 0) }.to_array();
+            raw[q] = unsafe { xb.b128(at + 16 * q as u32) };
         }
     });
     raw
@@ -259,26 +264,28 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// reduced over the waves as it ends ([`reduce`]).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn run<F: Format, const X: u32>(
+fn run<F: Format, const X: u32, R: ActRows>(
     a: &QGemvArgs,
+    xb: R,
     c0: u32,
     c1: u32,
     first: u32,
     stride: u32,
     table: LdsSlice<f32>,
+    tables: LdsSlice<f32>,
     red: [LdsSlice<f32>; 2],
     results: LdsSlice<f32>,
 ) {
+    // Staged rows: their loads go out first (their latency overlaps the weights').
+    // SAFETY: the arguments describe the buffers; every wave calls it once.
+    let held = unsafe { xb.issue(a) };
     let lane = lane_id() as usize;
     let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
     let k = a.k as usize;
     let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
     let tail = abi::tail_groups(k) as u32;
     let full_chunks = if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 };
-    let es = if X == dtype::F32 { 4u32 } else { 2 };
-    // The activation rows as one range-checked buffer: rows m >= M read as zero.
-    let xb = Buffer::new(a.x, a.m * a.ldx * es);
-    let row_off = (row as u32) * a.ldx * es;
+    let row_off = xb.row_offset(row as u32, a.m);
     let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
     let tile_bytes = abi::tile_bytes(F::F, k) as u32;
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
@@ -287,31 +294,35 @@ fn run<F: Format, const X: u32>(
     let m1 = a.m.max(1);
 
     // The wave's table of activation sums (formats with a minimum): for each of its groups
-    // (from g0), the sums of the block's rows, 16 floats per group whatever the block's rows
-    // (constant offsets in the loop); the lane reads its 4 rows' (rows past the block read
-    // other rows' sums: their outputs are never stored).
-    let mp = TILE_ROWS as u32;
+    // (from g0), the sums of the block's rows, GEMV_SUMS_STRIDE floats per group whatever the
+    // block's rows (constant offsets in the loop); the lane reads its 4 rows' (rows past the
+    // block read other rows' sums: their outputs are never stored).
+    let mp = GEMV_SUMS_STRIDE as u32;
     let g0 = c0 * CHUNK_GROUPS as u32;
     let gw = (c1 * CHUNK_GROUPS as u32).min(a.k / GROUP as u32).saturating_sub(g0);
     let sums_at = |kg: u32| ((kg - g0) * mp + 4 * part as u32) as usize;
     // SAFETY (reads): inside the wave's table, written by this wave before.
     let sums = |kg: u32| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(kg)) } } else { F32x4::splat(0.0) };
-    let tasks = if F::HAS_MIN { a.m * gw } else { 0 };
+    // (Staged rows come with their sums: `prepare` writes every group's into the waves' tables.)
+    let tasks = if F::HAS_MIN && !R::STAGED { a.m * gw } else { 0 };
     // f32 activations take one straight-line round (their raw words are twice as many).
     let rounds = if X == dtype::F32 { 1 } else { TABLE_ROUNDS };
     let fast = tasks <= 64 * rounds as u32;
     // The table's activations go out first (unconditionally: past the tasks, nothing is read),
-    // so that their sums can wait for them alone while the weights are in flight.
+    // so that their sums can wait for them alone while the weights are in flight. Staged rows
+    // exist only after `prepare`, below.
     let lane32 = lane as u32;
-    // SAFETY: xb covers the rows.
-    let t_raw: [[[u32; 4]; 8]; TABLE_ROUNDS] = core::array::from_fn(|r| {
-        if r < rounds {
-            // SAFETY: as above.
-            unsafe { table_load::<X>(&xb, a.ldx * es, a.m, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
-        } else {
-            [[0; 4]; 8]
-        }
-    });
+    let table_raw = || -> [[[u32; 4]; 8]; TABLE_ROUNDS] {
+        core::array::from_fn(|r| {
+            if r < rounds {
+                // SAFETY: xb is prepared (global rows need nothing).
+                unsafe { table_load::<X, R>(&xb, a.m, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
+            } else {
+                [[0; 4]; 8]
+            }
+        })
+    };
+    let early = if R::STAGED { [[[0; 4]; 8]; TABLE_ROUNDS] } else { table_raw() };
 
     let mg = magic();
     let f_end = c1.min(full_chunks);
@@ -324,11 +335,16 @@ fn run<F: Format, const X: u32>(
     // SAFETY (loads): chunk offsets inside W or past it (zeros); activation offsets inside x's
     // rows or past them (zeros).
     let mut regs = unsafe { load_full_chunk::<F>(&wb, at(if has_full { 0 } else { count }, c0), part, row) };
+    // SAFETY: as for `issue`; the tables hold GEMV_SUMS_STRIDE floats per group of K.
+    unsafe { xb.finish(a, held, if F::HAS_MIN { tables } else { tables.sub(0, 0) }) };
+    let t_raw = if R::STAGED { table_raw() } else { early };
     let mut xs = if X == dtype::F32 {
         [[0u32; 8]; CHUNK_GROUPS]
     } else {
+        // (A wave without full chunks, whose first chunk may be a partial one, reads chunk 0
+        // instead: inside K, and staged rows read no padding.)
         // SAFETY: as above.
-        unsafe { load_xs::<F, X>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) }
+        unsafe { load_xs::<F, X, R>(&xb, row_off, if has_full { c0 as usize } else { 0 }, CHUNK_GROUPS, part) }
     };
     if F::HAS_MIN {
         let write = |task: u32, sum: f32| {
@@ -347,7 +363,7 @@ fn run<F: Format, const X: u32>(
             let mut task = lane32;
             while task < tasks {
                 // SAFETY: xb covers the rows.
-                let raw = unsafe { table_load::<X>(&xb, a.ldx * es, a.m, g0, task, tasks) };
+                let raw = unsafe { table_load::<X, R>(&xb, a.m, g0, task, tasks) };
                 write(task, table_sum::<X>(&raw));
                 task += 64;
             }
@@ -373,10 +389,10 @@ fn run<F: Format, const X: u32>(
             if X == dtype::F32 {
                 // f32 activations (twice the registers) are loaded per chunk, not a chunk ahead.
                 // SAFETY: as above.
-                $cur_x = unsafe { load_xs::<F, X>(&xb, row_off, c as usize, CHUNK_GROUPS, part) };
+                $cur_x = unsafe { load_xs::<F, X, R>(&xb, row_off, c as usize, CHUNK_GROUPS, part) };
             } else {
                 // SAFETY: as above.
-                $nxt_x = unsafe { load_xs::<F, X>(&xb, row_off, nc as usize, CHUNK_GROUPS, part) };
+                $nxt_x = unsafe { load_xs::<F, X, R>(&xb, row_off, nc as usize, CHUNK_GROUPS, part) };
             }
             crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
                 group::<F, X>(&mut acc, &$cur_r, g, &$cur_x[g], sums(c * CHUNK_GROUPS as u32 + g as u32), mg);
@@ -426,7 +442,7 @@ fn run<F: Format, const X: u32>(
             let (tregs, txs) = unsafe {
                 (
                     load_chunk::<F>(a.w.add((tile * tile_bytes + full_chunks * full) as usize), nb, part, row),
-                    load_xs::<F, X>(&xb, row_off, full_chunks as usize, nb, part),
+                    load_xs::<F, X, R>(&xb, row_off, full_chunks as usize, nb, part),
                 )
             };
             crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
@@ -529,11 +545,27 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
     }
 }
 
-/// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes activation rows
-/// `m_block * y ..` of tiles `x, x + grid_x, ..` (16 columns of `y` each).
+/// A workgroup's share of a GEMV launch, set up by [`setup`].
+struct Share {
+    c0: u32,
+    c1: u32,
+    first: u32,
+    stride: u32,
+    /// The wave's table of activation sums.
+    table: LdsSlice<f32>,
+    /// All the waves' tables, back to back: one table of every group of K.
+    tables: LdsSlice<f32>,
+    red: [LdsSlice<f32>; 2],
+    results: LdsSlice<f32>,
+    /// The staged rows' LDS (RMS_NORM; empty otherwise).
+    staged: LdsSlice<U32x4>,
+}
+
+/// Moves `a` to the workgroup's block of activation rows (a skinny GEMM with M > m_block
+/// re-reads W per block) and carves its LDS: two regions of the waves' partial sums, the tiles'
+/// results, each wave's table of activation sums, then (RMS_NORM) the staged rows.
 #[inline(always)]
-pub fn gemv<F: Format>(mut a: QGemvArgs) {
-    // This workgroup's activation rows (a skinny GEMM with M > m_block re-reads W per block).
+fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     let m0 = (workgroup_id_y() * a.m_block) as usize;
     let (xs, os) = (if a.x_type == dtype::F32 { 4 } else { 2 }, if a.out_type == dtype::F32 { 4 } else { 2 });
     // SAFETY: the host launched ceil(m / m_block) row blocks; offsets inside x, y, residual.
@@ -547,18 +579,54 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
     let waves = workgroup_size_x() / 64;
     let chunks = (a.k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
     let per = a.chunks_per_wave;
-    let (c0, c1) = ((wave * per).min(chunks), ((wave + 1) * per).min(chunks));
-    // LDS: two regions of the waves' partial sums, then each wave's table of activation sums.
     let mut arena = LdsArena::new();
     let red = [arena.take::<f32>(waves as usize * 4 * 64), arena.take::<f32>(waves as usize * 4 * 64)];
-    let (first, stride) = (workgroup_id_x(), a.grid_x.max(1));
     let results = arena.take::<f32>(a.tiles_per_group as usize * 256);
-    let per_wave = per as usize * CHUNK_GROUPS * TILE_ROWS;
-    let table = arena.take::<f32>(waves as usize * per_wave).sub(wave as usize * per_wave, per_wave);
-    match a.x_type {
-        dtype::F16 => run::<F, { dtype::F16 }>(&a, c0, c1, first, stride, table, red, results),
-        dtype::BF16 => run::<F, { dtype::BF16 }>(&a, c0, c1, first, stride, table, red, results),
-        _ => run::<F, { dtype::F32 }>(&a, c0, c1, first, stride, table, red, results),
+    // (Formats without a minimum have no table: the host sizes none.)
+    let per_wave = if F::HAS_MIN { per as usize * CHUNK_GROUPS * GEMV_SUMS_STRIDE } else { 0 };
+    let tables = arena.take::<f32>(waves as usize * per_wave);
+    let table = tables.sub(wave as usize * per_wave, per_wave);
+    let staged_len = if a.flags & flags::RMS_NORM != 0 { gemv_staged_bytes(F::F, a.m, a.k, 2) as usize / 16 } else { 0 };
+    Share {
+        c0: (wave * per).min(chunks),
+        c1: ((wave + 1) * per).min(chunks),
+        first: workgroup_id_x(),
+        stride: a.grid_x.max(1),
+        table,
+        tables,
+        red,
+        results,
+        staged: arena.take::<U32x4>(staged_len),
     }
-    epilogue_all(&a, first, stride, results);
+}
+
+/// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes activation rows
+/// `m_block * y ..` of tiles `x, x + grid_x, ..` (16 columns of `y` each).
+#[inline(always)]
+pub fn gemv<F: Format>(mut a: QGemvArgs) {
+    let s = setup::<F>(&mut a);
+    let (c0, c1, first, stride) = (s.c0, s.c1, s.first, s.stride);
+    match a.x_type {
+        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
+        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
+        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
+    }
+    epilogue_all(&a, first, stride, s.results);
+}
+
+/// The `quant_gemv_norm_*` kernel for format `F` and activations of type `E` (f16 or bf16;
+/// `flags::RMS_NORM`): as [`gemv`], on the RMSNorm of the workgroup's rows staged in LDS. One
+/// kernel per activation type: as more paths of one kernel, their registers made the other
+/// paths spill.
+#[inline(always)]
+pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
+    let s = setup::<F>(&mut a);
+    let (c0, c1, first, stride) = (s.c0, s.c1, s.first, s.stride);
+    let rows = NormedRows::<E>::new(&a, F::F, s.staged);
+    if E::BYTES == 2 && E::CODE == Bf16::CODE {
+        run::<F, { dtype::BF16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
+    } else {
+        run::<F, { dtype::F16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
+    }
+    epilogue_all(&a, first, stride, s.results);
 }

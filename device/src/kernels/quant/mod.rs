@@ -3,8 +3,10 @@
 //! - [`format`]: each format's scales and codes as a lane reads them from a chunk;
 //! - [`dequant`]: weights to f32/f16/bf16;
 //! - [`gemv`]: the decode GEMV / skinny GEMM (M <= 16) on the codes, scales applied per group;
+//!   `activations`: where it reads its activation rows (global memory, or their RMSNorm in LDS);
 //! - [`gemm`]: the prefill GEMM, weight tiles dequantized into LDS for the tile layer's pipeline.
 
+mod activations;
 pub mod dequant;
 mod entries;
 pub mod format;

@@ -1,0 +1,343 @@
+//! Where the decode GEMV reads its activation rows: straight from global memory, or from the
+//! workgroup's RMSNorm of them in LDS (`flags::RMS_NORM`).
+//!
+//! The normalised rows exist so that a transformer's RMSNorm costs no launch of its own: every
+//! workgroup of the projection after the norm recomputes it for its rows (at most as many as
+//! it has waves, `abi::quant::gemv_norm_fits`), which is cheap next to the weights it streams, and the
+//! rows never go back to global memory. The rows' loads go out just before the first chunk's
+//! weight loads, so their latencies overlap; what the norm adds is its arithmetic (a group of
+//! waves per row, each lane a few 16-byte pieces in registers), one reduction over the group
+//! (through LDS, a barrier, when the group has several waves) and one barrier.
+
+use crate::abi::quant::{
+    GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_per_row, gemv_staged_pitch,
+};
+use crate::dsl::dtype::Chunked;
+use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves};
+use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
+use crate::dsl::lds::LdsSlice;
+use crate::dsl::math::sqrt;
+use crate::dsl::mem::{Buffer, load_b128};
+use crate::dsl::simd::{U32x2, U32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::kernels::norm::{may_scale, ratio, recip, scale_of};
+
+/// The activation rows as the GEMV's lanes read them: byte offsets `row * pitch() + 2 e` (or
+/// `4 e` for f32) of element `e` of a row.
+pub(super) trait ActRows: Copy {
+    /// Whether the rows are the LDS copy (its reads come after [`ActRows::prepare`], not
+    /// before the first weight loads).
+    const STAGED: bool;
+    /// Bytes from one row to the next.
+    fn pitch(&self) -> u32;
+    /// The byte offset of the lane's row `row` (a row past the `m` rows: past them, or, staged,
+    /// the last row's, so that such lanes read what a real row's lane reads: a broadcast, not
+    /// a bank conflict).
+    fn row_offset(&self, row: u32, m: u32) -> u32;
+    /// What [`ActRows::issue`] loaded, for [`ActRows::finish`].
+    type Held: Copy;
+    /// Issues the loads the rows need (every wave once, before the first weight loads).
+    ///
+    /// # Safety
+    /// The kernel's arguments describe its buffers (see `QGemvArgs`).
+    unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held;
+    /// Makes the rows readable (every wave once, after the first weight loads). Staged rows
+    /// also fill `sums` (unless empty: formats without a minimum), the waves' tables of
+    /// activation sums back to back, `sums[GEMV_SUMS_STRIDE g + row]` the sum of row `row`'s
+    /// group `g`.
+    ///
+    /// # Safety
+    /// As `issue`; `sums` is empty or holds `GEMV_SUMS_STRIDE` floats per group of K.
+    unsafe fn finish(&self, a: &QGemvArgs, held: Self::Held, sums: LdsSlice<f32>);
+    /// The 16 bytes at byte `at` (16-byte aligned). Past the rows: zeros, or (LDS) bytes of
+    /// some row, which only ever reach outputs of rows past M (never stored).
+    ///
+    /// # Safety
+    /// After `finish`.
+    unsafe fn b128(&self, at: u32) -> [u32; 4];
+    /// The 8 bytes at byte `at` (8-byte aligned), as [`ActRows::b128`].
+    ///
+    /// # Safety
+    /// After `finish`.
+    unsafe fn b64(&self, at: u32) -> [u32; 2];
+}
+
+/// `x` in global memory, one range-checked buffer over its `m` rows (rows past them read as 0).
+#[derive(Clone, Copy)]
+pub(super) struct GlobalRows {
+    buf: Buffer,
+    pitch: u32,
+}
+
+impl GlobalRows {
+    /// The rows of `a.x` (`a.m` rows of `a.ldx` elements of `elem_bytes`).
+    #[inline(always)]
+    pub(super) fn new(a: &QGemvArgs, elem_bytes: u32) -> GlobalRows {
+        GlobalRows { buf: Buffer::new(a.x, a.m * a.ldx * elem_bytes), pitch: a.ldx * elem_bytes }
+    }
+}
+
+impl ActRows for GlobalRows {
+    const STAGED: bool = false;
+    #[inline(always)]
+    fn pitch(&self) -> u32 {
+        self.pitch
+    }
+    #[inline(always)]
+    fn row_offset(&self, row: u32, _m: u32) -> u32 {
+        row * self.pitch
+    }
+    type Held = ();
+    #[inline(always)]
+    unsafe fn issue(&self, _: &QGemvArgs) {}
+    #[inline(always)]
+    unsafe fn finish(&self, _: &QGemvArgs, _: (), _: LdsSlice<f32>) {}
+    #[inline(always)]
+    unsafe fn b128(&self, at: u32) -> [u32; 4] {
+        // SAFETY: range-checked: past the rows reads zeros.
+        unsafe { self.buf.load_b128(at, 0) }.to_array()
+    }
+    #[inline(always)]
+    unsafe fn b64(&self, at: u32) -> [u32; 2] {
+        // SAFETY: as above.
+        unsafe { self.buf.load_b64(at, 0) }.to_array()
+    }
+}
+
+/// RMSNorm of the workgroup's rows, of element type `E` (f16 or bf16), in LDS: the slots of a
+/// reduction over waves, then `m` rows of `pitch` bytes.
+#[derive(Clone, Copy)]
+pub(super) struct NormedRows<E> {
+    lds: LdsSlice<U32x4>,
+    /// `reduce_waves`' slots.
+    scratch: LdsSlice<U32x4>,
+    pitch: u32,
+    /// The last 16-byte piece of the rows: reads are clamped to it.
+    last: u32,
+    _e: core::marker::PhantomData<E>,
+}
+
+impl<E: Chunked> NormedRows<E> {
+    /// The rows of `a` in `lds` ([`gemv_staged_bytes`](crate::abi::quant::gemv_staged_bytes)
+    /// of `a.m` rows, 16-byte aligned), for weights of format `f`.
+    #[inline(always)]
+    pub(super) fn new(a: &QGemvArgs, f: u32, lds: LdsSlice<U32x4>) -> NormedRows<E> {
+        let pitch = gemv_staged_pitch(f, a.k, E::BYTES as u32);
+        const { assert!(GEMV_NORM_SCRATCH_BYTES as usize == REDUCE_WAVES_LDS_BYTES) };
+        let slots = REDUCE_WAVES_LDS_BYTES / 16;
+        NormedRows {
+            lds: lds.sub(slots, lds.len() - slots),
+            scratch: lds.sub(0, slots),
+            pitch,
+            last: a.m.max(1) * pitch - 16,
+            _e: core::marker::PhantomData,
+        }
+    }
+}
+
+/// A statistic of squares: `(k, s)`, the sum `s` of the squares of values divided by the
+/// scale `k` (a power of two, 1 below 2^32: see `kernels::norm`).
+type SumSq = (f32, f32);
+
+/// Two statistics at the larger scale (exact rescaling by powers of two).
+#[inline(always)]
+fn merge(p: SumSq, q: SumSq) -> SumSq {
+    let k = p.0.max(q.0);
+    let (rp, rq) = (ratio(p.0, k), ratio(q.0, k));
+    (k, p.1 * rp * rp + q.1 * rq * rq)
+}
+
+impl<E: Chunked> NormedRows<E> {
+    /// The norm's weight at piece `j` (below `per_row`), raw; without NORM_WEIGHT `x`'s first
+    /// row is read instead (a valid address) and [`NormedRows::finish`] uses ones.
+    ///
+    /// # Safety
+    /// The arguments describe the buffers.
+    #[inline(always)]
+    unsafe fn weight(a: &QGemvArgs, j: u32) -> [u32; 4] {
+        let base = if a.flags & flags::NORM_WEIGHT != 0 { a.norm_weight } else { a.x };
+        // SAFETY: piece j of the weight (or of x's first row), 16-byte aligned.
+        unsafe { load_b128(base.add(16 * j as usize) as *const u32) }.to_array()
+    }
+
+    /// Piece `j` of row `r` of `x`, raw.
+    ///
+    /// # Safety
+    /// Both inside x.
+    #[inline(always)]
+    unsafe fn raw(a: &QGemvArgs, r: u32, j: u32) -> [u32; 4] {
+        let es = E::BYTES as u32;
+        // SAFETY: inside x (16-byte aligned rows).
+        unsafe { load_b128(a.x.add((r * a.ldx * es + 16 * j) as usize) as *const u32) }.to_array()
+    }
+
+    /// The wave's part of the work: `(row, first piece, pieces apart, its group's waves)`.
+    /// Waves form groups of `wpr` ([`gemv_norm_waves_per_row`]), group `g` taking row `g`
+    /// (waves left over have a row past M: no work); a wave's lanes hold pieces
+    /// `first + stride i` (consecutive lanes, consecutive pieces).
+    #[inline(always)]
+    fn place(a: &QGemvArgs) -> (u32, u32, u32, u32) {
+        let wave = readfirstlane(workitem_id_x() / 64);
+        let wpr = gemv_norm_waves_per_row(a.m, workgroup_size_x() / 64, a.k, E::BYTES as u32);
+        (wave / wpr, lane_id() + 64 * (wave % wpr), 64 * wpr, wpr)
+    }
+
+    /// `1 / sqrt(mean square + eps)` in units of the scale `k = 1 / inv` (`sum`: the squares of
+    /// the values divided by `k`): the output is `x inv rstd w`.
+    #[inline(always)]
+    fn rstd(a: &QGemvArgs, sum: f32, inv: f32) -> f32 {
+        let t = sum / a.k as f32 + a.eps * inv * inv;
+        // t is infinite only for a row holding an infinity (finite rows are scaled into
+        // range): NaN throughout, like a NaN. t == 0 with eps > 0: eps / k^2 underflowed on a
+        // constant row, whose outputs are then 0 as in the reference.
+        if t == f32::INFINITY {
+            f32::NAN
+        } else if t == 0.0 && a.eps > 0.0 {
+            f32::MAX
+        } else {
+            1.0 / sqrt(t)
+        }
+    }
+}
+
+/// Pieces of 16 bytes of a row each lane holds in registers ([`gemv_norm_fits`]).
+const HELD: usize = GEMV_NORM_HELD as usize;
+
+impl<E: Chunked> ActRows for NormedRows<E> {
+    const STAGED: bool = true;
+    /// The lane's pieces of its row and of the weight, raw.
+    type Held = [[[u32; 4]; HELD]; 2];
+
+    #[inline(always)]
+    fn pitch(&self) -> u32 {
+        self.pitch
+    }
+
+    #[inline(always)]
+    fn row_offset(&self, row: u32, m: u32) -> u32 {
+        row.min(m.max(1) - 1) * self.pitch
+    }
+
+    /// The lane's pieces (clamped into the row: pieces past it repeat its last, left out of
+    /// everything below).
+    #[inline(always)]
+    unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held {
+        let per_row = a.k * E::BYTES as u32 / 16;
+        let (r, first, stride, _) = Self::place(a);
+        let mut h = [[[0u32; 4]; HELD]; 2];
+        if r >= a.m {
+            // A wave left over by the groups: nothing to load.
+            return h;
+        }
+        // Pieces a lane holds (the same for the whole group: a uniform bound, no loads for
+        // pieces no lane of the row has).
+        let held = per_row.div_ceil(stride);
+        crate::unroll_max!(i < HELD, 4 => {
+            if (i as u32) < held {
+                let j = (first + stride * i as u32).min(per_row - 1);
+                // SAFETY: inside x and the weight.
+                unsafe {
+                    h[0][i] = Self::raw(a, r, j);
+                    h[1][i] = Self::weight(a, j);
+                }
+            }
+        });
+        h
+    }
+
+    /// Per row (its group of waves): the squares' statistic of the lane's pieces (their
+    /// values divided by the power of two at or below their largest magnitude when that is
+    /// 2^32 or more, as `ops::norm` scales: squares of finite bf16 can overflow f32), merged at
+    /// the larger scale over the lanes and the group's waves (one reduction, through LDS when
+    /// the group has several waves); then `x / sqrt(sum / K + eps) * w` rounded to `E` into
+    /// LDS, with the group sums (pieces `4g..4g + 4` are group `g`, held by a quad of lanes:
+    /// their partial sums meet by DPP). A row holding a NaN or an infinity is NaN throughout,
+    /// as `ops::norm`'s.
+    #[inline(always)]
+    unsafe fn finish(&self, a: &QGemvArgs, h: Self::Held, sums: LdsSlice<f32>) {
+        let per_row = a.k * E::BYTES as u32 / 16;
+        let (r, first, stride, wpr) = Self::place(a);
+        if r >= a.m {
+            // A wave left over by the groups: only the barriers (its group's reduction's, when
+            // groups have several waves, and the last).
+            if wpr > 1 {
+                barrier();
+            }
+            barrier();
+            return;
+        }
+        let mut x = [[0.0f32; 8]; HELD];
+        crate::unroll_max!(i < HELD, 4 => { x[i] = E::unpack(h[0][i]); });
+        let mine = |i: usize| first + stride * (i as u32) < per_row;
+        let (inv, sum) = if may_scale::<E>() {
+            let mut big = 0u32;
+            crate::unroll_max!(i < HELD, 4 => {
+                if mine(i) {
+                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { big = big.max(x[i][e].to_bits() & 0x7fff_ffff); } });
+                }
+            });
+            let k = scale_of(f32::from_bits(big));
+            let inv = recip(k);
+            let mut sum = 0.0f32;
+            crate::unroll_max!(i < HELD, 4 => {
+                if mine(i) {
+                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { let v = x[i][e] * inv; sum += v * v; } });
+                }
+            });
+            let st = reduce_lanes((k, sum), 64, merge);
+            // SAFETY: every live wave calls this once, the others a barrier; our slots.
+            let st = if wpr > 1 { unsafe { reduce_waves(st, wpr, self.scratch, 0, merge) } } else { st };
+            (recip(st.0), st.1)
+        } else {
+            // f16 (at most 65504): squares cannot overflow, no scaling (k = 1).
+            let mut sum = 0.0f32;
+            crate::unroll_max!(i < HELD, 4 => {
+                if mine(i) {
+                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { sum += x[i][e] * x[i][e]; } });
+                }
+            });
+            let add = |p: f32, q: f32| p + q;
+            let sum = reduce_lanes(sum, 64, add);
+            // SAFETY: as above.
+            (1.0, if wpr > 1 { unsafe { reduce_waves(sum, wpr, self.scratch, 0, add) } } else { sum })
+        };
+        let scale = inv * Self::rstd(a, sum, inv);
+        let weighted = a.flags & flags::NORM_WEIGHT != 0;
+        crate::unroll_max!(i < HELD, 4 => {
+            let j = first + stride * i as u32;
+            if j < per_row {
+                let w = if weighted { E::unpack(h[1][i]) } else { [1.0; 8] };
+                let mut y = [0.0f32; 8];
+                crate::unroll_max!(e < 8, 8 => { y[e] = x[i][e] * scale * w[e]; });
+                let packed = E::pack(&y);
+                // SAFETY: piece j of row r, inside the staged rows; this lane's own piece.
+                unsafe { self.lds.write(((r * self.pitch) / 16 + j) as usize, U32x4::from_array(packed)) };
+                if !sums.is_empty() {
+                    let back = E::unpack(packed);
+                    let mut part = 0.0f32;
+                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { part += back[e]; } });
+                    let total = reduce_lanes(part, 4, |p, q| p + q);
+                    if j % 4 == 0 {
+                        // SAFETY: GEMV_SUMS_STRIDE floats per group of K (host-sized).
+                        unsafe { sums.write(((j / 4) * GEMV_SUMS_STRIDE as u32 + r) as usize, total) };
+                    }
+                }
+            }
+        });
+        barrier();
+    }
+
+    #[inline(always)]
+    unsafe fn b128(&self, at: u32) -> [u32; 4] {
+        // SAFETY: clamped into the rows (16-byte aligned), written before `finish`'s
+        // barrier.
+        unsafe { self.lds.read((at.min(self.last) / 16) as usize) }.to_array()
+    }
+
+    #[inline(always)]
+    unsafe fn b64(&self, at: u32) -> [u32; 2] {
+        // SAFETY: as above, 8-byte aligned.
+        unsafe { ((self.lds.as_ptr() as *const u8).add(at.min(self.last + 8) as usize) as *const U32x2).read() }.to_array()
+    }
+}
