@@ -451,6 +451,13 @@ fn bad_norm_arguments_are_refused() {
     assert!(matches!(run(Some(&good), -1.0), Err(Error::InvalidArgument { .. })));
     assert!(matches!(run(Some(&good), f32::NAN), Err(Error::InvalidArgument { .. })));
     assert!(run(Some(&good), 0.0).is_ok());
+    // A weight on another device is named, not read.
+    let other = ferrocm::Device::new().unwrap();
+    let foreign = Tensor::zeros(&other, &[64], DType::Bf16).unwrap();
+    match run(Some(&foreign), 1e-6) {
+        Err(Error::DeviceMismatch { operand, .. }) => assert_eq!(operand, "norm weight"),
+        r => panic!("a foreign norm weight gave {r:?}"),
+    }
 }
 
 /// NaN and infinite scales and a NaN activation through the decode GEMV (M = 2, f32) and the

@@ -26,7 +26,7 @@ use crate::kernels::norm::{may_scale, ratio, recip, scale_of};
 /// The activation rows as the GEMV's lanes read them: byte offsets `row * pitch() + 2 e` (or
 /// `4 e` for f32) of element `e` of a row.
 pub(super) trait ActRows: Copy {
-    /// Whether the rows are the LDS copy (its reads come after [`ActRows::prepare`], not
+    /// Whether the rows are the LDS copy (its reads come after [`ActRows::finish`], not
     /// before the first weight loads).
     const STAGED: bool;
     /// Bytes from one row to the next.

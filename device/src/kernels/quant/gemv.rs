@@ -110,7 +110,7 @@ type XWords = [u32; 8];
 /// the row at byte `row_off` of `xb`; rows past M read as zero (or, staged, are never stored).
 ///
 /// # Safety
-/// `xb` is prepared; `kg` is a group inside K.
+/// `xb` is readable (`ActRows::finish` done); `kg` is a group inside K.
 #[inline(always)]
 unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, kg: usize, part: usize) -> XWords {
     let es = if X == dtype::F32 { 4 } else { 2 };
@@ -209,7 +209,7 @@ const TABLE_ROUNDS: usize = 2;
 /// past the last reads nothing (an offset past the buffer).
 ///
 /// # Safety
-/// `xb` is prepared.
+/// `xb` is readable (`ActRows::finish` done).
 #[inline(always)]
 unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, m: u32, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
@@ -303,19 +303,19 @@ fn run<F: Format, const X: u32, R: ActRows>(
     let sums_at = |kg: u32| ((kg - g0) * mp + 4 * part as u32) as usize;
     // SAFETY (reads): inside the wave's table, written by this wave before.
     let sums = |kg: u32| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(kg)) } } else { F32x4::splat(0.0) };
-    // (Staged rows come with their sums: `prepare` writes every group's into the waves' tables.)
+    // (Staged rows come with their sums: `finish` writes every group's into the waves' tables.)
     let tasks = if F::HAS_MIN && !R::STAGED { a.m * gw } else { 0 };
     // f32 activations take one straight-line round (their raw words are twice as many).
     let rounds = if X == dtype::F32 { 1 } else { TABLE_ROUNDS };
     let fast = tasks <= 64 * rounds as u32;
     // The table's activations go out first (unconditionally: past the tasks, nothing is read),
     // so that their sums can wait for them alone while the weights are in flight. Staged rows
-    // exist only after `prepare`, below.
+    // exist only after `finish`, below.
     let lane32 = lane as u32;
     let table_raw = || -> [[[u32; 4]; 8]; TABLE_ROUNDS] {
         core::array::from_fn(|r| {
             if r < rounds {
-                // SAFETY: xb is prepared (global rows need nothing).
+                // SAFETY: xb is readable (global rows need nothing; staged rows call this after finish).
                 unsafe { table_load::<X, R>(&xb, a.m, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
             } else {
                 [[0; 4]; 8]
@@ -623,7 +623,7 @@ pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
     let (c0, c1, first, stride) = (s.c0, s.c1, s.first, s.stride);
     let rows = NormedRows::<E>::new(&a, F::F, s.staged);
-    if E::BYTES == 2 && E::CODE == Bf16::CODE {
+    if E::CODE == Bf16::CODE {
         run::<F, { dtype::BF16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
     } else {
         run::<F, { dtype::F16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
