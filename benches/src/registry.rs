@@ -75,6 +75,10 @@ pub fn registry() -> Vec<Case> {
         qmatmul_case(QuantFormat::Q4_1, 1, 14336, 4096),
         qmatmul_case(QuantFormat::Q4_1, 8, 14336, 4096),
         qmatmul_case(QuantFormat::Q4K, 512, 4096, 4096),
+        // SmolLM2's gate/up projection in decode, plain and with the RMSNorm of its input
+        // inside (what the model runs): what the norm adds to the launch.
+        qmatmul_case(QuantFormat::Q4_1, 1, 3072, 576),
+        qmatmul_norm_case(QuantFormat::Q4_1, 1, 3072, 576),
         // The memory-bound family (issue 4) at 16M elements.
         membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
         membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
