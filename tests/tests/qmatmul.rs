@@ -339,6 +339,22 @@ fn leading_dimensions_are_rows_and_views_are_read_in_place_or_packed() {
     let got = read(&qmatmul::qmatmul(&view, &w, &QMatmulOptions::default()).unwrap());
     let packed = read(&qmatmul::qmatmul(&view.contiguous().unwrap(), &w, &QMatmulOptions::default()).unwrap());
     assert_eq!(got, packed);
+    // A contiguous view at an offset of one element (2 bytes: not 16-byte aligned), and a norm
+    // weight likewise: read as their packed copies are.
+    let (long, _) = random(&[1, k + 1], DType::F16, 1.0, &mut seed);
+    let odd = long.narrow(1, 1, k).unwrap();
+    assert!(odd.is_contiguous() && odd.addr() % 16 != 0);
+    let (wlong, _) = random(&[k + 1], DType::F16, 1.0, &mut seed);
+    let wodd = wlong.narrow(0, 1, k).unwrap();
+    let copy = |t: &Tensor| ferrocm::ops::elementwise::copy(t).unwrap();
+    let (odd_packed, wodd_packed) = (copy(&odd), copy(&wodd));
+    for kernel in [QKernel::Gemv, QKernel::Gemm] {
+        let run = |x: &Tensor, g: &Tensor| {
+            let opts = QMatmulOptions { kernel, rms_norm: Some(RmsNorm { weight: Some(g), eps: 1e-6 }), ..Default::default() };
+            read(&qmatmul::qmatmul(x, &w, &opts).unwrap())
+        };
+        assert_eq!(run(&odd, &wodd), run(&odd_packed, &wodd_packed), "{kernel:?}");
+    }
 }
 
 /// Every format's GEMM kernel on both activation types (the proptests draw formats at random).

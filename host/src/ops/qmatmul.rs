@@ -301,7 +301,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     };
     // The kernels read x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
     // contiguous rows stay aligned).
-    let x = if x.is_contiguous() && x.addr() % 16 == 0 { x.clone() } else { contiguous(x)? };
+    let x = packed(x)?;
     if kernel == QKernel::Gemm {
         // Prefill: the GEMM with the weights dequantized into LDS.
         let args = QGemmArgs {
@@ -343,7 +343,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
             let weight = match rn.weight {
                 Some(t) => {
                     fl |= flags::NORM_WEIGHT;
-                    ops.input_bytes("norm weight", &contiguous(t)?)?
+                    ops.input_bytes("norm weight", &packed(t)?)?
                 }
                 None => DevPtr::NULL,
             };
@@ -384,6 +384,12 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows.
     unsafe { ops.launch(kernel, cfg, &args)? };
     Ok(y)
+}
+
+/// `t` as the kernels read it, contiguous at a 16-byte aligned address: itself, or a packed
+/// copy (a contiguous view at an odd offset included, which `contiguous` would return as it is).
+fn packed(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() && t.addr() % 16 == 0 { Ok(t.clone()) } else { crate::ops::elementwise::copy(t) }
 }
 
 /// The GEMV's launch shape for `[m, k] x [n, k]^T` and the LDS it needs without the norm.
