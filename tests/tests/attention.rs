@@ -240,6 +240,28 @@ fn very_large_scores_are_stable() {
     }
 }
 
+/// Q, K and V as contiguous views two bytes into their storage (not 16-byte aligned): packed
+/// on the way in, the same result as from aligned copies (they were refused as Unsupported).
+#[test]
+fn contiguous_views_at_odd_offsets_are_read() {
+    let mut seed = 11;
+    let (s, h, d) = (37, 2, 64);
+    let n = s * h * d;
+    let view = |seed: &mut u64| -> (Tensor, Tensor) {
+        let vals: Vec<f64> = (0..n + 1).map(|_| uniform(seed)).collect();
+        let (t, _) = tensor(&vals, &[n + 1], DType::F16);
+        let odd = t.narrow(0, 1, n).unwrap().reshape(&[1, s, h, d]).unwrap();
+        assert!(odd.is_contiguous() && odd.addr() % 16 != 0);
+        let aligned = ferrocm::ops::elementwise::copy(&odd).unwrap();
+        (odd, aligned)
+    };
+    let ((q, qa), (k, ka), (v, va)) = (view(&mut seed), view(&mut seed), view(&mut seed));
+    let opts = FlashOptions { causal: true, ..Default::default() };
+    let got = read(&attention::flash(&q, &k, &v, &opts).unwrap());
+    let want = read(&attention::flash(&qa, &ka, &va, &opts).unwrap());
+    assert_eq!(got, want);
+}
+
 /// Rows that attend no key are zeros with LSE -inf, not NaN: a sequence of zero keys, key
 /// padding of 0, and causal rows above the diagonal when there are more queries than keys.
 #[test]

@@ -39,6 +39,24 @@ pub fn contiguous(t: &Tensor) -> Result<Tensor> {
     if t.is_contiguous() {
         return Ok(t.clone());
     }
+    gather(t)
+}
+
+/// A contiguous tensor with `t`'s elements at a 16-byte aligned address, as kernels reading
+/// 128 bits at a time need: `t` itself when it is one, else a device-side copy (a contiguous
+/// view at an odd offset included, which [`contiguous`] returns as it is).
+///
+/// # Errors
+/// As [`contiguous`].
+pub fn contiguous_aligned(t: &Tensor) -> Result<Tensor> {
+    if t.is_contiguous() && t.addr() % 16 == 0 {
+        return Ok(t.clone());
+    }
+    gather(t)
+}
+
+/// `t`'s elements into a fresh (aligned) contiguous tensor.
+fn gather(t: &Tensor) -> Result<Tensor> {
     let (shape, strides) = simplify(t.shape(), t.strides());
     if shape.len() > MAX_RANK {
         return Err(Error::Unsupported {

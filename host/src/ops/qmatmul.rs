@@ -67,7 +67,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::gemm::Activation;
-use crate::ops::layout::contiguous;
+use crate::ops::layout::{contiguous, contiguous_aligned};
 use crate::quant::QuantTensor;
 use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
@@ -301,7 +301,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     };
     // The kernels read x as [M][K] rows at 16-byte aligned addresses (K is a multiple of 32, so
     // contiguous rows stay aligned).
-    let x = packed(x)?;
+    let x = contiguous_aligned(x)?;
     if kernel == QKernel::Gemm {
         // Prefill: the GEMM with the weights dequantized into LDS.
         let args = QGemmArgs {
@@ -343,7 +343,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
             let weight = match rn.weight {
                 Some(t) => {
                     fl |= flags::NORM_WEIGHT;
-                    ops.input_bytes("norm weight", &packed(t)?)?
+                    ops.input_bytes("norm weight", &contiguous_aligned(t)?)?
                 }
                 None => DevPtr::NULL,
             };
@@ -384,12 +384,6 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows.
     unsafe { ops.launch(kernel, cfg, &args)? };
     Ok(y)
-}
-
-/// `t` as the kernels read it, contiguous at a 16-byte aligned address: itself, or a packed
-/// copy (a contiguous view at an odd offset included, which `contiguous` would return as it is).
-fn packed(t: &Tensor) -> Result<Tensor> {
-    if t.is_contiguous() && t.addr() % 16 == 0 { Ok(t.clone()) } else { crate::ops::elementwise::copy(t) }
 }
 
 /// The GEMV's launch shape for `[m, k] x [n, k]^T` and the LDS it needs without the norm.

@@ -3,7 +3,7 @@
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::elementwise::fill;
-use crate::ops::layout::contiguous;
+use crate::ops::layout::contiguous_aligned;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::attention::{self as abi, FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags};
@@ -106,7 +106,7 @@ fn operand(t: &Tensor, packed: bool, block: usize, what: &'static str) -> Result
         let span = (block.min(rows).max(1) - 1) as u128 * (row * eb) as u128 + (d * eb) as u128;
         (last == 1 || d == 1) && aligned && span <= u32::MAX as u128
     };
-    let t = if view(t) { t.clone() } else { contiguous(t)? };
+    let t = if view(t) { t.clone() } else { contiguous_aligned(t)? };
     if !view(&t) {
         return Err(Error::Unsupported {
             op: OP,

@@ -23,7 +23,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::layout::contiguous;
+use crate::ops::layout::{contiguous, contiguous_aligned};
 use crate::runtime::device::Device;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
@@ -332,7 +332,7 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     }
     let rows = |t: &Tensor| -> Result<Tensor> {
         let ok = t.strides()[2] == 1 && t.addr() % 16 == 0 && t.strides()[..2].iter().all(|&s| (s * 2) % 16 == 0);
-        if ok { Ok(t.clone()) } else { contiguous(t) }
+        if ok { Ok(t.clone()) } else { contiguous_aligned(t) }
     };
     let (k, v) = (rows(k)?, rows(v)?);
     let slots = if slots.is_contiguous() { slots.clone() } else { contiguous(slots)? };
@@ -466,7 +466,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     }
     let (kernel, combine) = kernels_for(cache.dtype, d)?;
     let ok = q.strides()[3] == 1 && q.addr() % 16 == 0 && q.strides()[..3].iter().all(|&s| (s * 2) % 16 == 0);
-    let q = if ok { q.clone() } else { contiguous(q)? };
+    let q = if ok { q.clone() } else { contiguous_aligned(q)? };
     let group = heads / cache.kv_heads;
     let col_groups = (group * rows).div_ceil(DECODE_COLS as usize);
     let blocks = batch * cache.kv_heads * col_groups;

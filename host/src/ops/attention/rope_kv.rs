@@ -5,7 +5,7 @@
 use super::PagedKvCache;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::layout::contiguous;
+use crate::ops::layout::contiguous_aligned;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor, u32_of};
 use ferrocm_device::abi::attention::{self as abi, ATTENTION_SMALL_BLOCK, RopeWriteKvArgs};
@@ -116,7 +116,7 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     // kernel reads each token's heads as one contiguous, 16-byte aligned row.
     let rows = match qkv.flatten(0, 1) {
         Ok(r) if r.strides()[1] == d && r.strides()[2] == 1 && r.addr() % 16 == 0 && (r.strides()[0] * 2) % 16 == 0 => r,
-        _ => contiguous(qkv)?.flatten(0, 1)?,
+        _ => contiguous_aligned(qkv)?.flatten(0, 1)?,
     };
     let (cos, sin) = (cos.contiguous()?, sin.contiguous()?);
     let (offsets, slots) = (offsets.contiguous()?, slots.contiguous()?);
