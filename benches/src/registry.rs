@@ -396,42 +396,33 @@ pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
 /// compulsory bytes are the weight's (its device layout, GGML's bytes padded to 16 rows), the
 /// activations' and the output's.
 pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
+    qmatmul_bench(format, m, n, k, false)
+}
+
+/// [`qmatmul_case`] of the RMSNorm of the activations (`QMatmulOptions::rms_norm`, with a
+/// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
+pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
+    qmatmul_bench(format, m, n, k, true)
+}
+
+fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> Case {
     let weight = n.div_ceil(16) * 16 * format.row_bytes(k).unwrap_or(0);
     Case {
         op: "qmatmul",
-        shape: format!("{} {m}x{n}x{k}", format.name()),
+        shape: format!("{} {m}x{n}x{k}{}", format.name(), if norm { " norm" } else { "" }),
         flops: 2.0 * (m * n * k) as f64,
-        min_bytes: (weight + 2 * m * k + 2 * m * n) as u64,
+        min_bytes: (weight + 2 * m * k + 2 * m * n + if norm { 2 * k } else { 0 }) as u64,
         math: MathKind::F16,
         sample_workgroups: 8,
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
             let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
             let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
-            let opts = qmatmul::QMatmulOptions::default();
-            Ok(boxed(move || qmatmul::qmatmul(&x, &w, &opts).map(drop)))
-        }),
-    }
-}
-
-/// [`qmatmul_case`] of the RMSNorm of the activations (`QMatmulOptions::rms_norm`, with a
-/// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
-pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    let plain = qmatmul_case(format, m, n, k);
-    Case {
-        shape: format!("{} norm", plain.shape),
-        min_bytes: plain.min_bytes + 2 * k as u64,
-        prepare: Box::new(move |dev, seed| {
-            let mut g = Normal::new(seed);
-            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
-            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
-            let nw = g.tensor(dev, DType::F16, &[k], 1.0)?;
+            let nw = if norm { Some(g.tensor(dev, DType::F16, &[k], 1.0)?) } else { None };
             Ok(boxed(move || {
-                let opts =
-                    qmatmul::QMatmulOptions { rms_norm: Some(qmatmul::RmsNorm { weight: Some(&nw), eps: 1e-5 }), ..Default::default() };
-                qmatmul::qmatmul(&x, &w, &opts).map(drop)
+                let rms_norm = nw.as_ref().map(|w| qmatmul::RmsNorm { weight: Some(w), eps: 1e-5 });
+                qmatmul::qmatmul(&x, &w, &qmatmul::QMatmulOptions { rms_norm, ..Default::default() }).map(drop)
             }))
         }),
-        ..plain
     }
 }

@@ -23,26 +23,6 @@ pub(crate) struct Epilogue<'a> {
     pub out_dtype: Option<DType>,
 }
 
-/// An RMSNorm of a projection's input rows (`weight` `[in]` of the activation dtype): the
-/// quantized decode GEMV computes it in its own launch (`QMatmulOptions::rms_norm`); elsewhere
-/// `norm::rms_norm` runs first.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct InputNorm<'a> {
-    pub weight: &'a Tensor,
-    pub eps: f32,
-}
-
-impl InputNorm<'_> {
-    fn options(&self) -> RmsNorm<'_> {
-        RmsNorm { weight: Some(self.weight), eps: self.eps }
-    }
-
-    /// The normalised rows of `x`, as a separate launch.
-    fn apply(&self, x: &Tensor) -> Result<Tensor> {
-        Ok(norm::rms_norm(x, Some(self.weight), self.eps)?)
-    }
-}
-
 /// A weight matrix `[out, in]` and an optional bias.
 #[derive(Debug)]
 pub(crate) enum Linear {
@@ -81,8 +61,10 @@ impl Linear {
         self.forward_normed(x, None, e)
     }
 
-    /// `norm(x) [M, in] -> [M, out]` (`norm` absent: `x`).
-    pub(crate) fn forward_normed(&self, x: &Tensor, norm: Option<InputNorm<'_>>, e: Epilogue<'_>) -> Result<Tensor> {
+    /// `rms_norm(x) [M, in] -> [M, out]` (`rms` absent: `x`): the quantized decode GEMV computes
+    /// the norm in its own launch (`QMatmulOptions::rms_norm`); elsewhere `norm::rms_norm`
+    /// runs first.
+    pub(crate) fn forward_normed(&self, x: &Tensor, rms: Option<RmsNorm<'_>>, e: Epilogue<'_>) -> Result<Tensor> {
         match self {
             Linear::Quantized { w, bias } => {
                 let opts = QMatmulOptions {
@@ -90,16 +72,16 @@ impl Linear {
                     activation: e.activation,
                     residual: e.residual,
                     out_dtype: e.out_dtype,
-                    rms_norm: norm.as_ref().map(InputNorm::options),
+                    rms_norm: rms,
                     ..Default::default()
                 };
                 Ok(qmatmul::qmatmul(x, w, &opts)?)
             }
             Linear::Dense { w, bias } => {
                 let normed;
-                let x = match &norm {
+                let x = match &rms {
                     Some(n) => {
-                        normed = n.apply(x)?;
+                        normed = norm::rms_norm(x, n.weight, n.eps)?;
                         &normed
                     }
                     None => x,
@@ -146,24 +128,23 @@ impl GateUp {
         self.forward_normed(x, None)
     }
 
-    /// `norm(x) [M, in] -> [M, ffn]` (`norm` absent: `x`), and whether the gate ran inside the
-    /// projection's launch.
-    pub(crate) fn forward_normed(&self, x: &Tensor, norm: Option<InputNorm<'_>>) -> Result<(Tensor, bool)> {
+    /// `rms_norm(x) [M, in] -> [M, ffn]` (`rms` absent: `x`), and whether the gate ran inside
+    /// the projection's launch.
+    pub(crate) fn forward_normed(&self, x: &Tensor, rms: Option<RmsNorm<'_>>) -> Result<(Tensor, bool)> {
         match self {
             GateUp::Concat(l) => {
-                let gu = l.forward_normed(x, norm, Epilogue::default())?;
+                let gu = l.forward_normed(x, rms, Epilogue::default())?;
                 let ffn = gu.shape()[1] / 2;
                 Ok((ew::silu_mul(&gu.narrow(1, 0, ffn)?, &gu.narrow(1, ffn, ffn)?)?, false))
             }
             GateUp::Interleaved(w) => {
                 let (m, n) = (x.shape()[0], w.shape()[0]);
-                let rms_norm = norm.as_ref().map(InputNorm::options);
                 if qmatmul::choose_kernel(m, n, x.dtype()) == QKernel::Gemv {
-                    let opts = QMatmulOptions { swiglu: true, rms_norm, ..Default::default() };
+                    let opts = QMatmulOptions { swiglu: true, rms_norm: rms, ..Default::default() };
                     return Ok((qmatmul::qmatmul(x, w, &opts)?, true));
                 }
                 // [M, n] in tiles of 8 gate then 8 up columns.
-                let gu = qmatmul::qmatmul(x, w, &QMatmulOptions { rms_norm, ..Default::default() })?.unflatten(1, &[n / 16, 2, 8])?;
+                let gu = qmatmul::qmatmul(x, w, &QMatmulOptions { rms_norm: rms, ..Default::default() })?.unflatten(1, &[n / 16, 2, 8])?;
                 let act = ew::silu_mul(&gu.narrow(2, 0, 1)?, &gu.narrow(2, 1, 1)?)?;
                 Ok((act.reshape(&[m, n / 2])?, false))
             }

@@ -91,6 +91,32 @@ fn kernel(op: &'static str, d: DType) -> Result<(Kernel<NormArgs>, [Kernel<NormA
     }
 }
 
+/// A norm's `eps`: finite and non-negative.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] otherwise.
+pub(crate) fn check_eps(op: &'static str, eps: f32) -> Result<()> {
+    if !(eps >= 0.0) || eps.is_infinite() {
+        return Err(Error::InvalidArgument { op, message: format!("eps = {eps} (must be finite and >= 0)") });
+    }
+    Ok(())
+}
+
+/// A norm's parameter `what` (weight, bias, residual) of `dtype` and `shape` on `ops`' device.
+///
+/// # Errors
+/// [`Error::DTypeMismatch`], [`Error::Shape`], [`Error::DeviceMismatch`].
+pub(crate) fn check_param(ops: &Operands<'_>, what: &'static str, t: &Tensor, dtype: DType, shape: &[usize]) -> Result<()> {
+    let op = ops.op();
+    if t.dtype() != dtype {
+        return Err(Error::DTypeMismatch { op, what, got: t.dtype(), expected: dtype.to_string() });
+    }
+    if t.shape() != shape {
+        return Err(Error::Shape { op, message: format!("{what} is {:?}, expected {shape:?}", t.shape()) });
+    }
+    ops.check_device(what, t)
+}
+
 fn run(
     op: &'static str,
     x: &Tensor,
@@ -104,21 +130,11 @@ fn run(
     if x.rank() == 0 {
         return Err(Error::Shape { op, message: "a 0-d tensor has no last axis".into() });
     }
-    if !(eps >= 0.0) || eps.is_infinite() {
-        return Err(Error::InvalidArgument { op, message: format!("eps = {eps} (must be finite and >= 0)") });
-    }
+    check_eps(op, eps)?;
     let len = x.shape()[x.rank() - 1];
     let dev = x.device();
     let mut ops = Operands::new(op, dev);
-    let check = |what: &'static str, t: &Tensor, shape: &[usize]| -> Result<()> {
-        if t.dtype() != x.dtype() {
-            return Err(Error::DTypeMismatch { op, what, got: t.dtype(), expected: x.dtype().to_string() });
-        }
-        if t.shape() != shape {
-            return Err(Error::Shape { op, message: format!("{what} is {:?}, expected {shape:?}", t.shape()) });
-        }
-        ops.check_device(what, t)
-    };
+    let check = |what: &'static str, t: &Tensor, shape: &[usize]| check_param(&ops, what, t, x.dtype(), shape);
     if let Some(r) = residual {
         check("residual", r, x.shape())?;
     }

@@ -68,6 +68,7 @@ use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::gemm::Activation;
 use crate::ops::layout::{contiguous, contiguous_aligned};
+use crate::ops::norm;
 use crate::quant::QuantTensor;
 use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
@@ -124,7 +125,7 @@ pub struct QMatmulOptions<'a> {
 pub struct RmsNorm<'a> {
     /// `[K]` of `x`'s dtype; `None` means 1.
     pub weight: Option<&'a Tensor>,
-    /// Added to the mean square; non-negative.
+    /// Added to the mean square; finite and non-negative.
     pub eps: f32,
 }
 
@@ -207,7 +208,7 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// [`Error::Shape`] / [`Error::InvalidArgument`] for `swiglu` with N not a multiple of 16 or
 /// with a bias, residual or activation; for `rms_norm`, those of
 /// [`norm::rms_norm`](crate::ops::norm::rms_norm) (a weight not `[K]` of `x`'s dtype, a
-/// negative or NaN `eps`); allocation and launch errors.
+/// negative, infinite or NaN `eps`); allocation and launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
     const OP: &str = "qmatmul";
     let [n, k] = w.shape();
@@ -294,7 +295,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     let normed;
     let x = match &opts.rms_norm {
         Some(rn) if !fuse_norm => {
-            normed = crate::ops::norm::rms_norm(x, rn.weight, rn.eps)?;
+            normed = norm::rms_norm(x, rn.weight, rn.eps)?;
             &normed
         }
         _ => x,
@@ -418,18 +419,6 @@ impl GemvPlan {
 /// `rn`'s weight and eps as `norm::rms_norm` checks them, for activations of `dtype` with `k`
 /// columns.
 fn check_norm(ops: &Operands<'_>, rn: &RmsNorm<'_>, dtype: DType, k: usize) -> Result<()> {
-    const OP: &str = "qmatmul";
-    if rn.eps.is_nan() || rn.eps < 0.0 {
-        return Err(Error::InvalidArgument { op: OP, message: format!("rms_norm eps must be non-negative, got {}", rn.eps) });
-    }
-    if let Some(t) = rn.weight {
-        ops.check_device("norm weight", t)?;
-        if t.shape() != [k] {
-            return Err(Error::Shape { op: OP, message: format!("the norm weight must be [{k}], got {:?}", t.shape()) });
-        }
-        if t.dtype() != dtype {
-            return Err(Error::DTypeMismatch { op: OP, what: "norm weight", got: t.dtype(), expected: dtype.to_string() });
-        }
-    }
-    Ok(())
+    norm::check_eps(ops.op(), rn.eps)?;
+    rn.weight.map_or(Ok(()), |t| norm::check_param(ops, "norm weight", t, dtype, &[k]))
 }

@@ -5,13 +5,14 @@ use super::weights::{LayerNames, check_loadable, load_shaped, quantized_rows};
 use crate::attention::{self, KvCache};
 use crate::chat::{ChatTemplate, Message};
 use crate::error::{Error, Result};
-use crate::linear::{Epilogue, GateUp, InputNorm, Linear, download, upload};
+use crate::linear::{Epilogue, GateUp, Linear, download, upload};
 use crate::options::LoadOptions;
 use crate::profile::{ModeledStep, StageTracer, stage};
 use crate::tokenizer::TextTokenizer;
 use ferrocm::io::gguf::GgufFile;
 use ferrocm::ops::attention::RopeKv;
 use ferrocm::ops::gemm::GemmOptions;
+use ferrocm::ops::qmatmul::RmsNorm;
 use ferrocm::ops::rope::{RopeLayout, RopeOptions, RopeTable};
 use ferrocm::ops::{gemm, movement, norm, rope};
 use ferrocm::quant::QuantTensor;
@@ -369,7 +370,7 @@ impl<'m> Session<'m> {
         let eps = c.rms_eps;
         for (li, l) in m.layers.iter().enumerate() {
             stage(&mut tracer, "qkv");
-            let attn_norm = InputNorm { weight: &l.attn_norm, eps };
+            let attn_norm = RmsNorm { weight: Some(&l.attn_norm), eps };
             let qkv = l.qkv.forward_normed(&res, Some(attn_norm), Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
             let a = if fused_rope {
                 // Decoding: queries and keys rotate on their way to the cache, one launch.
@@ -390,7 +391,7 @@ impl<'m> Session<'m> {
             stage(&mut tracer, "o_proj");
             res = l.o.forward(&a, Epilogue { residual: Some(&res), ..Default::default() })?;
             stage(&mut tracer, "gate_up");
-            let (act, _) = l.gate_up.forward_normed(&res, Some(InputNorm { weight: &l.ffn_norm, eps }))?;
+            let (act, _) = l.gate_up.forward_normed(&res, Some(RmsNorm { weight: Some(&l.ffn_norm), eps }))?;
             stage(&mut tracer, "down");
             res = l.down.forward(&act, Epilogue { residual: Some(&res), ..Default::default() })?;
         }

@@ -263,19 +263,8 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
 /// reduced over the waves as it ends ([`reduce`]).
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn run<F: Format, const X: u32, R: ActRows>(
-    a: &QGemvArgs,
-    xb: R,
-    c0: u32,
-    c1: u32,
-    first: u32,
-    stride: u32,
-    table: LdsSlice<f32>,
-    tables: LdsSlice<f32>,
-    red: [LdsSlice<f32>; 2],
-    results: LdsSlice<f32>,
-) {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
+    let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;
     // Staged rows: their loads go out first (their latency overlaps the weights').
     // SAFETY: the arguments describe the buffers; every wave calls it once.
     let held = unsafe { xb.issue(a) };
@@ -546,6 +535,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
 }
 
 /// A workgroup's share of a GEMV launch, set up by [`setup`].
+#[derive(Clone, Copy)]
 struct Share {
     c0: u32,
     c1: u32,
@@ -605,13 +595,12 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
 #[inline(always)]
 pub fn gemv<F: Format>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
-    let (c0, c1, first, stride) = (s.c0, s.c1, s.first, s.stride);
     match a.x_type {
-        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
-        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
-        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), c0, c1, first, stride, s.table, s.tables, s.red, s.results),
+        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), &s),
+        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), &s),
+        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), &s),
     }
-    epilogue_all(&a, first, stride, s.results);
+    epilogue_all(&a, s.first, s.stride, s.results);
 }
 
 /// The `quant_gemv_norm_*` kernel for format `F` and activations of type `E` (f16 or bf16;
@@ -621,12 +610,11 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
 #[inline(always)]
 pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
-    let (c0, c1, first, stride) = (s.c0, s.c1, s.first, s.stride);
     let rows = NormedRows::<E>::new(&a, F::F, s.staged);
     if E::CODE == Bf16::CODE {
-        run::<F, { dtype::BF16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
+        run::<F, { dtype::BF16 }, _>(&a, rows, &s);
     } else {
-        run::<F, { dtype::F16 }, _>(&a, rows, c0, c1, first, stride, s.table, s.tables, s.red, s.results);
+        run::<F, { dtype::F16 }, _>(&a, rows, &s);
     }
-    epilogue_all(&a, first, stride, s.results);
+    epilogue_all(&a, s.first, s.stride, s.results);
 }
