@@ -106,7 +106,7 @@ pub struct QMatmulOptions<'a> {
     /// or activation; always the GEMV (the GEMM forced with it is [`Error::Unsupported`]).
     pub swiglu: bool,
     /// RMSNorm of `x`'s rows first: the product is `rms_norm(x, weight, eps) W^T`, the
-    /// normalised rows rounded to `x`'s dtype as [`norm::rms_norm`](crate::ops::norm::rms_norm)
+    /// normalised rows rounded to `x`'s dtype as [`norm::rms_norm`]
     /// returns them. The GEMV with f16 or bf16 activations computes the norm itself when its
     /// workgroups have a wave per row to spare and the rows are short enough to sit in the
     /// waves' registers (`abi::quant::gemv_norm_fits`: decode rows, up to about as many as K
@@ -118,7 +118,7 @@ pub struct QMatmulOptions<'a> {
 }
 
 /// The RMSNorm [`QMatmulOptions::rms_norm`] applies to the activations: `x / sqrt(mean(x^2) +
-/// eps) * weight` over each row, in f32, as [`norm::rms_norm`](crate::ops::norm::rms_norm)
+/// eps) * weight` over each row, in f32, as [`norm::rms_norm`]
 /// (including its handling of huge values and of rows holding a NaN or an infinity, which are
 /// NaN throughout).
 #[derive(Clone, Copy, Debug)]
@@ -207,7 +207,7 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// [`Error::Unsupported`] for [`QKernel::Gemm`] forced on f32 activations or with `swiglu`;
 /// [`Error::Shape`] / [`Error::InvalidArgument`] for `swiglu` with N not a multiple of 16 or
 /// with a bias, residual or activation; for `rms_norm`, those of
-/// [`norm::rms_norm`](crate::ops::norm::rms_norm) (a weight not `[K]` of `x`'s dtype, a
+/// [`norm::rms_norm`] (a weight not `[K]` of `x`'s dtype, a
 /// negative, infinite or NaN `eps`); allocation and launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
     const OP: &str = "qmatmul";
