@@ -24,7 +24,7 @@ fn sequence(dev: &Device) -> ferrocm::Result<()> {
     let x = Tensor::from_slice(dev, &vec![0.25f32; m * k], &[m, k])?;
     let w = Tensor::from_slice(dev, &vec![0.5f32; n * k], &[n, k])?;
     let bias = Tensor::from_slice(dev, &[0.125f32], &[1])?.broadcast_to(&[n])?;
-    let split = GemmConfig { splits: 4, ..gemm::choose_config(DType::F32, 1, m, n, k) };
+    let split = GemmConfig { splits: 4, ..gemm::tiled_config(DType::F32, 1, m, n, k) };
     let opts = GemmOptions { bias: Some(&bias), config: Some(split), ..Default::default() };
     for _ in 0..CALLS {
         let p = softmax::softmax(&x.narrow(1, 0, n)?)?;

@@ -156,12 +156,11 @@ impl GateUp {
 const SKINNY_ROWS: usize = 64;
 
 /// The GEMM configuration for `x [m, k] W^T [k, n]`: the op's chooser, except that
-/// `16 < m <= 64` (short prompts, small batches) also gets the 16-row tile (with the split the
-/// chooser gives 16 rows): the 128-row tile would compute up to 8x the rows needed, which is
-/// what the emulator spends its time on (a 40-token prefill GEMM runs 1.3x faster; on MI300X
-/// the 16-row tile also spreads such products over more CUs). Split-K stays as the chooser
-/// sets it: forcing one pass in decode saves 4 reduction launches per layer but models 30%
-/// slower for SmolLM2 (1768 against 1358 us per token).
+/// `16 < m <= 64` (short prompts, small batches) also gets the 16-row kernel the chooser gives
+/// 16 rows (the decode GEMV, W streamed once per 16 rows): the 128-row tile would compute up to
+/// 8x the rows needed, which is what the emulator spends its time on (a 40-token prefill GEMM
+/// ran 1.3x faster on the 16-row tile; on MI300X 16-row blocks also spread such products over
+/// more CUs).
 fn config_for(dtype: DType, m: usize, n: usize, k: usize) -> Option<GemmConfig> {
     (m > 16 && m <= SKINNY_ROWS).then(|| gemm::choose_config(dtype, 1, 16, n, k))
 }

@@ -211,9 +211,17 @@ proptest! {
 
 #[test]
 fn the_chooser_follows_its_documented_rule() {
-    // Decode GEMV: skinny tile, K split until the GPU is full (64 N-blocks x 16 = 1024 <= 304 x 8).
+    // Decode: the GEMV, the most waves (of 1, 2, 4, 8) that keep 8 K-tiles each.
     let c = gemm::choose_config(DType::Bf16, 1, 1, 4096, 4096);
+    assert_eq!((c.block_m, c.block_n, c.waves, c.splits), (16, 16, 8, 1));
+    assert!(c.is_gemv());
+    assert_eq!(gemm::choose_config(DType::Bf16, 1, 16, 576, 576).waves, 2);
+    assert_eq!(gemm::choose_config(DType::F32, 1, 1, 64, 100).waves, 1);
+    // The tiled rule for the same shape (the fallback where the GEMV's 16-byte loads do not
+    // fit): skinny tile, K split until the GPU is full (64 N-blocks x 16 = 1024 <= 304 x 8).
+    let c = gemm::tiled_config(DType::Bf16, 1, 1, 4096, 4096);
     assert_eq!((c.block_m, c.block_n, c.splits), (16, 64, 16));
+    assert_eq!(gemm::choose_config(DType::Bf16, 1, 17, 4096, 4096), gemm::tiled_config(DType::Bf16, 1, 17, 4096, 4096));
     // A big square GEMM fills the GPU on its own.
     let c = gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096);
     assert_eq!((c.block_m, c.block_n, c.mfma, c.splits), (128, 128, Mfma::Tile32, 1));
@@ -223,7 +231,7 @@ fn the_chooser_follows_its_documented_rule() {
     assert!(gemm::configs(DType::Bf16).contains(&c));
     // Every configuration is enumerable, once.
     let all = gemm::configs(DType::F32);
-    assert_eq!(all.len(), 18);
+    assert_eq!(all.len(), 22);
     assert!(all.iter().all(|c| all.iter().filter(|d| *d == c).count() == 1));
 }
 
@@ -256,7 +264,7 @@ fn the_epilogue_applies_alpha_beta_bias_activation_and_residual_in_order() {
     let (m, n, k) = (70, 45, 33);
     let mut seed = 11;
     let split = GemmConfig { splits: 2, ..gemm::configs(DType::Bf16)[0] };
-    let skinny_split = GemmConfig { splits: 4, ..gemm::choose_config(DType::Bf16, 1, 1, 64, 64) };
+    let skinny_split = GemmConfig { splits: 4, ..gemm::tiled_config(DType::Bf16, 1, 1, 64, 64) };
     for (act, config) in [
         (Activation::None, None),
         (Activation::Relu, None),
@@ -370,6 +378,82 @@ fn nan_and_inf_propagate_and_fp8_extremes_are_exact() {
     let tb = Tensor::from_slice(dev, &b8, &[n, k]).unwrap().transpose(0, 1).unwrap();
     let c = gemm::gemm(&ta, &tb, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
     assert!(c.to_vec::<f32>().unwrap().iter().all(|&x| x == -240.0 * 240.0 * k as f32));
+}
+
+/// The decode GEMV (M <= 16): its epilogue (alpha, beta * C, bias, activation, residual) in
+/// order; B's row padding past K holding NaN never reaches C (the GEMV loads the last K-tile's
+/// 16-byte pieces whole and must mask what lies past K); batches over one shared B; and the
+/// same product at an odd offset (no 16-byte loads: the chooser falls back to the tiled GEMM,
+/// a requested GEMV gets padded copies) agrees.
+#[test]
+fn the_gemv_runs_the_epilogue_masks_past_k_and_takes_any_operand() {
+    let dev = device();
+    let (m, n, k, ld) = (5, 40, 70, 80);
+    let mut seed = 91;
+    let (a, av) = operand(m, k, DType::Bf16, Layout::RowMajor, &mut seed);
+    // B^T stored [n][ld]: K values, then NaN (the last 16-byte piece of K holds 2 of them).
+    let (bt_full, bt_h) = random(n, ld, DType::Bf16, 1.5, &mut seed);
+    let mut bt_vals = bt_full.to_vec::<bf16>().unwrap();
+    for r in 0..n {
+        for c in k..ld {
+            bt_vals[r * ld + c] = bf16::NAN;
+        }
+    }
+    let bt = Tensor::from_slice(dev, &bt_vals, &[n, ld]).unwrap().narrow(1, 0, k).unwrap();
+    let b = bt.transpose(0, 1).unwrap();
+    let bv = |p: usize, j: usize| bt_h.vals[j * ld + p];
+    assert!(gemm::choose_config(DType::Bf16, 1, m, n, k).is_gemv());
+    let bias_v: Vec<f32> = (0..n).map(|j| (j as f32 - 20.0) / 16.0).collect();
+    let bias = Tensor::from_slice(dev, &bias_v, &[n]).unwrap();
+    let (res, res_h) = random(m, n, DType::F32, 0.5, &mut seed);
+    let (alpha, beta) = (0.75f32, -0.5f32);
+    for act in [Activation::None, Activation::Silu, Activation::GeluTanh] {
+        let (c, c_h) = random(m, n, DType::F32, 1.0, &mut seed);
+        let opts = GemmOptions { alpha, beta, bias: Some(&bias), activation: act, residual: Some(&res), ..Default::default() };
+        gemm::gemm_into(&a, &b, &c, &opts).unwrap();
+        let got = read_f64(&c);
+        for i in 0..m {
+            for j in 0..n {
+                let (mut acc, mut s) = (0.0, 0.0);
+                for p in 0..k {
+                    acc += av[i * k + p] * bv(p, j);
+                    s += (av[i * k + p] * bv(p, j)).abs();
+                }
+                let x = alpha as f64 * acc + beta as f64 * c_h.vals[i * n + j] + bias_v[j] as f64;
+                let x = match act {
+                    Activation::Silu => x / (1.0 + (-x).exp()),
+                    Activation::GeluTanh => 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh()),
+                    _ => x,
+                };
+                let want = x + res_h.vals[i * n + j];
+                let g = got[i * n + j];
+                assert!((g - want).abs() <= 2f64.powi(-20) * (s + 1.0) + 1e-5 * want.abs(), "{act:?}: C[{i}][{j}] = {g}, want {want}");
+            }
+        }
+    }
+    // Batches over one B, through the GEMV, against the same rows one at a time.
+    let (a3, _) = random(3 * m, k, DType::Bf16, 1.0, &mut seed);
+    let batched = gemm::matmul(&a3.reshape(&[3, m, k]).unwrap(), &b).unwrap().to_vec::<bf16>().unwrap();
+    let flat = gemm::matmul(&a3, &b).unwrap().to_vec::<bf16>().unwrap();
+    assert_eq!(batched, flat, "a batch of 3 against 3m rows");
+    // A at an odd offset (2 bytes in): no 16-byte loads. Chooser and requested GEMV agree with
+    // the aligned product.
+    let (a_wide, _) = random(m, k + 1, DType::Bf16, 1.0, &mut seed);
+    let a_odd = a_wide.narrow(1, 1, k).unwrap();
+    let aligned = gemm::matmul(&gemm_copy(&a_odd), &b).unwrap().to_vec::<bf16>().unwrap();
+    let chosen = gemm::matmul(&a_odd, &b).unwrap().to_vec::<bf16>().unwrap();
+    let forced = GemmOptions { config: Some(gemm::gemv_config(DType::Bf16, k)), ..Default::default() };
+    let requested = gemm::gemm(&a_odd, &b, &forced).unwrap().to_vec::<bf16>().unwrap();
+    assert_eq!(requested, aligned, "a requested GEMV on padded copies");
+    for (x, y) in chosen.iter().zip(&aligned) {
+        // (The tiled GEMM sums in another order.)
+        assert!((x.to_f64() - y.to_f64()).abs() <= 1e-2 * (1.0 + y.to_f64().abs()), "{x} vs {y}");
+    }
+}
+
+/// A contiguous copy of `t`.
+fn gemm_copy(t: &Tensor) -> Tensor {
+    ferrocm::ops::layout::contiguous_aligned(&ferrocm::ops::layout::contiguous(t).unwrap()).unwrap()
 }
 
 #[test]

@@ -2,8 +2,8 @@
 //! (exactly the products' count for the shape, on the configured instruction), 128-bit global
 //! accesses in whole 64-byte lines, zero LDS bank conflicts (operand tiles, fragment reads and
 //! the epilogue's strips, under the measured MI300X lane groups of each access width), for the
-//! plain kernels on both MFMA shapes and for the fp8 block-scaled one, and the split-K
-//! reduction's traffic.
+//! plain kernels on both MFMA shapes and for the fp8 block-scaled one, the decode GEMV's
+//! traffic and MFMAs, and the split-K reduction's traffic.
 //!
 //! The tests read the device's counters, so each holds a lock for its whole run (no other launch
 //! lands in its counts). The counter checks are skipped on a real GPU (no counters there).
@@ -56,16 +56,53 @@ fn block_tiles_issue_exact_mfmas_load_128_bits_and_have_no_bank_conflicts() {
 }
 
 #[test]
+fn the_gemv_reads_b_once_in_16_byte_pieces_with_exact_mfmas() {
+    let _device = exclusive();
+    for (dtype, m, n, k) in
+        [(DType::Bf16, 1, 1024, 2048), (DType::F16, 16, 528, 576), (DType::F32, 3, 64, 1000), (DType::Fp8E4M3Fnuz, 2, 256, 528)]
+    {
+        let x = input(m, k, dtype, 11);
+        let wt = input(n, k, dtype, 12).transpose(0, 1).unwrap();
+        let cfg = gemm::choose_config(dtype, 1, m, n, k);
+        assert!(cfg.is_gemv(), "{cfg:?}");
+        let opts = GemmOptions { out_dtype: Some(DType::F32), ..Default::default() };
+        let Some((_, c)) = measure(|| gemm::gemm(&x, &wt, &opts).unwrap()) else { return };
+        let g = &c.global;
+        let eb = dtype.size();
+        let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) as usize * 16;
+        println!(
+            "{dtype:<12} {m}x{n}x{k} waves {}  MFMA {:?}  read {} (16B {wide})  written {}  partial-line instr {}  LDS conflict cycles {}",
+            cfg.waves, c.mfma, g.bytes_read, g.bytes_written, g.partially_used_line_instructions, c.lds.bank_conflict_cycles
+        );
+        // One launch, one MFMA per 16x16 block and MFMA-deep slice of K (ragged K rounds up to
+        // whole K-tiles of 64 bytes).
+        let shape = Mfma::Tile16.shape(dtype);
+        let depth: usize = shape.split('x').nth(2).unwrap().parse().unwrap();
+        let k_tiles = (k * eb).div_ceil(64);
+        let name = c.mfma.keys().next().copied().unwrap_or("none");
+        assert_eq!(c.mfma.len(), 1, "{dtype}: {:?}", c.mfma);
+        assert!(name.contains(shape), "{dtype}: ran {name}");
+        assert_eq!(c.mfma[name] as usize, n.div_ceil(16) * m.div_ceil(16) * k_tiles * 64 / (depth * eb), "{dtype}");
+        // B once, A once per 16 columns, all in 16-byte pieces; C (f32) once.
+        assert_eq!(g.bytes_read as usize, n * k * eb + n.div_ceil(16) * m * k * eb, "{dtype}");
+        assert_eq!(wide, g.bytes_read as usize, "{dtype}: loads narrower than 16 bytes");
+        assert_eq!(g.bytes_written as usize, m * n * 4, "{dtype}");
+        assert_eq!(c.lds.bank_conflict_cycles, 0, "{dtype}: LDS bank conflicts");
+    }
+}
+
+#[test]
 fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
     let _device = exclusive();
     let (m, n, k) = (3, 1024, 2048);
     let x = input(m, k, DType::Bf16, 3);
     let wt = input(n, k, DType::Bf16, 4).transpose(0, 1).unwrap();
-    let cfg = gemm::choose_config(DType::Bf16, 1, m, n, k);
+    let cfg = gemm::tiled_config(DType::Bf16, 1, m, n, k);
     assert!(cfg.splits > 1 && cfg.block_m == 16, "{cfg:?}");
     let opts = GemmOptions { config: Some(GemmConfig { splits: 1, ..cfg }), out_dtype: Some(DType::F32), ..Default::default() };
     let one_pass = gemm::gemm(&x, &wt, &opts).unwrap().to_vec::<f32>().unwrap();
-    let split = match measure(|| gemm::gemm(&x, &wt, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap()) {
+    let split_opts = GemmOptions { config: Some(cfg), out_dtype: Some(DType::F32), ..Default::default() };
+    let split = match measure(|| gemm::gemm(&x, &wt, &split_opts).unwrap()) {
         Some((split, c)) => {
             // Both launches: the operands once, each partial written once and read once, and C.
             let g = &c.global;
@@ -81,7 +118,7 @@ fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
             assert_eq!(r.partially_used_line_instructions, 0);
             split
         }
-        None => gemm::gemm(&x, &wt, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap(),
+        None => gemm::gemm(&x, &wt, &split_opts).unwrap(),
     };
     // The same sums in another order: equal up to f32 rounding (|x| <= 2048 * 1 here).
     for (a, b) in one_pass.iter().zip(split.to_vec::<f32>().unwrap()) {

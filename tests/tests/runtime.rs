@@ -112,7 +112,7 @@ fn queued_work_keeps_its_operands_alive() {
     for (it, (a_vals, w_vals, a, w, bias)) in inputs.into_iter().enumerate() {
         let _on = streams[it % 2].enter();
         let bias = bias.broadcast_to(&[n]).unwrap();
-        let split = gemm::GemmConfig { splits: 2, ..gemm::choose_config(DType::F32, 1, m, n, k) };
+        let split = gemm::GemmConfig { splits: 2, ..gemm::tiled_config(DType::F32, 1, m, n, k) };
         let opts = GemmOptions { bias: Some(&bias), config: Some(split), ..Default::default() };
         let y = gemm::gemm(&a, &w.transpose(0, 1).unwrap(), &opts).unwrap();
         // A strided input: softmax makes a contiguous copy first.

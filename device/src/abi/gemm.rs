@@ -138,6 +138,18 @@ crate::kernel_abi! {
         GEMM_FP8_16X64 = "gemm_fp8_16x64" @ 64,
         /// E5M2FNUZ, 16x64 block of one wave (tall-skinny).
         GEMM_BF8_16X64 = "gemm_bf8_16x64" @ 64,
+        /// bf16 decode GEMV: 16 rows of B per workgroup, K split over its waves (see [`GEMV_ROWS`]).
+        GEMV_BF16 = "gemv_bf16" @ 512,
+        /// f16 decode GEMV.
+        GEMV_F16 = "gemv_f16" @ 512,
+        /// f32 decode GEMV (exact f32 MFMA).
+        GEMV_F32 = "gemv_f32" @ 512,
+        /// f32 decode GEMV, inputs truncated to tf32 by the matrix cores (opt-in).
+        GEMV_XF32 = "gemv_xf32" @ 512,
+        /// E4M3FNUZ decode GEMV.
+        GEMV_FP8 = "gemv_fp8" @ 512,
+        /// E5M2FNUZ decode GEMV.
+        GEMV_BF8 = "gemv_bf8" @ 512,
     }
 }
 
@@ -193,6 +205,26 @@ crate::kernel_abi! {
 
 /// Waves per workgroup of the 128x128 configurations.
 pub const GEMM_128_WAVES: u32 = 4;
+
+/// Rows of B (columns of C) one `gemv_*` workgroup computes, and rows of A per workgroup row
+/// (grid: x = ceil(N / 16), y = ceil(M / 16), z = batch; `splits` is 1). The GEMV streams B
+/// once per 16 rows of A without LDS staging: its waves split K, each wave reducing
+/// `k_tiles_per_split` consecutive K-tiles, and needs `VECTOR_OK` (16-byte aligned operands and
+/// row strides).
+pub const GEMV_ROWS: u32 = 16;
+/// Most waves a `gemv_*` workgroup splits K over.
+pub const GEMV_MAX_WAVES: u32 = 8;
+/// K-tiles a GEMV wave loads at once (its loads run one such group ahead of its arithmetic).
+pub const GEMV_GROUP: u32 = 4;
+/// Floats from one register's partial sums to the next in the GEMV's LDS reduction: 64 lanes
+/// and 16 of padding, so that the 32-lane phases of the reading side (rows `e` and `e + 1` of
+/// one column range) fall on disjoint banks.
+pub const GEMV_RED_PITCH: u32 = 80;
+
+/// Dynamic LDS of a `gemv_*` workgroup of `waves` waves: each wave's 4 registers of partial sums.
+pub const fn gemv_lds_bytes(waves: u32) -> u32 {
+    waves * 4 * GEMV_RED_PITCH * 4
+}
 
 /// Dynamic LDS of a configuration: two stages of an A tile and a B tile, `K_TILE_BYTES` per row.
 pub const fn gemm_lds_bytes(block_m: u32, block_n: u32) -> u32 {

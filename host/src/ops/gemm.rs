@@ -25,7 +25,9 @@ use crate::error::{Error, Result};
 use crate::ops::layout::{contiguous, simplify};
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
-use ferrocm_device::abi::gemm::{self as abi, GemmArgs, GemmReduceArgs, K_TILE_BYTES, activation, flags, out_type};
+use ferrocm_device::abi::gemm::{
+    self as abi, GEMV_MAX_WAVES, GEMV_ROWS, GemmArgs, GemmReduceArgs, K_TILE_BYTES, activation, flags, out_type,
+};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 /// The activation fused into the epilogue (after bias, before the residual).
@@ -106,6 +108,10 @@ impl Default for GemmOptions<'_> {
 
 /// One kernel configuration: the output tile of a workgroup and the split of K. The set is
 /// enumerable ([`configs`]) so a tuner can sweep it.
+///
+/// The 16x16 block (`block_m == block_n == 16`, [`GemmConfig::is_gemv`]) is the decode GEMV:
+/// its `waves` split K inside the workgroup (no second pass; `splits` is 1), and it streams B
+/// once per 16 rows of A without staging it in LDS.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct GemmConfig {
     /// Rows of C per workgroup.
@@ -130,6 +136,19 @@ const CUS: usize = 304;
 const MIN_TILES_PER_SPLIT: usize = 8;
 /// The chooser keeps split-K partials under this many bytes.
 const MAX_PARTIAL_BYTES: usize = 256 << 20;
+
+impl GemmConfig {
+    /// True for the decode GEMV's 16x16 block (see the type's docs).
+    pub fn is_gemv(&self) -> bool {
+        self.block_m == GEMV_ROWS && self.block_n == GEMV_ROWS
+    }
+}
+
+/// Waves the GEMV configurations may split K over.
+const GEMV_WAVES: [u32; 4] = [1, 2, 4, GEMV_MAX_WAVES];
+/// A GEMV wave reduces at least this many K-tiles (64 bytes of each row), so that its loads
+/// and its share of the reduction stay small next to its streaming.
+const MIN_GEMV_TILES_PER_WAVE: usize = 8;
 
 /// The MFMA instruction shape of a configuration. Both give a wave 64x64 outputs from the same
 /// LDS reads and registers; 32x32 instructions do four times the work of 16x16 ones in twice the
@@ -167,8 +186,9 @@ const BLOCK_MFMA: Mfma = Mfma::Tile32;
 
 /// Every configuration for an input dtype: the 128x128 tile (4 waves of 64x64 outputs, on 16x16
 /// or on 32x32 MFMAs) and the tall-skinny 16x64 tile (one wave, for M <= 16), each with every
-/// split count of [`SPLITS`]. All use K-tiles of 64 bytes and two LDS stages. The dtype does not
-/// change the set; it is the argument so that a future dtype-specific tile has a place.
+/// split count of [`SPLITS`] (K-tiles of 64 bytes, two LDS stages); then the decode GEMV's 16x16
+/// block with 1, 2, 4 or 8 waves splitting K (one pass). The dtype does not change the set; it
+/// is the argument so that a future dtype-specific tile has a place.
 pub fn configs(dtype: DType) -> Vec<GemmConfig> {
     let _ = dtype;
     let mut out = Vec::new();
@@ -177,18 +197,38 @@ pub fn configs(dtype: DType) -> Vec<GemmConfig> {
             out.push(GemmConfig { block_m, block_n, waves, mfma, splits });
         }
     }
+    for waves in GEMV_WAVES {
+        out.push(GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1 });
+    }
     out
 }
 
+/// The decode GEMV's configuration for K = `k` elements of `dtype`: the most waves (of 1, 2, 4,
+/// 8) that still give each at least 8 K-tiles.
+pub fn gemv_config(dtype: DType, k: usize) -> GemmConfig {
+    let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
+    let waves = GEMV_WAVES.iter().copied().filter(|&w| w == 1 || k_tiles / w as usize >= MIN_GEMV_TILES_PER_WAVE).max().unwrap_or(1);
+    GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1 }
+}
+
 /// The configuration chosen for `batches` products of `[m, k] x [k, n]`. The rule:
-/// - tile: 16x64 when `m <= 16` (decode-time GEMV/GEMM: a 128-row tile would spend 7/8 of its
-///   MFMAs and its operand traffic on padding rows), else 128x128 on 32x32 MFMAs (half the issue
-///   slots of 16x16 ones for the same work);
+/// - `m <= 16` (decode): the GEMV ([`gemv_config`]), which streams B once with its K split over
+///   the waves of each 16-column block. (Where the operands do not allow its 16-byte loads, the
+///   op runs [`tiled_config`]'s 16x64 tile instead.)
+/// - otherwise [`tiled_config`].
+pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+    if m <= GEMV_ROWS as usize { gemv_config(dtype, k) } else { tiled_config(dtype, batches, m, n, k) }
+}
+
+/// The tiled GEMM's configuration for `batches` products of `[m, k] x [k, n]`. The rule:
+/// - tile: 16x64 when `m <= 16` (a 128-row tile would spend 7/8 of its MFMAs and its operand
+///   traffic on padding rows), else 128x128 on 32x32 MFMAs (half the issue slots of 16x16 ones
+///   for the same work);
 /// - splits: doubled (up to 32) while the grid has fewer workgroups than the GPU holds at the
 ///   designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split
 ///   still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is what lets
-///   a decode GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
-pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+///   a skinny GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
+pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     let skinny = m <= 16;
     let (block_m, block_n, waves, mfma, per_cu) = if skinny { (16, 64, 1, Mfma::Tile16, 8) } else { (128, 128, 4, BLOCK_MFMA, 2) };
     let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
@@ -207,13 +247,13 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
 fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result<Kernel<GemmArgs>> {
     // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, and the 16x64 tall-skinny tile.
-    let [tile16, tile32, skinny] = match (dtype, precision) {
-        (DType::Bf16, _) => [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_16X64],
-        (DType::F16, _) => [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_16X64],
-        (DType::F32, F32Precision::Exact) => [abi::GEMM_F32_128X128, abi::GEMM_F32_128X128_M32, abi::GEMM_F32_16X64],
-        (DType::F32, F32Precision::Xf32) => [abi::GEMM_XF32_128X128, abi::GEMM_XF32_128X128_M32, abi::GEMM_XF32_16X64],
-        (DType::Fp8E4M3Fnuz, _) => [abi::GEMM_FP8_128X128, abi::GEMM_FP8_128X128_M32, abi::GEMM_FP8_16X64],
-        (DType::Fp8E5M2Fnuz, _) => [abi::GEMM_BF8_128X128, abi::GEMM_BF8_128X128_M32, abi::GEMM_BF8_16X64],
+    let [tile16, tile32, skinny, gemv] = match (dtype, precision) {
+        (DType::Bf16, _) => [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_16X64, abi::GEMV_BF16],
+        (DType::F16, _) => [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_16X64, abi::GEMV_F16],
+        (DType::F32, F32Precision::Exact) => [abi::GEMM_F32_128X128, abi::GEMM_F32_128X128_M32, abi::GEMM_F32_16X64, abi::GEMV_F32],
+        (DType::F32, F32Precision::Xf32) => [abi::GEMM_XF32_128X128, abi::GEMM_XF32_128X128_M32, abi::GEMM_XF32_16X64, abi::GEMV_XF32],
+        (DType::Fp8E4M3Fnuz, _) => [abi::GEMM_FP8_128X128, abi::GEMM_FP8_128X128_M32, abi::GEMM_FP8_16X64, abi::GEMV_FP8],
+        (DType::Fp8E5M2Fnuz, _) => [abi::GEMM_BF8_128X128, abi::GEMM_BF8_128X128_M32, abi::GEMM_BF8_16X64, abi::GEMV_BF8],
         (d, _) => {
             return Err(Error::DTypeMismatch {
                 op: "gemm",
@@ -224,6 +264,7 @@ fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result
         }
     };
     Ok(match (cfg.block_m, cfg.mfma) {
+        _ if cfg.is_gemv() => gemv,
         (16, _) => skinny,
         (_, Mfma::Tile16) => tile16,
         (_, Mfma::Tile32) => tile32,
@@ -283,6 +324,21 @@ fn pack(x: &Tensor, batch: &[usize]) -> Result<Packed> {
     let (_, bstrides) = simplify(&full[..batch.len()], &t.strides()[..batch.len()]);
     let batch_stride = bstrides.first().copied().unwrap_or(0);
     Ok(Packed { t, ld, batch_stride })
+}
+
+/// `t` (`[batch..., rows, k]`, K-contiguous) copied into fresh rows of `kp >= k` elements, zeros
+/// past `k`: 16-byte aligned rows for the GEMV.
+fn pad_rows(t: &Tensor, batch: &[usize], k: usize, kp: usize) -> Result<Packed> {
+    let r = t.rank();
+    let padded = if kp == k {
+        crate::ops::layout::contiguous_aligned(&contiguous(t)?)?
+    } else {
+        let mut shape = t.shape().to_vec();
+        shape[r - 1] = kp - k;
+        let zeros = Tensor::zeros(t.device(), &shape, t.dtype())?;
+        crate::ops::movement::concat(&[t, &zeros], r - 1)?
+    };
+    pack(&padded, batch)
 }
 
 /// `A * B` with default options (output in the input dtype; bf16 for fp8 inputs).
@@ -430,10 +486,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         fl |= flags::BETA;
     }
     let aligned = |p: &Packed| p.t.addr() % 16 == 0 && (p.ld * eb) % 16 == 0 && (p.batch_stride * eb) % 16 == 0;
-    if aligned(&pa) && aligned(&pb) {
-        fl |= flags::VECTOR_OK;
-    }
-    let cfg = match opts.config {
+    let mut cfg = match opts.config {
         Some(cfg) => {
             if !configs(a.dtype()).contains(&cfg) {
                 return Err(Error::InvalidArgument { op: "gemm", message: format!("{cfg:?} is not one of gemm::configs({})", a.dtype()) });
@@ -442,15 +495,34 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         }
         None => choose_config(a.dtype(), batches, m, n, k),
     };
+    // The GEMV reads whole 16-byte pieces of rows. Where the operands do not allow that, the
+    // chooser's pick becomes the tiled GEMM (copying B, the weight, would cost more than the
+    // GEMV saves); a requested GEMV gets aligned copies with rows padded by zeros.
+    let (mut pa, mut pb, mut k) = (pa, pb, k);
+    if cfg.is_gemv() && !(aligned(&pa) && aligned(&pb)) {
+        if opts.config.is_none() {
+            cfg = tiled_config(a.dtype(), batches, m, n, k);
+        } else {
+            let kp = k.next_multiple_of(16 / eb);
+            pa = pad_rows(&pa.t, &batch, k, kp)?;
+            pb = pad_rows(&pb.t, &batch, k, kp)?;
+            k = kp;
+        }
+    }
+    if aligned(&pa) && aligned(&pb) {
+        fl |= flags::VECTOR_OK;
+    }
     let kernel = kernel_for(a.dtype(), opts.f32_precision, &cfg)?;
     // The kernel addresses one block's rows of an operand through a buffer resource, whose
-    // range and offsets are 32-bit: up to 128 rows of `ld` elements and K more must fit.
+    // range and offsets are 32-bit: up to 128 rows of `ld` elements and K more must fit (the
+    // GEMV's offsets past the range add 2^31, so its rows must stay under 2 GiB).
+    let (limit, room) = if cfg.is_gemv() { ((1u128 << 31) - 64, "2 GiB") } else { (u32::MAX as u128, "4 GiB") };
     for (what, p, rows, block) in [("A", &pa, m, cfg.block_m), ("B", &pb, n, cfg.block_n)] {
         let span = (rows.min(block as usize).max(1) - 1) as u128 * (p.ld * eb) as u128 + (k * eb) as u128;
-        if span > u32::MAX as u128 {
+        if span > limit {
             return Err(Error::Unsupported {
                 op: "gemm",
-                what: format!("{what}'s rows of one {block}-row block span {span} bytes (the kernel addresses at most 4 GiB per block)"),
+                what: format!("{what}'s rows of one {block}-row block span {span} bytes (the kernel addresses at most {room} per block)"),
             });
         }
     }
@@ -485,6 +557,20 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         k_tiles_per_split: ops.u32("K tiles", per_split)?,
         splits: ops.u32("splits", splits)?,
     };
+    if cfg.is_gemv() {
+        // One pass: the waves of a workgroup split K, each `k_tiles_per_split` K-tiles.
+        args.k_tiles_per_split = ops.u32("K tiles", k_tiles.div_ceil(cfg.waves as usize))?;
+        args.splits = 1;
+        let grid = [
+            ops.u32("N blocks", n.div_ceil(GEMV_ROWS as usize))?,
+            ops.u32("M blocks", m.div_ceil(GEMV_ROWS as usize))?,
+            ops.u32("batches", batches)?,
+        ];
+        let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemv_lds_bytes(cfg.waves) };
+        // SAFETY: as for the tiled kernel below; the operands are 16-byte aligned with 16-byte
+        // row and batch strides (VECTOR_OK, which the GEMV needs).
+        return unsafe { ops.launch(kernel, launch, &args) };
+    }
     let grid = [
         ops.u32("N blocks", n.div_ceil(cfg.block_n as usize))?,
         ops.u32("M blocks", m.div_ceil(cfg.block_m as usize))?,

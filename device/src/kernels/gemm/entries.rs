@@ -1,8 +1,8 @@
 //! The GEMM kernels' entry points (`abi::gemm`, `abi::gemm_blockscaled`): per input type, the
-//! 128x128 block on 16x16 and on 32x32 MFMAs and the 16x64 tall-skinny block; the split-K
-//! reduction; the fp8 block-scaled kernel.
+//! 128x128 block on 16x16 and on 32x32 MFMAs, the 16x64 tall-skinny block and the decode GEMV;
+//! the split-K reduction; the fp8 block-scaled kernel.
 
-use super::{blockscaled, plain, splitk};
+use super::{blockscaled, gemv, plain, splitk};
 use crate::abi::gemm::{GemmArgs, GemmReduceArgs};
 use crate::abi::gemm_blockscaled::BlockScaledArgs;
 use crate::tile::mma::Xf32;
@@ -27,6 +27,12 @@ GemmArgs! {
     GEMM_XF32_16X64 => plain::gemm::<Xf32, Tiles16<1, 4>, 1, 1>,
     GEMM_FP8_16X64 => plain::gemm::<Fp8E4M3Fnuz, Tiles16<1, 4>, 1, 1>,
     GEMM_BF8_16X64 => plain::gemm::<Fp8E5M2Fnuz, Tiles16<1, 4>, 1, 1>,
+    GEMV_BF16 => gemv::gemv::<Bf16>,
+    GEMV_F16 => gemv::gemv::<F16>,
+    GEMV_F32 => gemv::gemv::<f32>,
+    GEMV_XF32 => gemv::gemv::<Xf32>,
+    GEMV_FP8 => gemv::gemv::<Fp8E4M3Fnuz>,
+    GEMV_BF8 => gemv::gemv::<Fp8E5M2Fnuz>,
 }
 
 GemmReduceArgs! {

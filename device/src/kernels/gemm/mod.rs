@@ -3,6 +3,7 @@
 //!
 //! - [`plain`]: every input dtype, 128x128 blocks of 4 waves (16x16 or 32x32 MFMAs) and the 16x64
 //!   one-wave block for tall-skinny shapes, one pass or split-K;
+//! - [`gemv`]: the decode GEMV (M <= 16 per workgroup), B streamed once, K split over waves;
 //! - [`blockscaled`]: fp8 with DeepGEMM-style block scales, plain and grouped (mixture of experts);
 //! - [`epilogue`]: accumulators -> C (alpha, beta, bias, activation, residual, conversion), shared
 //!   by both and by the split-K second pass [`splitk`].
@@ -10,5 +11,6 @@
 pub mod blockscaled;
 mod entries;
 pub mod epilogue;
+pub mod gemv;
 pub mod plain;
 pub mod splitk;
