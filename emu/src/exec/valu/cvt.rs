@@ -6,7 +6,7 @@
 
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
-use super::{fetch32, flush_in32, flush_in64, fmod16, fmod32, fmod64, out32, out64, write32};
+use super::{fetch32, flush_in32, flush_in64, fmod16, fmod32, fmod64, out32, out64, plain32, write_plain32, write32};
 use crate::isa::{Inst, Op};
 use half::f16;
 
@@ -52,8 +52,16 @@ pub(crate) fn half_of(inst: &Inst, i: usize, x: u32) -> u32 {
 }
 
 fn from32(w: &mut Wave, inst: &Inst, ty: Ty, f: impl Fn(&Wave, u32) -> u32) -> Exec {
-    let s = fetch32(w, inst, 1, ty)?;
     let mut out = [0u32; LANES];
+    let plain = {
+        let wr: &Wave = w;
+        plain32::<1>(wr, inst, ty, |l, [a]| out[l] = f(wr, a))
+    };
+    if let Some(r) = plain {
+        r?;
+        return write_plain32(w, inst, &out);
+    }
+    let s = fetch32(w, inst, 1, ty)?;
     for l in 0..LANES {
         out[l] = f(w, s.v[0][l]);
     }

@@ -8,7 +8,7 @@
 
 use super::super::step::Exec;
 use super::super::wave::{LANES, Ty, Wave};
-use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, require_rne, write32};
+use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, plain32, require_rne, write_plain32, write32};
 use crate::isa::{Inst, Op};
 
 /// IEEE maxNum with -0 < +0.
@@ -60,8 +60,26 @@ pub(crate) fn fmed3_32(a: f32, b: f32, c: f32) -> f32 {
 
 fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
     require_rne(w, inst)?;
-    let s = fetch32(w, inst, n, Ty::F32)?;
     let mut out = [0u32; LANES];
+    let plain = {
+        let w: &Wave = w;
+        let lane = |x: [u32; 3]| {
+            let a = flush_in32(w, fmod32(inst, 0, x[0]));
+            let b = flush_in32(w, fmod32(inst, 1, x[1]));
+            let c = flush_in32(w, fmod32(inst, 2, x[2]));
+            out32(w, inst, f(a, b, c))
+        };
+        match n {
+            1 => plain32::<1>(w, inst, Ty::F32, |l, [a]| out[l] = lane([a, 0, 0])),
+            2 => plain32::<2>(w, inst, Ty::F32, |l, [a, b]| out[l] = lane([a, b, 0])),
+            _ => plain32::<3>(w, inst, Ty::F32, |l, [a, b, c]| out[l] = lane([a, b, c])),
+        }
+    };
+    if let Some(r) = plain {
+        r?;
+        return write_plain32(w, inst, &out);
+    }
+    let s = fetch32(w, inst, n, Ty::F32)?;
     for l in 0..LANES {
         let a = flush_in32(w, fmod32(inst, 0, s.v[0][l]));
         let b = flush_in32(w, fmod32(inst, 1, s.v[1][l]));

@@ -2,12 +2,16 @@
 
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
-use super::{fetch32, sdst_of, write_mask, write32};
+use super::{fetch32, plain32, sdst_of, write_mask, write_plain32, write32};
 use crate::isa::{Ext, Inst, Op};
 
 fn map1(w: &mut Wave, inst: &Inst, f: impl Fn(u32) -> u32) -> Exec {
-    let s = fetch32(w, inst, 1, Ty::B32)?;
     let mut out = [0u32; LANES];
+    if let Some(r) = plain32::<1>(w, inst, Ty::B32, |l, [a]| out[l] = f(a)) {
+        r?;
+        return write_plain32(w, inst, &out);
+    }
+    let s = fetch32(w, inst, 1, Ty::B32)?;
     for l in 0..LANES {
         out[l] = f(s.v[0][l]);
     }
@@ -15,8 +19,12 @@ fn map1(w: &mut Wave, inst: &Inst, f: impl Fn(u32) -> u32) -> Exec {
 }
 
 fn map2(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32) -> u32) -> Exec {
-    let s = fetch32(w, inst, 2, Ty::B32)?;
     let mut out = [0u32; LANES];
+    if let Some(r) = plain32::<2>(w, inst, Ty::B32, |l, [a, b]| out[l] = f(a, b)) {
+        r?;
+        return write_plain32(w, inst, &out);
+    }
+    let s = fetch32(w, inst, 2, Ty::B32)?;
     for l in 0..LANES {
         out[l] = f(s.v[0][l], s.v[1][l]);
     }
@@ -24,8 +32,12 @@ fn map2(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32) -> u32) -> Exec {
 }
 
 fn map3(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32) -> u32) -> Exec {
-    let s = fetch32(w, inst, 3, Ty::B32)?;
     let mut out = [0u32; LANES];
+    if let Some(r) = plain32::<3>(w, inst, Ty::B32, |l, [a, b, c]| out[l] = f(a, b, c)) {
+        r?;
+        return write_plain32(w, inst, &out);
+    }
+    let s = fetch32(w, inst, 3, Ty::B32)?;
     for l in 0..LANES {
         out[l] = f(s.v[0][l], s.v[1][l], s.v[2][l]);
     }

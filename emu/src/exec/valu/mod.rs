@@ -71,6 +71,36 @@ pub(crate) fn fetch32(w: &Wave, inst: &Inst, n: usize, ty: Ty) -> Result<Fetched
     Ok(f)
 }
 
+/// Runs `f(lane, sources)` for every lane on the first `N` 32-bit sources read in place (no
+/// per-instruction copies of the registers), for instructions without DPP or SDWA; `None` for
+/// those with an extension, which take [`fetch32`]'s path. The caller writes the results to the
+/// lanes EXEC enables.
+#[inline(always)]
+pub(crate) fn plain32<const N: usize>(w: &Wave, inst: &Inst, ty: Ty, mut f: impl FnMut(usize, [u32; N])) -> Option<Result<(), FaultKind>> {
+    if inst.ext != Ext::None {
+        return None;
+    }
+    let mut s = [super::wave::Src32::Uni(0); N];
+    for (i, si) in s.iter_mut().enumerate() {
+        *si = match w.src32_of(inst, i, ty) {
+            Ok(x) => x,
+            Err(e) => return Some(Err(e)),
+        };
+    }
+    for l in 0..LANES {
+        f(l, core::array::from_fn(|i| s[i].get(l)));
+    }
+    Some(Ok(()))
+}
+
+/// Writes per-lane results of an instruction without DPP/SDWA to the lanes EXEC enables.
+#[inline(always)]
+pub(crate) fn write_plain32(w: &mut Wave, inst: &Inst, vals: &VReg) -> Exec {
+    let mask = w.exec();
+    w.write_v32(inst.dst, mask, vals)?;
+    Ok(Flow::Next)
+}
+
 /// Source `i` as 64-bit values per lane, with DPP applied to src0 (gfx942 allows only
 /// row_newbcast on 64-bit operands; the same lane permutation moves both halves). Returns the
 /// values and the lanes to write.
