@@ -35,7 +35,7 @@ use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
 use crate::dsl::sync::barrier;
-use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
+use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue::{self, Target};
 use core::sync::atomic::{Ordering, compiler_fence};
 
@@ -58,13 +58,16 @@ pub(super) fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> 
     unsafe { core::intrinsics::simd::simd_sub(v, F16x4::splat(bias)) }
 }
 
-/// `0x6400_6400` (two f16 1024.0) in a vector register the compiler cannot fold (each lane's
-/// own value through `ds_bpermute`, once per kernel): `(w & mask) | magic` then becomes one
-/// `v_and_or_b32`. gfx942's three-operand forms take no literal constants and at most one
-/// scalar operand, so with both constants literal (or scalar) LLVM emits an AND and an OR.
+/// `0x6400_6400` (two f16 1024.0) in a vector register the compiler cannot fold:
+/// `(w & mask) | magic` then becomes one `v_and_or_b32`. gfx942's three-operand forms take no
+/// literal constants and at most one scalar operand, so with both constants literal (or scalar)
+/// LLVM emits an AND and an OR. The value is written as `0x6400_6400 + (workitem id mod 64) -
+/// lane id`, which is the constant in a one-dimensional workgroup (every quantized kernel's)
+/// but which LLVM cannot prove constant, nor uniform (a cross-lane move of the constant, which
+/// this replaced, LLVM now folds back into a literal).
 #[inline(always)]
 pub(super) fn magic() -> u32 {
-    bpermute(0x6400_6400, lane_id())
+    (0x6400_6400u32 + (workitem_id_x() & 63)).wrapping_sub(lane_id())
 }
 
 /// Codes `4h..4h + 4` of the lane's part of group `g`, minus the offset, as bf16 (exact: small
