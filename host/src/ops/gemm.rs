@@ -246,7 +246,8 @@ pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) 
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
 fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result<Kernel<GemmArgs>> {
-    // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, and the 16x64 tall-skinny tile.
+    // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, the 16x64 tall-skinny tile and
+    // the decode GEMV.
     let [tile16, tile32, skinny, gemv] = match (dtype, precision) {
         (DType::Bf16, _) => [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_16X64, abi::GEMV_BF16],
         (DType::F16, _) => [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_16X64, abi::GEMV_F16],
