@@ -71,7 +71,9 @@ impl KvCache {
     ) -> Result<KvCache> {
         let store = if flash_fits(dtype, head_dim) {
             let per_seq = capacity.div_ceil(PAGE_SIZE);
-            let cache = PagedKvCache::new(device, layers, per_seq * batch, PAGE_SIZE, kv_heads, head_dim, dtype)?;
+            // Deferred checks: the writes and decodes of a step report slots or pages outside
+            // the cache once, from `KvCache::check` (not with a device-to-host copy per call).
+            let cache = PagedKvCache::new(device, layers, per_seq * batch, PAGE_SIZE, kv_heads, head_dim, dtype)?.with_deferred_checks();
             let mut alloc = PageAllocator::new(cache.pages());
             let pages = (0..batch).map(|_| alloc.alloc(per_seq)).collect::<ferrocm::Result<Vec<_>>>()?;
             Store::Paged { cache, pages }
@@ -87,6 +89,15 @@ impl KvCache {
             Store::Dense { k, v }
         };
         Ok(KvCache { store, capacity, batch })
+    }
+
+    /// The verdicts of the paged cache's writes and decodes since the last check (see
+    /// `PagedKvCache::with_deferred_checks`): one device-to-host copy a step.
+    pub(crate) fn check(&self) -> Result<()> {
+        match &self.store {
+            Store::Paged { cache, .. } => Ok(cache.check()?),
+            Store::Dense { .. } => Ok(()),
+        }
     }
 
     /// Positions per sequence.

@@ -186,6 +186,65 @@ fn decode_agrees_with_prefill_of_the_same_tokens() {
     }
 }
 
+/// With deferred checks the same calls return at once and [`PagedKvCache::check`] reports the
+/// first offending call, in call order, as that call would have; a check forgets what it read;
+/// the kernels skip the offending rows and pages either way; more calls than a check holds
+/// are checked by the op itself.
+#[test]
+fn deferred_checks_report_the_first_offending_call() {
+    let dev = device();
+    let mut seed = 6;
+    let f = fill(&[40], 1, 64, 16, DType::Bf16, 0, &mut seed);
+    let pages_total = f.cache.pages();
+    let cache = f.cache.with_deferred_checks();
+    assert!(cache.defers_checks());
+    let q = Tensor::zeros(dev, &[1, 1, 2, 64], DType::Bf16).unwrap();
+    let k = Tensor::zeros(dev, &[2, 1, 64], DType::Bf16).unwrap();
+    let good = BlockTable::new(dev, &f.pages, &[40]).unwrap();
+    let mut pages = f.pages.clone();
+    pages[0][1] = pages_total as u32 + 7;
+    let bad_table = BlockTable::new(dev, &pages, &[40]).unwrap();
+    let bad_slot = (pages_total * 16) as i32;
+    let good_slots = Tensor::from_slice(dev, &[3i32, 4], &[2]).unwrap();
+    let bad_slots = Tensor::from_slice(dev, &[3i32, bad_slot], &[2]).unwrap();
+    // Nothing wrong: nothing to report.
+    write_kv(&cache, 0, &k, &k, &good_slots).unwrap();
+    attention::decode(&q, &cache, 0, &good, &DecodeOptions::default()).unwrap();
+    cache.check().unwrap();
+    // A bad write, then a bad decode: both return; the check names the write.
+    write_kv(&cache, 0, &k, &k, &bad_slots).unwrap();
+    attention::decode(&q, &cache, 0, &bad_table, &DecodeOptions::default()).unwrap();
+    match cache.check() {
+        Err(Error::IndexOutOfRange { op: "attention::write_kv", position: 1, index, size }) => {
+            assert_eq!((index, size), (bad_slot as i64, pages_total * 16));
+        }
+        other => panic!("expected the write's IndexOutOfRange, got {other:?}"),
+    }
+    // What a check read is forgotten.
+    cache.check().unwrap();
+    attention::decode(&q, &cache, 0, &bad_table, &DecodeOptions::default()).unwrap();
+    match cache.check() {
+        Err(Error::IndexOutOfRange { op: "attention::decode", position: 1, index, size }) => {
+            assert_eq!((index as usize, size), (pages_total + 7, pages_total));
+        }
+        other => panic!("expected the decode's IndexOutOfRange, got {other:?}"),
+    }
+    // Past the calls a check holds, an op checks the earlier ones itself.
+    write_kv(&cache, 0, &k, &k, &bad_slots).unwrap();
+    let mut first_error = None;
+    for i in 0..1100 {
+        if let Err(e) = write_kv(&cache, 0, &k, &k, &good_slots) {
+            first_error = Some((i, e));
+            break;
+        }
+    }
+    match first_error {
+        Some((_, Error::IndexOutOfRange { op: "attention::write_kv", position: 1, .. })) => {}
+        other => panic!("expected an op to report the unchecked bad write, got {other:?}"),
+    }
+    cache.check().unwrap();
+}
+
 /// Block-table entries and slots outside the cache are refused on the device.
 #[test]
 fn entries_and_slots_outside_the_cache_are_refused() {

@@ -405,6 +405,8 @@ impl<'m> Session<'m> {
             Some(head) => head.forward(&xn, Epilogue { out_dtype: Some(DType::F32), ..Default::default() })?,
             None => gemm::gemm(&xn, &m.embedding.transpose(0, 1)?, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() })?,
         };
+        // Slots and pages outside the cache, for the whole step at once.
+        self.cache.check()?;
         stage(&mut tracer, "sample");
         self.pos += t;
         Ok(logits)

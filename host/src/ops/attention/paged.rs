@@ -31,6 +31,7 @@ use ferrocm_device::abi::Kernel;
 use ferrocm_device::abi::attention::{
     self as abi, ATTENTION_SMALL_BLOCK, DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs, DecodeCombineArgs, PAGE_QUANTUM, WriteKvArgs,
 };
+use std::sync::Mutex;
 
 /// Compute units of an MI300X (GFX942.md): how many workgroups a decode launch should have
 /// before it stops splitting the keys.
@@ -44,6 +45,12 @@ const MIN_SPLIT_KEYS: usize = DECODE_WAVES as usize * DECODE_STEP as usize;
 ///
 /// Create one with [`PagedKvCache::new`]; hand out pages with a [`PageAllocator`]; fill slots with
 /// [`write_kv`]; attend with [`decode`].
+///
+/// Slots and block-table entries outside the cache are found by the kernels. By default each op
+/// reads the kernel's verdict back before it returns (a device-to-host copy, so the host waits
+/// for the device at every call); a cache made with [`PagedKvCache::with_deferred_checks`]
+/// collects the verdicts on the device and reports them from [`PagedKvCache::check`], one copy
+/// for any number of calls (a model checks once per step, where it reads its logits anyway).
 pub struct PagedKvCache {
     layers: Vec<(Tensor, Tensor)>,
     pages: usize,
@@ -51,7 +58,33 @@ pub struct PagedKvCache {
     kv_heads: usize,
     head_dim: usize,
     dtype: DType,
+    /// `Some` with deferred checks: the verdicts not yet read.
+    deferred: Option<Mutex<Deferred>>,
 }
+
+/// Calls whose verdicts a deferred-checks cache has not read yet: `flags` holds one u32 per call
+/// (0, or the offending position + 1 as the kernels write it), `calls[i]` says what call `i` was.
+struct Deferred {
+    flags: Option<Tensor>,
+    calls: Vec<Call>,
+}
+
+/// What a deferred verdict refers to.
+struct Call {
+    op: &'static str,
+    /// The slots of a cache write, or the block table of a decode with its row width.
+    culprit: Culprit,
+}
+
+/// The tensor an error position indexes.
+enum Culprit {
+    Slots(Tensor),
+    Table(Tensor, usize),
+}
+
+/// Calls a deferred-checks cache collects before it reads them back on its own (in
+/// [`PagedKvCache::check`]'s place): a decode step of a large model makes a few per layer.
+const DEFERRED_CALLS: usize = 1024;
 
 impl PagedKvCache {
     /// A zero-filled cache of `layers` layers of `pages` pages of `page_size` tokens (a multiple
@@ -91,7 +124,99 @@ impl PagedKvCache {
         let layers = (0..layers)
             .map(|_| Ok((Tensor::zeros(device, &shape, dtype)?, Tensor::zeros(device, &shape, dtype)?)))
             .collect::<Result<_>>()?;
-        Ok(PagedKvCache { layers, pages, page_size, kv_heads, head_dim, dtype })
+        Ok(PagedKvCache { layers, pages, page_size, kv_heads, head_dim, dtype, deferred: None })
+    }
+
+    /// This cache with deferred checks: [`write_kv`], [`rope_write_kv`](super::rope_write_kv)
+    /// and [`decode`] no longer wait for their kernels to report slots or block-table entries
+    /// outside the cache; [`PagedKvCache::check`] reports the first such call since the last
+    /// check (or an op does, when [`DEFERRED_CALLS`] calls have gone unchecked). The kernels
+    /// behave as before either way: an offending key/value row is not written, an offending
+    /// page not read.
+    ///
+    /// ```no_run
+    /// # use ferrocm::{Device, DType, ops::attention::PagedKvCache};
+    /// let dev = Device::new()?;
+    /// let cache = PagedKvCache::new(&dev, 30, 1024, 16, 3, 64, DType::Bf16)?.with_deferred_checks();
+    /// // ... a decode step's write_kv / decode calls for every layer ...
+    /// cache.check()?; // one device-to-host copy for all of them
+    /// # Ok::<(), ferrocm::Error>(())
+    /// ```
+    pub fn with_deferred_checks(mut self) -> Self {
+        self.deferred = Some(Mutex::new(Deferred { flags: None, calls: Vec::new() }));
+        self
+    }
+
+    /// Whether the cache defers its checks ([`PagedKvCache::with_deferred_checks`]).
+    pub fn defers_checks(&self) -> bool {
+        self.deferred.is_some()
+    }
+
+    /// Reads the verdicts of the calls made since the last check (deferred checks; without them
+    /// there is nothing to read) and forgets them.
+    ///
+    /// # Errors
+    /// [`Error::IndexOutOfRange`] for the first call, in call order, that met a slot or a
+    /// block-table entry outside the cache, as that call would have returned it without
+    /// deferral; device errors.
+    pub fn check(&self) -> Result<()> {
+        let Some(d) = &self.deferred else { return Ok(()) };
+        let mut d = d.lock().unwrap_or_else(|p| p.into_inner());
+        let calls = std::mem::take(&mut d.calls);
+        let Some(flags) = &d.flags else { return Ok(()) };
+        if calls.is_empty() {
+            return Ok(());
+        }
+        let got = flags.narrow(0, 0, calls.len())?.to_vec::<u32>()?;
+        // Zeroed for the next calls (ordered on the stream after the copy above).
+        self.device().memset(flags.storage(), 0, (calls.len() * 4) as u64)?;
+        match calls.iter().zip(&got).find(|(_, f)| **f != 0) {
+            Some((call, &flag)) => self.verdict(call.op, flag, &call.culprit),
+            None => Ok(()),
+        }
+    }
+
+    /// The flag an op's kernel reports to: a fresh one (immediate checks) or the next of the
+    /// deferred ones, and whether it is deferred.
+    fn flag(&self, op: &'static str, culprit: impl FnOnce() -> Culprit) -> Result<(Tensor, bool)> {
+        let dev = self.device();
+        let Some(d) = &self.deferred else { return Ok((Tensor::zeros(dev, &[1], DType::U32)?, false)) };
+        let full = d.lock().unwrap_or_else(|p| p.into_inner()).calls.len() >= DEFERRED_CALLS;
+        if full {
+            self.check()?;
+        }
+        let mut d = d.lock().unwrap_or_else(|p| p.into_inner());
+        if d.flags.is_none() {
+            d.flags = Some(Tensor::zeros(dev, &[DEFERRED_CALLS], DType::U32)?);
+        }
+        let i = d.calls.len();
+        let flag = d.flags.as_ref().map(|f| f.narrow(0, i, 1)).transpose()?.expect("allocated above");
+        d.calls.push(Call { op, culprit: culprit() });
+        Ok((flag, true))
+    }
+
+    /// [`PagedKvCache::flag`] for a cache write of `slots`.
+    pub(super) fn slot_flag(&self, op: &'static str, slots: &Tensor) -> Result<(Tensor, bool)> {
+        self.flag(op, || Culprit::Slots(slots.clone()))
+    }
+
+    /// The error of a call whose kernel reported `flag` (nonzero: position + 1).
+    fn verdict(&self, op: &'static str, flag: u32, culprit: &Culprit) -> Result<()> {
+        if flag == 0 {
+            return Ok(());
+        }
+        let position = flag as usize - 1;
+        match culprit {
+            Culprit::Slots(slots) => {
+                let index = slots.narrow(0, position, 1)?.to_vec::<i32>()?[0];
+                Err(Error::IndexOutOfRange { op, position, index: index as i64, size: self.pages * self.page_size })
+            }
+            Culprit::Table(table, width) => {
+                let (b, i) = (position / width, position % width);
+                let index = table.narrow(0, b, 1)?.narrow(1, i, 1)?.to_vec::<i32>()?[0];
+                Err(Error::IndexOutOfRange { op, position, index: index as i64, size: self.pages })
+            }
+        }
     }
 
     /// Layer `layer`'s K and V pages, `[pages, kv_heads, page_size, head_dim]`.
@@ -336,7 +461,7 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     };
     let (k, v) = (rows(k)?, rows(v)?);
     let slots = if slots.is_contiguous() { slots.clone() } else { contiguous(slots)? };
-    let error = Tensor::zeros(dev, &[1], DType::U32)?;
+    let (error, deferred) = cache.slot_flag(op, &slots)?;
     let args = WriteKvArgs {
         k: ops.input_bytes("k", &k)?,
         v: ops.input_bytes("v", &v)?,
@@ -361,20 +486,17 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     // strides; slots has `tokens` entries; every slot the kernel follows is below
     // `pages * page_size`, inside both caches.
     unsafe { ops.launch(abi::WRITE_KV_B16, launch, &args)? };
-    slot_error(op, &error, &slots, cache)
+    slot_error(op, &error, deferred, &slots, cache)
 }
 
 /// The cache writers' verdict: `error` is the flag their kernels set to `t + 1` for a token
 /// whose slot is outside `cache` (0 when every slot was inside); that slot as
-/// [`Error::IndexOutOfRange`].
-pub(super) fn slot_error(op: &'static str, error: &Tensor, slots: &Tensor, cache: &PagedKvCache) -> Result<()> {
-    let flag = error.to_vec::<u32>()?[0];
-    if flag != 0 {
-        let position = flag as usize - 1;
-        let index = slots.narrow(0, position, 1)?.to_vec::<i32>()?[0];
-        return Err(Error::IndexOutOfRange { op, position, index: index as i64, size: cache.pages * cache.page_size });
+/// [`Error::IndexOutOfRange`]. A deferred flag is read by [`PagedKvCache::check`].
+pub(super) fn slot_error(op: &'static str, error: &Tensor, deferred: bool, slots: &Tensor, cache: &PagedKvCache) -> Result<()> {
+    if deferred {
+        return Ok(());
     }
-    Ok(())
+    cache.verdict(op, error.to_vec::<u32>()?[0], &Culprit::Slots(slots.clone()))
 }
 
 /// The decode and split-combination kernels for `dtype` and head dimension `d`.
@@ -473,7 +595,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     let max_ctx = table.context_lens.iter().copied().max().unwrap_or(0);
     let (splits, split_keys) = choose_splits(blocks, max_ctx, opts.splits);
     let out_rows = batch * rows * heads;
-    let error = Tensor::zeros(dev, &[1], DType::U32)?;
+    let (error, deferred) = cache.flag(op, || Culprit::Table(table.table.clone(), width))?;
     let partial = if splits > 1 { Some((dev.alloc::<f32>(splits * out_rows * d)?, dev.alloc::<f32>(splits * out_rows)?)) } else { None };
     let (po, pl) = match &partial {
         Some((o, l)) => (ops.buffer("partial outputs", o)?, ops.buffer("partial lse", l)?),
@@ -525,12 +647,8 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         // every row.
         unsafe { ops.launch(combine, launch, &cargs)? };
     }
-    let flag = error.to_vec::<u32>()?[0];
-    if flag != 0 {
-        let position = flag as usize - 1;
-        let (b, i) = (position / width, position % width);
-        let index = table.table.narrow(0, b, 1)?.narrow(1, i, 1)?.to_vec::<i32>()?[0];
-        return Err(Error::IndexOutOfRange { op, position, index: index as i64, size: cache.pages });
+    if !deferred {
+        cache.verdict(op, error.to_vec::<u32>()?[0], &Culprit::Table(table.table.clone(), width))?;
     }
     Ok(out)
 }

@@ -120,7 +120,7 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     };
     let (cos, sin) = (cos.contiguous()?, sin.contiguous()?);
     let (offsets, slots) = (offsets.contiguous()?, slots.contiguous()?);
-    let error = Tensor::zeros(dev, &[1], DType::U32)?;
+    let (error, deferred) = cache.slot_flag(op, &slots)?;
     let args = RopeWriteKvArgs {
         qkv: ops.input_bytes("qkv", &rows)?,
         q: ops.output_bytes("q", &q)?,
@@ -151,6 +151,6 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     // [rows][rot / 2] f32 with rot / 2 a multiple of 4 (16-byte aligned rows); every slot the
     // kernel follows is below pages * page_size, inside both caches.
     unsafe { ops.launch(kernel, launch, &args)? };
-    super::paged::slot_error(op, &error, &slots, cache)?;
+    super::paged::slot_error(op, &error, deferred, &slots, cache)?;
     Ok(q)
 }
