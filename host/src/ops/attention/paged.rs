@@ -130,7 +130,7 @@ impl PagedKvCache {
     /// This cache with deferred checks: [`write_kv`], [`rope_write_kv`](super::rope_write_kv)
     /// and [`decode`] no longer wait for their kernels to report slots or block-table entries
     /// outside the cache; [`PagedKvCache::check`] reports the first such call since the last
-    /// check (or an op does, when [`DEFERRED_CALLS`] calls have gone unchecked). The kernels
+    /// check (or an op does, when 1024 calls have gone unchecked). The kernels
     /// behave as before either way: an offending key/value row is not written, an offending
     /// page not read.
     ///
