@@ -153,7 +153,8 @@ impl PagedKvCache {
     }
 
     /// Reads the verdicts of the calls made since the last check (deferred checks; without them
-    /// there is nothing to read) and forgets them.
+    /// there is nothing to read) and forgets them. The read is ordered on the current stream:
+    /// check on the stream the calls ran on, or after the device has passed them.
     ///
     /// # Errors
     /// [`Error::IndexOutOfRange`] for the first call, in call order, that met a slot or a
