@@ -451,6 +451,26 @@ fn the_gemv_runs_the_epilogue_masks_past_k_and_takes_any_operand() {
     }
 }
 
+/// K = 0 through the GEMV: the product is zero, so C is the epilogue of zero (bias, activation,
+/// residual) for every M <= 16 row.
+#[test]
+fn the_gemv_of_an_empty_k_is_the_epilogue_of_zero() {
+    let dev = device();
+    let (m, n) = (3, 20);
+    let a = Tensor::zeros(dev, &[m, 0], DType::Bf16).unwrap();
+    let b = Tensor::zeros(dev, &[0, n], DType::Bf16).unwrap();
+    assert!(gemm::choose_config(DType::Bf16, 1, m, n, 0).is_gemv());
+    let bias_v: Vec<f32> = (0..n).map(|j| j as f32 - 7.5).collect();
+    let bias = Tensor::from_slice(dev, &bias_v, &[n]).unwrap();
+    let opts = GemmOptions { bias: Some(&bias), activation: Activation::Relu, out_dtype: Some(DType::F32), ..Default::default() };
+    let c = gemm::gemm(&a, &b, &opts).unwrap().to_vec::<f32>().unwrap();
+    for i in 0..m {
+        for j in 0..n {
+            assert_eq!(c[i * n + j], bias_v[j].max(0.0), "C[{i}][{j}]");
+        }
+    }
+}
+
 /// A contiguous copy of `t`.
 fn gemm_copy(t: &Tensor) -> Tensor {
     ferrocm::ops::layout::contiguous_aligned(&ferrocm::ops::layout::contiguous(t).unwrap()).unwrap()
