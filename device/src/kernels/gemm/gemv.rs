@@ -81,7 +81,8 @@ pub fn gemv<E: MmaInput>(args: GemmArgs) {
     let (rows_a, rows_b) = ((m - row0).min(GEMV_ROWS), (n - col0).min(GEMV_ROWS));
     let (lda, ldb) = (args.lda * eb, args.ldb * eb);
     // SAFETY: the host checked that every batch's matrices lie in the buffers; the block's rows
-    // span at most 4 GiB (checked too), so the ranges below fit in 32 bits.
+    // span under 2 GiB (checked too), so the ranges below, and a lane's offset plus PAST, fit
+    // in 32 bits.
     let (ab, bb) = unsafe {
         let a = args.a.add((batch as u64 * args.batch_stride_a) as usize * eb as usize + (row0 * lda) as usize);
         let b = args.b.add((batch as u64 * args.batch_stride_b) as usize * eb as usize + (col0 * ldb) as usize);
