@@ -440,7 +440,7 @@ fn the_gemv_runs_the_epilogue_masks_past_k_and_takes_any_operand() {
     // the aligned product.
     let (a_wide, _) = random(m, k + 1, DType::Bf16, 1.0, &mut seed);
     let a_odd = a_wide.narrow(1, 1, k).unwrap();
-    let aligned = gemm::matmul(&gemm_copy(&a_odd), &b).unwrap().to_vec::<bf16>().unwrap();
+    let aligned = gemm::matmul(&ferrocm::ops::elementwise::copy(&a_odd).unwrap(), &b).unwrap().to_vec::<bf16>().unwrap();
     let chosen = gemm::matmul(&a_odd, &b).unwrap().to_vec::<bf16>().unwrap();
     let forced = GemmOptions { config: Some(gemm::gemv_config(DType::Bf16, k)), ..Default::default() };
     let requested = gemm::gemm(&a_odd, &b, &forced).unwrap().to_vec::<bf16>().unwrap();
@@ -469,11 +469,6 @@ fn the_gemv_of_an_empty_k_is_the_epilogue_of_zero() {
             assert_eq!(c[i * n + j], bias_v[j].max(0.0), "C[{i}][{j}]");
         }
     }
-}
-
-/// A contiguous copy of `t`.
-fn gemm_copy(t: &Tensor) -> Tensor {
-    ferrocm::ops::layout::contiguous_aligned(&ferrocm::ops::layout::contiguous(t).unwrap()).unwrap()
 }
 
 #[test]

@@ -332,7 +332,7 @@ fn pack(x: &Tensor, batch: &[usize]) -> Result<Packed> {
 fn pad_rows(t: &Tensor, batch: &[usize], k: usize, kp: usize) -> Result<Packed> {
     let r = t.rank();
     let padded = if kp == k {
-        crate::ops::layout::contiguous_aligned(&contiguous(t)?)?
+        crate::ops::layout::contiguous_aligned(t)?
     } else {
         let mut shape = t.shape().to_vec();
         shape[r - 1] = kp - k;

@@ -61,7 +61,8 @@ pub(crate) fn fmed3_32(a: f32, b: f32, c: f32) -> f32 {
 fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
     require_rne(w, inst)?;
     let mut out = [0u32; LANES];
-    let plain = {
+    // The lanes to write after DPP/SDWA selection (`None`: in place, EXEC).
+    let fetched_mask = {
         let w: &Wave = w;
         let lane = |x: [u32; 3]| {
             let a = flush_in32(w, fmod32(inst, 0, x[0]));
@@ -69,24 +70,29 @@ fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) 
             let c = flush_in32(w, fmod32(inst, 2, x[2]));
             out32(w, inst, f(a, b, c))
         };
-        match n {
+        let plain = match n {
             1 => plain32::<1>(w, inst, Ty::F32, |l, [a]| out[l] = lane([a, 0, 0])),
             2 => plain32::<2>(w, inst, Ty::F32, |l, [a, b]| out[l] = lane([a, b, 0])),
             _ => plain32::<3>(w, inst, Ty::F32, |l, [a, b, c]| out[l] = lane([a, b, c])),
+        };
+        match plain {
+            Some(r) => {
+                r?;
+                None
+            }
+            None => {
+                let s = fetch32(w, inst, n, Ty::F32)?;
+                for l in 0..LANES {
+                    out[l] = lane([s.v[0][l], s.v[1][l], s.v[2][l]]);
+                }
+                Some(s.mask)
+            }
         }
     };
-    if let Some(r) = plain {
-        r?;
-        return write_plain32(w, inst, &out);
+    match fetched_mask {
+        None => write_plain32(w, inst, &out),
+        Some(mask) => write32(w, inst, mask, &out),
     }
-    let s = fetch32(w, inst, n, Ty::F32)?;
-    for l in 0..LANES {
-        let a = flush_in32(w, fmod32(inst, 0, s.v[0][l]));
-        let b = flush_in32(w, fmod32(inst, 1, s.v[1][l]));
-        let c = flush_in32(w, fmod32(inst, 2, s.v[2][l]));
-        out[l] = out32(w, inst, f(a, b, c));
-    }
-    write32(w, inst, s.mask, &out)
 }
 
 /// `v_mac/fmac`: the destination is also the addend.

@@ -82,6 +82,13 @@ enum Culprit {
     Table(Tensor, usize),
 }
 
+/// The u32 an op's kernel sets to the offending position + 1 (a view into the deferred
+/// flags, or a fresh one), and, for immediate checks, what the op reads it back about.
+pub(super) struct Flag {
+    pub(super) error: Tensor,
+    now: Option<(&'static str, Culprit)>,
+}
+
 /// Calls a deferred-checks cache collects before it reads them back on its own (in
 /// [`PagedKvCache::check`]'s place): a decode step of a large model makes a few per layer.
 const DEFERRED_CALLS: usize = 1024;
@@ -177,11 +184,11 @@ impl PagedKvCache {
         }
     }
 
-    /// The flag an op's kernel reports to: a fresh one (immediate checks) or the next of the
-    /// deferred ones, and whether it is deferred.
-    fn flag(&self, op: &'static str, culprit: impl FnOnce() -> Culprit) -> Result<(Tensor, bool)> {
+    /// The flag `op`'s kernel reports to, about `culprit`: a fresh one the op reads back itself
+    /// ([`PagedKvCache::settle`]; immediate checks), or the next of the deferred ones.
+    fn flag(&self, op: &'static str, culprit: Culprit) -> Result<Flag> {
         let dev = self.device();
-        let Some(d) = &self.deferred else { return Ok((Tensor::zeros(dev, &[1], DType::U32)?, false)) };
+        let Some(d) = &self.deferred else { return Ok(Flag { error: Tensor::zeros(dev, &[1], DType::U32)?, now: Some((op, culprit)) }) };
         let full = d.lock().unwrap_or_else(|p| p.into_inner()).calls.len() >= DEFERRED_CALLS;
         if full {
             self.check()?;
@@ -191,14 +198,23 @@ impl PagedKvCache {
             d.flags = Some(Tensor::zeros(dev, &[DEFERRED_CALLS], DType::U32)?);
         }
         let i = d.calls.len();
-        let flag = d.flags.as_ref().map(|f| f.narrow(0, i, 1)).transpose()?.expect("allocated above");
-        d.calls.push(Call { op, culprit: culprit() });
-        Ok((flag, true))
+        let error = d.flags.as_ref().map(|f| f.narrow(0, i, 1)).transpose()?.expect("allocated above");
+        d.calls.push(Call { op, culprit });
+        Ok(Flag { error, now: None })
     }
 
     /// [`PagedKvCache::flag`] for a cache write of `slots`.
-    pub(super) fn slot_flag(&self, op: &'static str, slots: &Tensor) -> Result<(Tensor, bool)> {
-        self.flag(op, || Culprit::Slots(slots.clone()))
+    pub(super) fn slot_flag(&self, op: &'static str, slots: &Tensor) -> Result<Flag> {
+        self.flag(op, Culprit::Slots(slots.clone()))
+    }
+
+    /// After `flag`'s kernel: its verdict when the checks are immediate (a device-to-host copy);
+    /// nothing when they are deferred ([`PagedKvCache::check`] reads it).
+    pub(super) fn settle(&self, flag: Flag) -> Result<()> {
+        match flag.now {
+            Some((op, culprit)) => self.verdict(op, flag.error.to_vec::<u32>()?[0], &culprit),
+            None => Ok(()),
+        }
     }
 
     /// The error of a call whose kernel reported `flag` (nonzero: position + 1).
@@ -462,14 +478,14 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     };
     let (k, v) = (rows(k)?, rows(v)?);
     let slots = if slots.is_contiguous() { slots.clone() } else { contiguous(slots)? };
-    let (error, deferred) = cache.slot_flag(op, &slots)?;
+    let flag = cache.slot_flag(op, &slots)?;
     let args = WriteKvArgs {
         k: ops.input_bytes("k", &k)?,
         v: ops.input_bytes("v", &v)?,
         slots: ops.input::<i32>("slots", &slots)?,
         k_cache: ops.output_bytes("k cache", kc)?,
         v_cache: ops.output_bytes("v cache", vc)?,
-        error: ops.output::<u32>("error flag", &error)?,
+        error: ops.output::<u32>("error flag", &flag.error)?,
         k_row_stride: k.strides()[0] as u64,
         k_head_stride: k.strides()[1] as u64,
         v_row_stride: v.strides()[0] as u64,
@@ -487,17 +503,7 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     // strides; slots has `tokens` entries; every slot the kernel follows is below
     // `pages * page_size`, inside both caches.
     unsafe { ops.launch(abi::WRITE_KV_B16, launch, &args)? };
-    slot_error(op, &error, deferred, &slots, cache)
-}
-
-/// The cache writers' verdict: `error` is the flag their kernels set to `t + 1` for a token
-/// whose slot is outside `cache` (0 when every slot was inside); that slot as
-/// [`Error::IndexOutOfRange`]. A deferred flag is read by [`PagedKvCache::check`].
-pub(super) fn slot_error(op: &'static str, error: &Tensor, deferred: bool, slots: &Tensor, cache: &PagedKvCache) -> Result<()> {
-    if deferred {
-        return Ok(());
-    }
-    cache.verdict(op, error.to_vec::<u32>()?[0], &Culprit::Slots(slots.clone()))
+    cache.settle(flag)
 }
 
 /// The decode and split-combination kernels for `dtype` and head dimension `d`.
@@ -596,7 +602,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     let max_ctx = table.context_lens.iter().copied().max().unwrap_or(0);
     let (splits, split_keys) = choose_splits(blocks, max_ctx, opts.splits);
     let out_rows = batch * rows * heads;
-    let (error, deferred) = cache.flag(op, || Culprit::Table(table.table.clone(), width))?;
+    let flag = cache.flag(op, Culprit::Table(table.table.clone(), width))?;
     let partial = if splits > 1 { Some((dev.alloc::<f32>(splits * out_rows * d)?, dev.alloc::<f32>(splits * out_rows)?)) } else { None };
     let (po, pl) = match &partial {
         Some((o, l)) => (ops.buffer("partial outputs", o)?, ops.buffer("partial lse", l)?),
@@ -612,7 +618,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         o: o_ptr,
         partial_o: po,
         partial_lse: pl,
-        error: ops.output::<u32>("error flag", &error)?,
+        error: ops.output::<u32>("error flag", &flag.error)?,
         q_batch_stride: q.strides()[0] as u64,
         q_row_stride: ops.u32("q's row stride", q.strides()[1])?,
         q_head_stride: ops.u32("q's head stride", q.strides()[2])?,
@@ -648,9 +654,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         // every row.
         unsafe { ops.launch(combine, launch, &cargs)? };
     }
-    if !deferred {
-        cache.verdict(op, error.to_vec::<u32>()?[0], &Culprit::Table(table.table.clone(), width))?;
-    }
+    cache.settle(flag)?;
     Ok(out)
 }
 

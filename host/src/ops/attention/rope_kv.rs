@@ -120,7 +120,7 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     };
     let (cos, sin) = (cos.contiguous()?, sin.contiguous()?);
     let (offsets, slots) = (offsets.contiguous()?, slots.contiguous()?);
-    let (error, deferred) = cache.slot_flag(op, &slots)?;
+    let flag = cache.slot_flag(op, &slots)?;
     let args = RopeWriteKvArgs {
         qkv: ops.input_bytes("qkv", &rows)?,
         q: ops.output_bytes("q", &q)?,
@@ -130,7 +130,7 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
         sin: ops.input::<f32>("sin table", &sin)?,
         k_cache: ops.output_bytes("k cache", kc)?,
         v_cache: ops.output_bytes("v cache", vc)?,
-        error: ops.output::<u32>("error flag", &error)?,
+        error: ops.output::<u32>("error flag", &flag.error)?,
         row_stride: rows.strides()[0] as u64,
         tokens: u32_of(op, "tokens", tokens)?,
         seq: u32_of(op, "seq", seq)?,
@@ -151,6 +151,6 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     // [rows][rot / 2] f32 with rot / 2 a multiple of 4 (16-byte aligned rows); every slot the
     // kernel follows is below pages * page_size, inside both caches.
     unsafe { ops.launch(kernel, launch, &args)? };
-    super::paged::slot_error(op, &error, deferred, &slots, cache)?;
+    cache.settle(flag)?;
     Ok(q)
 }
