@@ -137,6 +137,21 @@ proptest! {
     }
 }
 
+/// tanh and the tanh GELU across the small arguments where tanh's closed form cancels (steps
+/// of 2^-16 over [-0.375, 0.375], and 0.06573412, which a random case once caught): within
+/// the tolerances of the random suite.
+#[test]
+fn tanh_is_accurate_near_zero() {
+    let dev = device();
+    let mut xs: Vec<f64> = (-24576..=24576).map(|i| i as f64 / 65536.0).collect();
+    xs.push(6.573411822319031e-2);
+    let x = ferrocm::Tensor::from_slice(dev, &xs.iter().map(|&v| v as f32).collect::<Vec<_>>(), &[xs.len()]).unwrap();
+    for op in [UnaryOp::Tanh, UnaryOp::GeluTanh] {
+        let got = ferrocm_tests::values::read_f64(&ew::unary(op, &x).unwrap());
+        compare(&format!("{op:?}"), DType::F32, &xs, &got, |v| reference::elementwise::unary(op, v), |v| tolerance(op, v)).unwrap();
+    }
+}
+
 /// Every op on every dtype's special values, one launch each (contiguous, so the vector path).
 #[test]
 fn special_values_of_every_op_and_dtype() {
