@@ -294,6 +294,59 @@ fn swiglu_at_smollm2_shapes_and_its_bad_input() {
 
 /// The shapes of SmolLM2-135M's projections (K = 576 is 18 blocks of 32, not a multiple of 256;
 /// K = 1536) for its formats, one decode token and a small batch.
+/// A row's partial last chunk (K not a multiple of 256: 1 to 7 groups of 32) is the last wave's
+/// whole share, computed beside the full chunks and added in the workgroup's reduction: every
+/// length, behind 0, 1, 2 and 5 full chunks (1, 2, 3 and 4 waves in all), f16/bf16/f32
+/// activations, the fused norm (whose staged rows fill the waves' tables of sums); and
+/// workgroups of several tiles (N past 304 tiles), whose waves take their partial chunks tile
+/// after tile.
+#[test]
+fn partial_last_chunks_of_every_length_match_the_reference() {
+    let mut seed = 11;
+    for format in QuantFormat::ALL.into_iter().filter(|f| f.block_elems() == 32) {
+        for tail in 1..=7 {
+            for full in [0, 1, 2, 5] {
+                let x_dtype = [DType::F16, DType::Bf16, DType::F32][(tail + full) % 3];
+                let c = Case {
+                    format,
+                    m: 1 + tail % 3,
+                    n: 37,
+                    k: 32 * (8 * full + tail),
+                    x_dtype,
+                    out: Some(DType::F32),
+                    bias: false,
+                    activation: Activation::None,
+                    residual: false,
+                    kernel: QKernel::Gemv,
+                    seed,
+                    norm: None,
+                };
+                check(&c).unwrap();
+                if x_dtype != DType::F32 {
+                    check(&Case { norm: Some((tail % 2 == 0, 1e-5)), ..c }).unwrap();
+                }
+                seed += 1;
+            }
+        }
+        let c = Case {
+            format,
+            m: 2,
+            n: 16 * 306 + 8,
+            k: 32 * (8 * 2 + 3),
+            x_dtype: DType::F16,
+            out: None,
+            bias: true,
+            activation: Activation::None,
+            residual: true,
+            kernel: QKernel::Gemv,
+            seed,
+            norm: None,
+        };
+        check(&c).unwrap();
+        check(&Case { norm: Some((true, 1e-5)), residual: false, ..c }).unwrap();
+    }
+}
+
 #[test]
 fn smollm2_projection_shapes() {
     for (format, n, k) in

@@ -76,6 +76,8 @@ unsafe extern "unadjusted" {
     fn s_buffer_load_b32(rsrc: I32x4, offset: i32, aux: i32) -> i32;
     #[link_name = "llvm.amdgcn.raw.buffer.load.i16"]
     fn raw_buffer_load_b16(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i16;
+    #[link_name = "llvm.amdgcn.raw.buffer.load.i8"]
+    fn raw_buffer_load_b8(rsrc: I32x4, voffset: i32, soffset: i32, aux: i32) -> i8;
 }
 
 /// A raw buffer (a V# over `bytes` bytes from `base`) for loads addressed as
@@ -184,6 +186,15 @@ impl Buffer {
     #[inline(always)]
     pub unsafe fn load_b16(&self, voffset: u32, soffset: u32) -> u32 {
         unsafe { raw_buffer_load_b16(self.rsrc, voffset as i32, soffset as i32, 0) as u16 as u32 }
+    }
+
+    /// 1 byte at `voffset + soffset`, zero-extended.
+    ///
+    /// # Safety
+    /// As [`Buffer::load_b128`].
+    #[inline(always)]
+    pub unsafe fn load_b8(&self, voffset: u32, soffset: u32) -> u32 {
+        unsafe { raw_buffer_load_b8(self.rsrc, voffset as i32, soffset as i32, 0) as u8 as u32 }
     }
 
     /// Loads 4 bytes per lane at `voffset + soffset` straight into LDS: lane l's dword lands at

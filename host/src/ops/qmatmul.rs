@@ -402,17 +402,42 @@ impl GemvPlan {
         let tiles = n.div_ceil(TILE_ROWS);
         // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
         // running ahead across them (the start-up latency and the activation sums are paid once
-        // per workgroup); 8 waves (two per SIMD) split K.
+        // per workgroup); its waves split K ([`plan_waves`]).
         // At most 16 tiles per workgroup (their results wait in LDS for the epilogue).
         let grid_x = tiles.min(CUS.max(tiles.div_ceil(16))).max(1);
         let tiles_per_group = tiles.div_ceil(grid_x);
-        let waves = chunks.min(GEMV_MAX_WAVES as usize).max(1);
-        let per_wave = chunks.div_ceil(waves).max(1);
-        let waves = chunks.div_ceil(per_wave) as u32;
+        let (waves, per_wave) = plan_waves(chunks, k / (GROUP * CHUNK_GROUPS));
         // The waves' tables of activation sums (formats with a minimum) take 80 bytes per group
         // of K: with one tile per workgroup, K up to 19,000 or so fits beside the rest.
         let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
         GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds }
+    }
+}
+
+/// The GEMV workgroup's waves and the full chunks each takes, for rows of `chunks` chunks of
+/// which `full` are full (`chunks - full` is 0 or 1).
+///
+/// A row's partial last chunk (K not a multiple of 256) gets a wave of its own, the last (the
+/// kernel's `setup`): it then runs beside the full chunks instead of after them. The full chunks
+/// go one per wave while that makes at most 4 waves (one per SIMD); past that, 2 or more per
+/// wave, so that the workgroup has at most 4 waves or exactly 8 (two per SIMD): with 5 to 7, some
+/// SIMDs run two waves' fixed work (table, reduction) while others idle, and one chunk per wave
+/// pays that work per chunk. Modeled MI300X, `Q4_1 1 x 576 x K` (`ferrocm-bench profile`):
+/// K = 1536 takes 5901 cycles on 3 waves of 2 chunks against 6301 on 6 of 1; K = 2048 6021 on
+/// 4 against 6477 on 8; K = 3072 7097 on 4 against 7889 on 6; K = 4096 8085 on 8 against 9657
+/// on 6; K = 576 (2 full chunks and a partial one) 5129 cycles on 3 waves against 5777 on 2.
+fn plan_waves(chunks: usize, full: usize) -> (u32, usize) {
+    let partial = chunks - full;
+    if full + partial <= 4 {
+        return ((full + partial).max(1) as u32, 1);
+    }
+    let mut per = 2;
+    loop {
+        let waves = full.div_ceil(per) + partial;
+        if waves <= 4 || waves == GEMV_MAX_WAVES as usize {
+            return (waves as u32, per);
+        }
+        per += 1;
     }
 }
 

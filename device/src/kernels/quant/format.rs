@@ -296,6 +296,19 @@ pub unsafe fn load_chunk<F: Format>(base: *const u8, nb: usize, part: usize, row
             });
         });
     } else {
+        // SAFETY: the group's bytes lie in the chunk (caller).
+        r = partial_regs::<F>(nb, part, row, |off, w| unsafe { load_unit(base.add(off), w) });
+    }
+    r
+}
+
+/// A lane's registers for a row's partial last chunk of `nb` groups (< 8, a 32-weight format),
+/// its pieces read by `load(byte offset in the chunk, width)`: one load per group and plane.
+#[inline(always)]
+fn partial_regs<F: Format>(nb: usize, part: usize, row: usize, load: impl Fn(usize, usize) -> [u32; 4]) -> Regs {
+    let mut r = [0u32; MAX_LANE_WORDS];
+    let code_idx = abi::TILE_ROWS * part + row;
+    {
         // Plane offsets of this chunk: every plane before holds nb groups.
         let mut plane_off = [0usize; 5];
         crate::unroll_max!(pi < F::PLANES, 4 => {
@@ -319,8 +332,7 @@ pub unsafe fn load_chunk<F: Format>(base: *const u8, nb: usize, part: usize, row
                         // Slices before the last are full; the last holds the rest.
                         let slice = plane_off[pi] + pieces * j * gps * b;
                         let width = if nb - j * gps < gps { (nb - j * gps) * b } else { gps * b };
-                        // SAFETY: the group's bytes lie in the chunk (caller).
-                        let v = unsafe { load_unit(base.add(slice + idx * width + (g % gps) * b), b) };
+                        let v = load(slice + idx * width + (g % gps) * b, b);
                         let at = const { 4 * abi::lane_word_offset(F::F, pi) } + g * b;
                         if b >= 4 {
                             crate::unroll_max!(q < 2, 2 => {
@@ -378,4 +390,30 @@ pub unsafe fn load_full_chunk<F: Format>(buf: &Buffer, off: u32, part: usize, ro
         });
     });
     r
+}
+
+/// [`load_chunk`] of a row's partial last chunk (`nb` < 8 groups of a 32-weight format) through
+/// a range-checked buffer: the chunk at byte `off` of `buf`; past the buffer's range every load
+/// reads zero, so a wave can issue it unconditionally (see [`load_full_chunk`]).
+///
+/// # Safety
+/// Where in range, `off` is the start of a chunk of `nb` groups of format `F` in the device
+/// layout.
+#[inline(always)]
+pub unsafe fn load_partial_chunk<F: Format>(buf: &Buffer, off: u32, nb: usize, part: usize, row: usize) -> Regs {
+    partial_regs::<F>(nb, part, row, |at, w| {
+        let at = off + at as u32;
+        // SAFETY: inside the chunk or past the range (caller).
+        unsafe {
+            match w {
+                8 => {
+                    let v = buf.load_b64(at, 0).to_array();
+                    [v[0], v[1], 0, 0]
+                }
+                4 => [buf.load_b32(at, 0), 0, 0, 0],
+                2 => [buf.load_b16(at, 0), 0, 0, 0],
+                _ => [buf.load_b8(at, 0), 0, 0, 0],
+            }
+        }
+    })
 }

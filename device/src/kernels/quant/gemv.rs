@@ -22,7 +22,7 @@
 //! and runs GEMM's per-element epilogue (bias, activation, residual, conversion).
 
 use super::activations::{ActRows, GlobalRows, NormedRows};
-use super::format::{Format, Regs, load_chunk, load_full_chunk};
+use super::format::{Format, Regs, load_full_chunk, load_partial_chunk};
 use crate::abi::Bf16;
 use crate::abi::quant::{
     self as abi, CHUNK_GROUPS, GEMV_SUMS_STRIDE, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, gemv_staged_bytes, split_halves,
@@ -262,7 +262,8 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// chunk an out-of-range offset reads nothing; activations past K read another row or nothing)
 /// go out before this chunk's arithmetic, unconditionally (a load under a branch makes LLVM wait
 /// for all loads where the branch joins). A row's partial last chunk (32-weight formats with K
-/// not a multiple of 256) follows each tile's loop, groups guarded by its count. The table of
+/// not a multiple of 256) is a wave's whole share ([`setup`]): that wave computes it per tile
+/// and hands it to the tile's reduction like any wave's sum ([`partial_chunk`]). The table of
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
 /// reduced over the waves as it ends ([`reduce`]).
 #[inline(always)]
@@ -284,6 +285,9 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     // (Nonzero divisors: no division-by-zero branches.)
     let count = (tiles - first).div_ceil(stride.max(1));
     let m1 = a.m.max(1);
+    // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
+    // their kernels have no such path).
+    let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
 
     // The wave's table of activation sums (formats with a minimum): for each of its groups
     // (from g0), the sums of the block's rows, GEMV_SUMS_STRIDE floats per group whatever the
@@ -409,53 +413,53 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
             step!(regs_b, xs_b, regs, xs);
         }
     } else {
-        // No full chunks (a short K): the wave still takes part in every tile's reduction.
+        // No full chunks: the wave still takes part in every tile's reduction, with the row's
+        // partial last chunk if it holds it (32-weight formats with K not a multiple of 256;
+        // the last wave, which holds nothing else: `setup`) as its part of the sum, computed
+        // while the other waves run their full chunks.
+        let partial = !kquant && c1 > full_chunks;
         while ti < count {
+            let off = (first + ti * stride) * tile_bytes + full_chunks * full;
+            macro_rules! partial {
+                ($($nb:literal)*) => {
+                    match tail {
+                        $($nb => partial_chunk::<F, X, R, $nb>(&wb, off, &xb, full_chunks, row_off, part, row, &sums),)*
+                        _ => F32x4::splat(0.0),
+                    }
+                };
+            }
+            let acc = if partial { partial!(1 2 3 4 5 6 7) } else { F32x4::splat(0.0) };
             reduce(a, ti, acc, if ti % 2 == 0 { red[0] } else { red[1] }, results);
             ti += 1;
         }
     }
+}
 
-    // A row's partial last chunk (32-weight formats with K not a multiple of 256), for every
-    // tile, by the wave that has it: its sums go straight into the tiles' results (each lane
-    // adds its own four (row, column) entries; the epilogue's barrier orders them before it
-    // reads). Apart from the loop above, so its registers do not crowd the loop's. The barrier:
-    // the last tile's reduction writes its results after its own barrier.
-    if full_chunks < chunks {
-        barrier();
-    }
-    if c1 > full_chunks && full_chunks < chunks {
-        let nb = tail as usize;
-        let mut ti = 0;
-        while ti < count {
-            let tile = first + ti * stride;
-            let mut acc = F32x4::splat(0.0);
-            // SAFETY: the row's last chunk of the tile, of `nb` groups inside K.
-            let (tregs, txs) = unsafe {
-                (
-                    load_chunk::<F>(a.w.add((tile * tile_bytes + full_chunks * full) as usize), nb, part, row),
-                    load_xs::<F, X, R>(&xb, row_off, full_chunks as usize, nb, part),
-                )
-            };
-            // The literal, not `magic()`'s register: an AND and an OR more per code pair here,
-            // but holding the register across the reductions delayed this path (modeled
-            // `Q4_1 1x576x576`: 7221 cycles with it, 6693 without).
-            crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
-                if g < nb {
-                    group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks * CHUNK_GROUPS as u32 + g as u32), 0x6400_6400);
-                }
-            });
-            let v = acc.to_array();
-            crate::unroll_max!(e < 4, 4 => {
-                // Register e of the lane: activation row 4 * part + e, weight row `row`.
-                let at = ti as usize * 256 + (4 * part + e) * TILE_ROWS + row;
-                // SAFETY: inside the results; the lane's own entries (rows past the block are
-                // never read).
-                unsafe { results.write(at, results.read(at) + v[e]) };
-            });
-            ti += 1;
+/// The sums of a row's partial last chunk (`NB` < 8 groups of a 32-weight format; the chunk at
+/// byte `off` of `wb`) for the lane's four (activation row, weight row) entries. `NB` is a
+/// constant (the caller dispatches on the launch's): every offset and group test then folds,
+/// where a run-time count kept a dozen scalar registers live across the wave's tile loop.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn partial_chunk<F: Format, const X: u32, R: ActRows, const NB: usize>(
+    wb: &Buffer,
+    off: u32,
+    xb: &R,
+    full_chunks: u32,
+    row_off: u32,
+    part: usize,
+    row: usize,
+    sums: &impl Fn(u32) -> F32x4,
+) -> F32x4 {
+    let mut acc = F32x4::splat(0.0);
+    // SAFETY: the row's last chunk of the tile, of `NB` groups inside K.
+    let (tregs, txs) = unsafe { (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, R>(xb, row_off, full_chunks as usize, NB, part)) };
+    crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
+        if g < NB {
+            group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks * CHUNK_GROUPS as u32 + g as u32), magic());
         }
-    }
+    });
+    acc
 }
 
 /// The waves' partial sums of the workgroup's tile `ti` meet in `red` (`[wave][e][lane]`); after
@@ -581,11 +585,22 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     // (Formats without a minimum have no table: the host sizes none.)
     let per_wave = if F::HAS_MIN { per as usize * CHUNK_GROUPS * GEMV_SUMS_STRIDE } else { 0 };
     let tables = arena.take::<f32>(waves as usize * per_wave);
-    let table = tables.sub(wave as usize * per_wave, per_wave);
+    // Waves take `per` full chunks each; a row's partial last chunk (32-weight formats with K
+    // not a multiple of 256) is the last wave's alone (the host adds a wave for it), so that it
+    // runs beside the full chunks instead of after them.
+    let full_chunks = a.k / (GROUP * CHUNK_GROUPS) as u32;
+    let (c0, c1) = if full_chunks < chunks && wave == waves - 1 {
+        (full_chunks, chunks)
+    } else {
+        ((wave * per).min(full_chunks), ((wave + 1) * per).min(full_chunks))
+    };
+    // A wave's table starts at its first group's place in one table of every group of K (where
+    // staged rows write their sums).
+    let table = tables.sub(c0 as usize * CHUNK_GROUPS * GEMV_SUMS_STRIDE, per_wave);
     let staged_len = if a.flags & flags::RMS_NORM != 0 { gemv_staged_bytes(F::F, a.m, a.k, 2) as usize / 16 } else { 0 };
     Share {
-        c0: (wave * per).min(chunks),
-        c1: ((wave + 1) * per).min(chunks),
+        c0,
+        c1,
         first: workgroup_id_x(),
         stride: a.grid_x.max(1),
         table,
