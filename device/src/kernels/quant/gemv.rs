@@ -453,7 +453,8 @@ fn partial_chunk<F: Format, const X: u32, R: ActRows, const NB: usize>(
 ) -> F32x4 {
     let mut acc = F32x4::splat(0.0);
     // SAFETY: the row's last chunk of the tile, of `NB` groups inside K.
-    let (tregs, txs) = unsafe { (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, R>(xb, row_off, full_chunks as usize, NB, part)) };
+    let (tregs, txs) =
+        unsafe { (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, R>(xb, row_off, full_chunks as usize, NB, part)) };
     crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
         if g < NB {
             group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks * CHUNK_GROUPS as u32 + g as u32), magic());
@@ -598,17 +599,7 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     // staged rows write their sums).
     let table = tables.sub(c0 as usize * CHUNK_GROUPS * GEMV_SUMS_STRIDE, per_wave);
     let staged_len = if a.flags & flags::RMS_NORM != 0 { gemv_staged_bytes(F::F, a.m, a.k, 2) as usize / 16 } else { 0 };
-    Share {
-        c0,
-        c1,
-        first: workgroup_id_x(),
-        stride: a.grid_x.max(1),
-        table,
-        tables,
-        red,
-        results,
-        staged: arena.take::<U32x4>(staged_len),
-    }
+    Share { c0, c1, first: workgroup_id_x(), stride: a.grid_x.max(1), table, tables, red, results, staged: arena.take::<U32x4>(staged_len) }
 }
 
 /// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes activation rows
