@@ -59,14 +59,18 @@ pub fn rope_write_kv<E: Chunked>(a: RopeWriteKvArgs) {
     let th = item / per_row;
     let (h, t) = (th % all, th / all);
     let e = 8 * c as usize;
+    // The loads that need nothing else go out together (the token's position and slot are read
+    // by every work-item, used or not): position -> cos/sin and slot -> store are then two
+    // dependent steps, not three.
     // SAFETY: t < tokens, h < heads + 2 kv_heads, e + 8 <= d: inside the row (host-checked
     // 16-byte alignment of the rows and their stride).
     let mut chunk = unsafe { load_chunk(a.qkv, (t as usize * a.row_stride as usize + h as usize * a.d as usize + e) * 2) };
+    let seq = a.seq.max(1);
+    // SAFETY: t / seq < tokens / seq offsets, t < tokens slots (host-checked).
+    let (pos, slot) = unsafe { (a.offsets.add((t / seq) as usize).read(), a.slots.add(t as usize).read() as u32) };
     if h < a.heads + a.kv_heads && (e as u32) < a.rot_dim {
         // Rotation pairs e/2 .. e/2 + 4 at the token's position.
-        let seq = a.seq.max(1);
-        // SAFETY: t / seq < tokens / seq offsets (host-checked).
-        let pos = unsafe { a.offsets.add((t / seq) as usize).read() }.wrapping_add((t % seq) as i32);
+        let pos = pos.wrapping_add((t % seq) as i32);
         let ok = pos >= 0 && (pos as u32) < a.cache_rows;
         let at = if ok { pos as usize * (a.rot_dim / 2) as usize + e / 2 } else { 0 };
         // SAFETY: with ok, row pos of both tables holds pairs e/2 .. e/2 + 4 (rot_dim is a
@@ -86,8 +90,6 @@ pub fn rope_write_kv<E: Chunked>(a: RopeWriteKvArgs) {
         unsafe { store_chunk(a.q, ((t as usize * a.heads as usize + h as usize) * a.d as usize + e) * 2, chunk) };
         return;
     }
-    // SAFETY: t < tokens, the slot table's length (host-checked).
-    let slot = unsafe { a.slots.add(t as usize).read() } as u32;
     // One comparison covers both ends: a negative slot is a huge unsigned one.
     if slot >= a.slots_total {
         // SAFETY: one u32; racing writers store offending tokens, whichever lands.
