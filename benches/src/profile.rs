@@ -3,10 +3,12 @@
 
 use crate::run::CaseReport;
 use ferrocm::Device;
-use ferrocm_emu::model::hot_blocks;
 use ferrocm_emu::model::main_loop::loops;
+use ferrocm_emu::model::{TIMELINE_MIN_STALL, hot_blocks};
 use std::fmt::Write;
 
+/// Runs of code shorter than this are left out of the wave timelines.
+const RUN_LINES: u64 = 8;
 /// Instructions of a block printed at most.
 const BLOCK_LINES: usize = 24;
 /// Lines past the first `BLOCK_LINES` of a block shown when they take at least this share of the wave time.
@@ -54,6 +56,33 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
                 x.mfma_cycles,
                 x.valu_cycles
             );
+        }
+        // The first workgroup's waves: when each ended and where it waited (the chain of a
+        // latency-bound launch).
+        let _ = writeln!(
+            s,
+            "\n   first workgroup, wave by wave (clock of issue, wait before it; waits under {TIMELINE_MIN_STALL} clocks left out):"
+        );
+        for w in &m.timeline {
+            let _ = writeln!(s, "   wave {} (SIMD {}): {} instructions, ends at {}", w.wave, w.simd, w.issued, w.end);
+            // Runs of code and waits merged in clock order.
+            let (mut ri, mut si) = (0, 0);
+            while ri < w.runs.len() || si < w.stalls.len() {
+                let stall_first = si < w.stalls.len() && (ri >= w.runs.len() || w.stalls[si].at < w.runs[ri].at);
+                if stall_first {
+                    let st = w.stalls[si];
+                    let text =
+                        module.and_then(|md| md.fetch(l.image_base + st.pc as u64).ok()).map(|i| i.text()).unwrap_or_else(|| "?".into());
+                    let _ = writeln!(s, "     {:>6}  wait {:<5} before {:#x}  {text}", st.at, st.cycles, st.pc);
+                    si += 1;
+                } else {
+                    let r = w.runs[ri];
+                    if r.instructions >= RUN_LINES {
+                        let _ = writeln!(s, "     {:>6}  run of {:>4} instructions {:#x}..={:#x}", r.at, r.instructions, r.pc, r.last_pc);
+                    }
+                    ri += 1;
+                }
+            }
         }
         let waves = (l.trace.workgroups.iter().map(|w| w.waves.len()).sum::<usize>() as f64 / l.trace.workgroups.len().max(1) as f64)
             * m.workgroups_per_cu as f64;

@@ -48,6 +48,53 @@ pub(crate) struct CuResult {
     pub by_class: BTreeMap<&'static str, u64>,
     /// Workgroups actually simulated.
     pub simulated_workgroups: u64,
+    /// The first dispatched workgroup's waves, clock by clock ([`WaveTimeline`]).
+    pub timeline: Vec<WaveTimeline>,
+}
+
+/// Stalls shorter than this are left out of a [`WaveTimeline`].
+pub const TIMELINE_MIN_STALL: u64 = 32;
+
+/// One wave of the first workgroup a CU ran: where it waited, and when it ended. The chain of a
+/// latency-bound kernel (which load each wait is for, how long the barriers hold) reads off it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct WaveTimeline {
+    /// Wave index in its workgroup.
+    pub wave: usize,
+    /// SIMD it ran on.
+    pub simd: usize,
+    /// Instructions it issued.
+    pub issued: u64,
+    /// Clock of its last issue (`s_endpgm`).
+    pub end: u64,
+    /// Its stalls of at least [`TIMELINE_MIN_STALL`] clocks, in order.
+    pub stalls: Vec<Stall>,
+    /// Its straight runs of code (a new run starts where the pc jumps), in order.
+    pub runs: Vec<Run>,
+}
+
+/// Consecutive instructions a wave issued without a jump.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Run {
+    /// Byte offset of the first instruction in the code object image.
+    pub pc: u32,
+    /// Clock the first issued at.
+    pub at: u64,
+    /// Instructions in the run.
+    pub instructions: u64,
+    /// Byte offset of the last.
+    pub last_pc: u32,
+}
+
+/// A wave waiting before an instruction.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stall {
+    /// The instruction's byte offset in the code object image.
+    pub pc: u32,
+    /// Clock it issued at.
+    pub at: u64,
+    /// Clocks the wave spent before it beyond its issue turn.
+    pub cycles: u64,
 }
 
 struct WaveSim {
@@ -260,6 +307,25 @@ pub(crate) fn simulate(job: &CuJob<'_>, max_workgroups: u64) -> Result<CuResult,
             r.issued += 1;
             let ev = &job.traces[w.trace].waves[w.wave][w.next];
             let spent = t + ISSUE_PERIOD - w.last;
+            if w.wg == 0 {
+                if r.timeline.len() <= w.wave {
+                    r.timeline.resize_with(w.wave + 1, WaveTimeline::default);
+                }
+                let tl = &mut r.timeline[w.wave];
+                (tl.wave, tl.simd, tl.end) = (w.wave, w.simd, t);
+                tl.issued += 1;
+                // (Instructions are at most 12 bytes: a larger step, or a step back, is a jump.)
+                match tl.runs.last_mut() {
+                    Some(run) if ev.pc > run.last_pc && ev.pc <= run.last_pc + 12 => {
+                        run.instructions += 1;
+                        run.last_pc = ev.pc;
+                    }
+                    _ => tl.runs.push(Run { pc: ev.pc, at: t, instructions: 1, last_pc: ev.pc }),
+                }
+                if spent - ISSUE_PERIOD >= TIMELINE_MIN_STALL {
+                    tl.stalls.push(Stall { pc: ev.pc, at: t, cycles: spent - ISSUE_PERIOD });
+                }
+            }
             let e = r.per_pc.entry(ev.pc).or_default();
             e.0 += 1;
             e.1 += spent;

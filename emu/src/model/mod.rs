@@ -14,6 +14,7 @@ pub mod machine;
 pub mod main_loop;
 mod run;
 
+pub use cu::{Run, Stall, TIMELINE_MIN_STALL, WaveTimeline};
 pub use machine::Chip;
 pub use run::{ModelOptions, ModeledLaunch, ModeledLaunchError, modeled_launch};
 
@@ -165,6 +166,8 @@ pub struct Modeled {
     pub by_class: BTreeMap<&'static str, u64>,
     /// Per instruction address (byte offset in the code object image).
     pub per_pc: BTreeMap<u32, PcCost>,
+    /// The first workgroup the busiest CU ran, wave by wave (`cargo xtask profile` prints it).
+    pub timeline: Vec<WaveTimeline>,
 }
 
 /// Why the model cannot answer.
@@ -279,6 +282,7 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         busiest: (which, busiest),
         by_class,
         per_pc,
+        timeline: full.timeline,
     })
 }
 
