@@ -501,47 +501,51 @@ fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSl
 #[inline(always)]
 fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) {
     barrier();
-    let thread = workitem_id_x() as usize;
-    let threads = workgroup_size_x() as usize;
+    // One flat loop over every tile's entries, 32-bit: entry `idx` is entry `idx % span` of
+    // tile `idx / span`, `span` the entries per tile rounded up to a power of two (a shift and
+    // a mask, where the exact count divided: a 64-bit division per entry).
+    let thread = workitem_id_x();
+    let threads = workgroup_size_x();
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
-    let count = (tiles - first).div_ceil(stride.max(1)) as usize;
+    let count = (tiles - first).div_ceil(stride.max(1));
     let (m, n) = (a.m as usize, a.n as usize);
     let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
-    let per_tile = m.max(1) * TILE_ROWS;
-    if a.flags & flags::SWIGLU != 0 {
-        // Half of each tile's results are outputs: gate row i with up row 8 + i.
-        let half = TILE_ROWS / 2;
-        let per_out = m.max(1) * half;
-        let mut t = thread;
-        while t < count * per_out {
-            let (ti, r) = (t / per_out, t % per_out);
-            let (mi, i) = (r / half, r % half);
-            let col = (first as usize + ti * stride as usize) * half + i;
-            // SAFETY: written by the reductions before the barrier (row mi of tile ti).
-            let (g, u) = unsafe { (results.read(ti * 256 + mi * TILE_ROWS + i), results.read(ti * 256 + mi * TILE_ROWS + half + i)) };
-            let y = math::silu(g) * u;
-            let at = mi * target.ldc + col;
-            // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
-            unsafe { epilogue::store_out(a.y, a.out_type, at, y) };
-            t += threads;
+    let swiglu = a.flags & flags::SWIGLU != 0;
+    // Outputs per row of a tile: 16, or 8 with SwiGLU (gate row i with up row 8 + i).
+    let width = if swiglu { TILE_ROWS as u32 / 2 } else { TILE_ROWS as u32 };
+    let rows = a.m.max(1);
+    let shift = width.trailing_zeros() + rows.next_power_of_two().trailing_zeros();
+    let mask = (1 << shift) - 1;
+    let mut idx = thread;
+    if swiglu {
+        while idx < count << shift {
+            let (ti, r) = (idx >> shift, idx & mask);
+            let (mi, i) = ((r / width) as usize, (r % width) as usize);
+            if r < rows * width {
+                let res = ti as usize * 256 + mi * TILE_ROWS + i;
+                let col = (first + ti * stride) as usize * width as usize + i;
+                // SAFETY: written by the reductions before the barrier (row mi of tile ti).
+                let (g, u) = unsafe { (results.read(res), results.read(res + TILE_ROWS / 2)) };
+                // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
+                unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, math::silu(g) * u) };
+            }
+            idx += threads;
         }
         return;
     }
-    let mut t = thread;
-    while t < count * per_tile {
-        let (ti, r) = (t / per_tile, t % per_tile);
-        let (mi, ni) = (r / TILE_ROWS, r % TILE_ROWS);
-        let col = (first as usize + ti * stride as usize) * TILE_ROWS + ni;
-        if col < n {
+    while idx < count << shift {
+        let (ti, r) = (idx >> shift, idx & mask);
+        let (mi, i) = ((r / width) as usize, (r % width) as usize);
+        let col = (first + ti * stride) as usize * width as usize + i;
+        if r < rows * width && col < n {
             // SAFETY: written by the reductions before the barrier.
-            let sum = unsafe { results.read(ti * 256 + r) };
+            let sum = unsafe { results.read(ti as usize * 256 + r as usize) };
             let y = epilogue::element(&params, &target, sum, mi, col);
-            let at = mi * target.ldc + col;
             // SAFETY: mi < m, col < n: inside y.
-            unsafe { epilogue::store_out(a.y, a.out_type, at, y) };
+            unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, y) };
         }
-        t += threads;
+        idx += threads;
     }
 }
 
