@@ -235,6 +235,14 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (sizes, causal) = attention_words(&words, "attention_prefill", &["b", "h", "s", "d"])?;
             Ok(attention_prefill(sizes[0], sizes[1], sizes[2], sizes[3], causal))
         }
+        "attention_decode" => {
+            // "bf16 b32 h32 kv8 c4096 d128 p16"
+            let (sizes, causal) = attention_words(&words, "attention_decode", &["b", "h", "kv", "c", "d", "p"])?;
+            if causal {
+                return Err("attention_decode shapes take no \"causal\" (decode rows see the whole context)".into());
+            }
+            Ok(attention_decode(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]))
+        }
         "qmatmul" => {
             let (fmt, dims_word, norm) = match words[..] {
                 [f, d] => (f, d, false),
@@ -249,7 +257,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             Ok(if norm { qmatmul_norm_case(format, m, n, k) } else { qmatmul_case(format, m, n, k) })
         }
         other => Err(format!(
-            "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill, qmatmul)"
+            "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill, attention_decode, qmatmul)"
         )),
     }
 }
