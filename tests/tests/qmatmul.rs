@@ -296,7 +296,7 @@ fn swiglu_at_smollm2_shapes_and_its_bad_input() {
 /// K = 1536) for its formats, one decode token and a small batch.
 /// A row's partial last chunk (K not a multiple of 256: 1 to 7 groups of 32) is the last wave's
 /// whole share, computed beside the full chunks and added in the workgroup's reduction: every
-/// length, behind 0, 1, 2 and 5 full chunks (1, 2, 3 and 4 waves in all), f16/bf16/f32
+/// length, behind 0, 1, 2, 5 and 14 full chunks (1, 2, 3, 4 and 8 waves in all), f16/bf16/f32
 /// activations, the fused norm (whose staged rows fill the waves' tables of sums); and
 /// workgroups of several tiles (N past 304 tiles), whose waves take their partial chunks tile
 /// after tile.
@@ -305,7 +305,7 @@ fn partial_last_chunks_of_every_length_match_the_reference() {
     let mut seed = 11;
     for format in QuantFormat::ALL.into_iter().filter(|f| f.block_elems() == 32) {
         for tail in 1..=7 {
-            for full in [0, 1, 2, 5] {
+            for full in [0, 1, 2, 5, 14] {
                 let x_dtype = [DType::F16, DType::Bf16, DType::F32][(tail + full) % 3];
                 let c = Case {
                     format,
@@ -344,6 +344,24 @@ fn partial_last_chunks_of_every_length_match_the_reference() {
         };
         check(&c).unwrap();
         check(&Case { norm: Some((true, 1e-5)), residual: false, ..c }).unwrap();
+    }
+    // Eight waves of two full chunks each (the k-quants' chunks are always full).
+    for (format, x_dtype) in [(QuantFormat::Q4K, DType::F16), (QuantFormat::Q6K, DType::F32), (QuantFormat::Q5_1, DType::Bf16)] {
+        check(&Case {
+            format,
+            m: 3,
+            n: 40,
+            k: 4096,
+            x_dtype,
+            out: Some(DType::F32),
+            bias: false,
+            activation: Activation::None,
+            residual: false,
+            kernel: QKernel::Gemv,
+            seed: 99,
+            norm: None,
+        })
+        .unwrap();
     }
 }
 
