@@ -20,7 +20,8 @@
 //! loads and runs the matrix cores on the codes themselves (exact in f16/bf16), applying each
 //! group's scale to the f32 product: its cost does not grow with M up to 16. A workgroup owns
 //! 16 weight rows and splits K between up to 8 waves, whose partial sums meet in LDS (one
-//! launch, no second reduction pass, deterministic).
+//! launch, no second reduction pass, deterministic); a row's partial last chunk (K not a
+//! multiple of 256) is a wave's whole share, so it runs beside the full chunks.
 //!
 //! # Prefill: many rows of f16 or bf16
 //! The GEMM kernel (`kernels/quant/gemm.rs`) runs the tile layer's pipeline on 128 x 64 blocks
