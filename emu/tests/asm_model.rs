@@ -106,3 +106,28 @@ fn model_times_are_at_the_stated_clock() {
     let (_, m) = run(&gpu, "lds_read", 305, 1, &[4], None);
     assert_eq!(m.workgroups_per_cu, 2, "one CU runs two: the tail");
 }
+
+#[test]
+fn the_first_workgroup_timeline_shows_each_wave_its_waits_and_its_code() {
+    use ferrocm_emu::model::TIMELINE_MIN_STALL;
+    use ferrocm_emu::model::machine::VMEM_LATENCY;
+    let gpu = Gpu::new("model");
+    let grid: u32 = 304;
+    let bytes = grid as u64 * 16384;
+    let (src, dst) = (gpu.emu.alloc(bytes).unwrap(), gpu.emu.alloc(bytes).unwrap());
+    let (_, m) = run(&gpu, "copy", grid, 1, &[src, dst], None);
+    // Every wave of a 256-work-item workgroup, in wave order.
+    assert_eq!(m.timeline.len(), 4);
+    for (i, w) in m.timeline.iter().enumerate() {
+        assert_eq!(w.wave, i);
+        // The runs cover every issued instruction, in clock order; so do the waits.
+        assert_eq!(w.runs.iter().map(|r| r.instructions).sum::<u64>(), w.issued);
+        assert!(w.runs.windows(2).all(|p| p[0].at < p[1].at && p[0].last_pc >= p[0].pc));
+        assert!(w.stalls.windows(2).all(|p| p[0].at < p[1].at));
+        assert!(w.stalls.iter().all(|s| s.cycles >= TIMELINE_MIN_STALL && s.at <= w.end));
+        // A copy waits for its first loads: about a memory latency.
+        let longest = w.stalls.iter().map(|s| s.cycles).max().unwrap_or(0);
+        assert!(longest >= VMEM_LATENCY / 2, "wave {i}: longest wait {longest} clocks");
+        assert!(w.end < m.cycles, "wave {i} ends at {} of {} clocks", w.end, m.cycles);
+    }
+}

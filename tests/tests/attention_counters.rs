@@ -142,10 +142,12 @@ fn rope_write_kv_moves_16_bytes_per_access() {
     let g = &c.global;
     // Per token: every head read and written once (queries to q, keys and values to the cache),
     // the rotated heads' cos and sin read, all in 16-byte accesses; the 4-byte loads are the
-    // slot of each key/value chunk and the position of each rotated chunk.
+    // token's slot, read by every chunk beside its row (only key/value chunks use it: loading
+    // it with the row keeps it off the chain position -> cos/sin -> store), and the position of
+    // each rotated chunk.
     let chunks = |heads: usize| tokens * heads * d / 8;
     let wide = 2 * chunks(h + 2 * kvh) + 2 * chunks(h + kvh);
     assert_eq!(g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) as usize, wide, "{:?}", g.lane_accesses_by_width);
-    assert_eq!(g.lane_accesses_by_width.get(&4).copied().unwrap_or(0) as usize, chunks(2 * kvh) + chunks(h + kvh));
+    assert_eq!(g.lane_accesses_by_width.get(&4).copied().unwrap_or(0) as usize, chunks(h + 2 * kvh) + chunks(h + kvh));
     assert_eq!(g.bytes_written as usize, tokens * (h + 2 * kvh) * d * 2);
 }
