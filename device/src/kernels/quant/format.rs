@@ -308,46 +308,44 @@ pub unsafe fn load_chunk<F: Format>(base: *const u8, nb: usize, part: usize, row
 fn partial_regs<F: Format>(nb: usize, part: usize, row: usize, load: impl Fn(usize, usize) -> [u32; 4]) -> Regs {
     let mut r = [0u32; MAX_LANE_WORDS];
     let code_idx = abi::TILE_ROWS * part + row;
-    {
-        // Plane offsets of this chunk: every plane before holds nb groups.
-        let mut plane_off = [0usize; 5];
-        crate::unroll_max!(pi < F::PLANES, 4 => {
-            plane_off[pi + 1] = plane_off[pi] + abi::plane_at(F::F, pi).chunk_bytes(nb);
-        });
-        crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
-            if g < nb {
-                crate::unroll_max!(pi < F::PLANES, 4 => {
-                    // Header planes exist only in the k-quants, whose chunks are always full.
-                    let (is_code, b, gps, pieces) = const {
-                        let p = abi::plane_at(F::F, pi);
-                        let b = match p {
-                            Plane::Part(b) | Plane::Row(b) => b,
-                            Plane::Chunk(_) => 0,
-                        };
-                        (matches!(p, Plane::Part(_)), b, p.groups_per_slice(), p.pieces())
+    // Plane offsets of this chunk: every plane before holds nb groups.
+    let mut plane_off = [0usize; 5];
+    crate::unroll_max!(pi < F::PLANES, 4 => {
+        plane_off[pi + 1] = plane_off[pi] + abi::plane_at(F::F, pi).chunk_bytes(nb);
+    });
+    crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
+        if g < nb {
+            crate::unroll_max!(pi < F::PLANES, 4 => {
+                // Header planes exist only in the k-quants, whose chunks are always full.
+                let (is_code, b, gps, pieces) = const {
+                    let p = abi::plane_at(F::F, pi);
+                    let b = match p {
+                        Plane::Part(b) | Plane::Row(b) => b,
+                        Plane::Chunk(_) => 0,
                     };
-                    if b > 0 {
-                        let idx = if is_code { code_idx } else { row };
-                        let j = g / gps;
-                        // Slices before the last are full; the last holds the rest.
-                        let slice = plane_off[pi] + pieces * j * gps * b;
-                        let width = if nb - j * gps < gps { (nb - j * gps) * b } else { gps * b };
-                        let v = load(slice + idx * width + (g % gps) * b, b);
-                        let at = const { 4 * abi::lane_word_offset(F::F, pi) } + g * b;
-                        if b >= 4 {
-                            crate::unroll_max!(q < 2, 2 => {
-                                if 4 * q < b {
-                                    r[at / 4 + q] = v[q];
-                                }
-                            });
-                        } else {
-                            r[at / 4] |= v[0] << (8 * (at % 4));
-                        }
+                    (matches!(p, Plane::Part(_)), b, p.groups_per_slice(), p.pieces())
+                };
+                if b > 0 {
+                    let idx = if is_code { code_idx } else { row };
+                    let j = g / gps;
+                    // Slices before the last are full; the last holds the rest.
+                    let slice = plane_off[pi] + pieces * j * gps * b;
+                    let width = if nb - j * gps < gps { (nb - j * gps) * b } else { gps * b };
+                    let v = load(slice + idx * width + (g % gps) * b, b);
+                    let at = const { 4 * abi::lane_word_offset(F::F, pi) } + g * b;
+                    if b >= 4 {
+                        crate::unroll_max!(q < 2, 2 => {
+                            if 4 * q < b {
+                                r[at / 4 + q] = v[q];
+                            }
+                        });
+                    } else {
+                        r[at / 4] |= v[0] << (8 * (at % 4));
                     }
-                });
-            }
-        });
-    }
+                }
+            });
+        }
+    });
     r
 }
 
