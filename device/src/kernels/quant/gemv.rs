@@ -208,6 +208,32 @@ fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWord
 /// straight-line part of a wave's table; more go through a loop after the weight loads.
 const TABLE_ROUNDS: usize = 2;
 
+/// A block's activation rows `m` (1..=16) and `1 / m`: table task `t` is row `t % m` of group
+/// `t / m`, divided through f32 ([`Rows::split`]).
+#[derive(Clone, Copy)]
+struct Rows {
+    m: u32,
+    inv: f32,
+}
+
+impl Rows {
+    #[inline(always)]
+    fn new(m: u32) -> Rows {
+        let m = m.max(1);
+        Rows { m, inv: 1.0 / m as f32 }
+    }
+
+    /// `(t / m, t % m)` for `t < 2^20`: `(t + 1/2) / m` is at least `1 / (2m) >= 1/32` from an
+    /// integer and f32 computes it within `t 2^-22 / m < 2^-2 / m` of that, so truncation gives
+    /// the quotient. A wave's tasks are far fewer: its table fits the LDS. Four instructions,
+    /// where an integer division by a run-time `m` is about twenty.
+    #[inline(always)]
+    fn split(self, t: u32) -> (u32, u32) {
+        let q = ((t as f32 + 0.5) * self.inv) as u32;
+        (q, t - q * self.m)
+    }
+}
+
 /// The raw activations of table task `task` of a wave's `tasks` (row `task % m`, group
 /// `g0 + task / m`): 32 values, 4 words per 16-byte piece (2 pieces per 8 words for f32). A task
 /// past the last reads nothing (an offset past the buffer).
@@ -215,11 +241,10 @@ const TABLE_ROUNDS: usize = 2;
 /// # Safety
 /// `xb` is readable (`ActRows::finish` done).
 #[inline(always)]
-unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, m: u32, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
+unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, rows: Rows, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
-    // (`m` is at least 1: the divisions have no zero check to branch to.)
-    let m = m.max(1);
-    let at = if task < tasks { (task % m) * xb.pitch() + (g0 + task / m) * GROUP as u32 * es } else { u32::MAX - 64 };
+    let (g, row) = rows.split(task);
+    let at = if task < tasks { row * xb.pitch() + (g0 + g) * GROUP as u32 * es } else { u32::MAX - 64 };
     let mut raw = [[0u32; 4]; 8];
     crate::unroll_max!(q < 8, 8 => {
         if q < (if X == dtype::F32 { 8 } else { 4 }) {
@@ -285,7 +310,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
     // (Nonzero divisors: no division-by-zero branches.)
     let count = (tiles - first).div_ceil(stride.max(1));
-    let m1 = a.m.max(1);
+    let rows = Rows::new(a.m);
     // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
     // their kernels have no such path).
     let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
@@ -313,7 +338,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
         core::array::from_fn(|r| {
             if r < rounds {
                 // SAFETY: xb is readable (global rows need nothing; staged rows call this after finish).
-                unsafe { table_load::<X, R>(&xb, a.m, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
+                unsafe { table_load::<X, R>(&xb, rows, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
             } else {
                 [[0; 4]; 8]
             }
@@ -346,8 +371,9 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     if F::HAS_MIN {
         let write = |task: u32, sum: f32| {
             if task < tasks {
+                let (g, row) = rows.split(task);
                 // SAFETY: inside the wave's table (host-sized: its groups * 16 floats).
-                unsafe { table.write(((task / m1) * mp + task % m1) as usize, sum) };
+                unsafe { table.write((g * mp + row) as usize, sum) };
             }
         };
         if fast {
@@ -360,7 +386,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
             let mut task = lane32;
             while task < tasks {
                 // SAFETY: xb covers the rows.
-                let raw = unsafe { table_load::<X, R>(&xb, a.m, g0, task, tasks) };
+                let raw = unsafe { table_load::<X, R>(&xb, rows, g0, task, tasks) };
                 write(task, table_sum::<X>(&raw));
                 task += 64;
             }
