@@ -229,7 +229,9 @@ impl Rows {
     /// where an integer division by a run-time `m` is about twenty.
     #[inline(always)]
     fn split(self, t: u32) -> (u32, u32) {
-        let q = ((t as f32 + 0.5) * self.inv) as u32;
+        // SAFETY: finite, at least 0 and below 2^20 (a plain conversion, not `as`'s saturating
+        // one: four instructions fewer).
+        let q = unsafe { ((t as f32 + 0.5) * self.inv).to_int_unchecked::<u32>() };
         (q, t - q * self.m)
     }
 }
