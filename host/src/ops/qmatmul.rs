@@ -448,3 +448,39 @@ fn check_norm(ops: &Operands<'_>, rn: &RmsNorm<'_>, dtype: DType, k: usize) -> R
     norm::check_eps(ops.op(), rn.eps)?;
     rn.weight.map_or(Ok(()), |t| norm::check_param(ops, "norm weight", t, dtype, &[k]))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::plan_waves;
+
+    /// The rule `plan_waves` documents, over every K up to 64 chunks with and without a partial
+    /// last chunk: every chunk has a wave, the partial chunk one of its own (the kernel's last,
+    /// which takes nothing else), at most 4 waves or exactly 8, and as few full chunks per wave
+    /// as that allows.
+    #[test]
+    fn waves_take_every_chunk_the_partial_one_alone_in_at_most_4_or_8_waves() {
+        for full in 0..=64usize {
+            for partial in [0, 1] {
+                let chunks = full + partial;
+                let (waves, per) = plan_waves(chunks, full);
+                let waves = waves as usize;
+                assert!(waves <= 4 || waves == 8, "{chunks} chunks: {waves} waves");
+                let full_waves = waves - partial;
+                assert!(full_waves * per >= full, "{chunks} chunks: {full_waves} x {per} leave full chunks out");
+                // No wave of full chunks is empty (the last of them may hold fewer).
+                assert!(full == 0 || (full_waves - 1) * per < full, "{chunks} chunks: an idle wave");
+                if chunks <= 4 {
+                    assert_eq!((waves, per), (chunks.max(1), 1));
+                } else {
+                    // One chunk fewer per wave would break the wave rule.
+                    let fewer = full.div_ceil(per - 1).max(1) + partial;
+                    assert!(per == 2 || !(fewer <= 4 || fewer == 8), "{chunks} chunks: {per} per wave, {} would do", per - 1);
+                }
+            }
+        }
+        // SmolLM2's K = 576 and 1536, a K = 4096 model's.
+        assert_eq!(plan_waves(3, 2), (3, 1));
+        assert_eq!(plan_waves(6, 6), (3, 2));
+        assert_eq!(plan_waves(16, 16), (8, 2));
+    }
+}
