@@ -64,7 +64,7 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
             "\n   first workgroup, wave by wave (clock of issue, wait before it; waits under {TIMELINE_MIN_STALL} clocks left out):"
         );
         for w in &m.timeline {
-            let _ = writeln!(s, "   wave {} (SIMD {}): {} instructions, ends at {}", w.wave, w.simd, w.issued, w.end);
+            let _ = writeln!(s, "   wave {} (SIMD {}): {} instructions, ends at {}", w.wave, w.simd, w.issued(), w.end);
             // Runs of code and waits merged in clock order.
             let (mut ri, mut si) = (0, 0);
             while ri < w.runs.len() || si < w.stalls.len() {

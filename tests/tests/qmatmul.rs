@@ -294,6 +294,24 @@ fn swiglu_at_smollm2_shapes_and_its_bad_input() {
 
 /// The shapes of SmolLM2-135M's projections (K = 576 is 18 blocks of 32, not a multiple of 256;
 /// K = 1536) for its formats, one decode token and a small batch.
+/// The plain product through the GEMV, f32 out: no bias, activation, residual or norm.
+fn gemv_case(format: QuantFormat, m: usize, n: usize, k: usize, x_dtype: DType, seed: u64) -> Case {
+    Case {
+        format,
+        m,
+        n,
+        k,
+        x_dtype,
+        out: Some(DType::F32),
+        bias: false,
+        activation: Activation::None,
+        residual: false,
+        kernel: QKernel::Gemv,
+        seed,
+        norm: None,
+    }
+}
+
 /// A row's partial last chunk (K not a multiple of 256: 1 to 7 groups of 32) is the last wave's
 /// whole share, computed beside the full chunks and added in the workgroup's reduction: every
 /// length, behind 0, 1, 2, 5 and 14 full chunks (1, 2, 3, 4 and 8 waves in all), f16/bf16/f32
@@ -307,20 +325,7 @@ fn partial_last_chunks_of_every_length_match_the_reference() {
         for tail in 1..=7 {
             for full in [0, 1, 2, 5, 14] {
                 let x_dtype = [DType::F16, DType::Bf16, DType::F32][(tail + full) % 3];
-                let c = Case {
-                    format,
-                    m: 1 + tail % 3,
-                    n: 37,
-                    k: 32 * (8 * full + tail),
-                    x_dtype,
-                    out: Some(DType::F32),
-                    bias: false,
-                    activation: Activation::None,
-                    residual: false,
-                    kernel: QKernel::Gemv,
-                    seed,
-                    norm: None,
-                };
+                let c = gemv_case(format, 1 + tail % 3, 37, 32 * (8 * full + tail), x_dtype, seed);
                 check(&c).unwrap();
                 if x_dtype != DType::F32 {
                     check(&Case { norm: Some((tail % 2 == 0, 1e-5)), ..c }).unwrap();
@@ -328,40 +333,13 @@ fn partial_last_chunks_of_every_length_match_the_reference() {
                 seed += 1;
             }
         }
-        let c = Case {
-            format,
-            m: 2,
-            n: 16 * 306 + 8,
-            k: 32 * (8 * 2 + 3),
-            x_dtype: DType::F16,
-            out: None,
-            bias: true,
-            activation: Activation::None,
-            residual: true,
-            kernel: QKernel::Gemv,
-            seed,
-            norm: None,
-        };
+        let c = Case { out: None, bias: true, residual: true, ..gemv_case(format, 2, 16 * 306 + 8, 32 * (8 * 2 + 3), DType::F16, seed) };
         check(&c).unwrap();
         check(&Case { norm: Some((true, 1e-5)), residual: false, ..c }).unwrap();
     }
     // Eight waves of two full chunks each (the k-quants' chunks are always full).
     for (format, x_dtype) in [(QuantFormat::Q4K, DType::F16), (QuantFormat::Q6K, DType::F32), (QuantFormat::Q5_1, DType::Bf16)] {
-        check(&Case {
-            format,
-            m: 3,
-            n: 40,
-            k: 4096,
-            x_dtype,
-            out: Some(DType::F32),
-            bias: false,
-            activation: Activation::None,
-            residual: false,
-            kernel: QKernel::Gemv,
-            seed: 99,
-            norm: None,
-        })
-        .unwrap();
+        check(&gemv_case(format, 3, 40, 4096, x_dtype, 99)).unwrap();
     }
 }
 

@@ -63,14 +63,19 @@ pub struct WaveTimeline {
     pub wave: usize,
     /// SIMD it ran on.
     pub simd: usize,
-    /// Instructions it issued.
-    pub issued: u64,
     /// Clock of its last issue (`s_endpgm`).
     pub end: u64,
     /// Its stalls of at least [`TIMELINE_MIN_STALL`] clocks, in order.
     pub stalls: Vec<Stall>,
     /// Its straight runs of code (a new run starts where the pc jumps), in order.
     pub runs: Vec<Run>,
+}
+
+impl WaveTimeline {
+    /// Instructions it issued (its runs').
+    pub fn issued(&self) -> u64 {
+        self.runs.iter().map(|r| r.instructions).sum()
+    }
 }
 
 /// Consecutive instructions a wave issued without a jump.
@@ -313,7 +318,6 @@ pub(crate) fn simulate(job: &CuJob<'_>, max_workgroups: u64) -> Result<CuResult,
                 }
                 let tl = &mut r.timeline[w.wave];
                 (tl.wave, tl.simd, tl.end) = (w.wave, w.simd, t);
-                tl.issued += 1;
                 // (Instructions are at most 12 bytes: a larger step, or a step back, is a jump.)
                 match tl.runs.last_mut() {
                     Some(run) if ev.pc > run.last_pc && ev.pc <= run.last_pc + 12 => {
