@@ -345,7 +345,7 @@ pub fn saxpy(n: usize) -> Case {
 
 /// `gemm::gemm` of `[m, k] x [k, n]` in `dtype` (B given as the transposed view of an `[n, k]`
 /// weight, the layout the kernel reads without copies), in the chooser's configuration, or in it
-/// on the MFMA shape `mfma` (to compare the shapes).
+/// on the MFMA shape `mfma` (to compare the shapes; stream-K exists on 32x32 MFMAs only).
 pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>) -> Case {
     let math = match dtype {
         DType::F32 => MathKind::F32,
@@ -353,7 +353,11 @@ pub fn gemm_dense(dtype: DType, m: usize, n: usize, k: usize, mfma: Option<Mfma>
         _ => MathKind::F16,
     };
     let es = dtype.size() as u64;
-    let config = mfma.map(|mfma| GemmConfig { mfma, ..gemm::choose_config(dtype, 1, m, n, k) });
+    // Stream-K exists on 32x32 MFMAs only: on 16x16 ones the chooser's blocks run whole.
+    let config = mfma.map(|mfma| {
+        let c = gemm::choose_config(dtype, 1, m, n, k);
+        GemmConfig { mfma, stream_k: c.stream_k && mfma == Mfma::Tile32, ..c }
+    });
     Case {
         op: "gemm",
         shape: match config {

@@ -222,17 +222,76 @@ fn the_chooser_follows_its_documented_rule() {
     let c = gemm::tiled_config(DType::Bf16, 1, 1, 4096, 4096);
     assert_eq!((c.block_m, c.block_n, c.splits), (16, 64, 16));
     assert_eq!(gemm::choose_config(DType::Bf16, 1, 17, 4096, 4096), gemm::tiled_config(DType::Bf16, 1, 17, 4096, 4096));
-    // A big square GEMM fills the GPU on its own.
+    // A big square GEMM fills the GPU on its own: 1024 blocks would take two rounds of 608
+    // slots, the second 68% full (84% of the launch's slots), so stream-K.
     let c = gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096);
-    assert_eq!((c.block_m, c.block_n, c.mfma, c.splits), (128, 128, Mfma::Tile32, 1));
+    assert_eq!((c.block_m, c.block_n, c.mfma, c.splits, c.stream_k), (128, 128, Mfma::Tile32, 1, true));
+    // Exactly two full rounds (38 x 32 blocks = 1216): whole blocks. Under one round: split-K's
+    // rule.
+    let c = gemm::choose_config(DType::Bf16, 1, 38 * 128, 4096, 4096);
+    assert_eq!((c.mfma, c.splits, c.stream_k), (Mfma::Tile32, 1, false));
+    assert!(!gemm::choose_config(DType::Bf16, 1, 2048, 2048, 4096).stream_k);
     // Short K never splits below 8 K-tiles per split.
     let c = gemm::choose_config(DType::Bf16, 1, 256, 256, 256);
     assert_eq!(c.splits, 1);
     assert!(gemm::configs(DType::Bf16).contains(&c));
     // Every configuration is enumerable, once.
     let all = gemm::configs(DType::F32);
-    assert_eq!(all.len(), 22);
+    assert_eq!(all.len(), 23);
     assert!(all.iter().all(|c| all.iter().filter(|d| *d == c).count() == 1));
+}
+
+/// Stream-K at the two extremes of its dealing: every block split between many workgroups (a
+/// run of one K-tile each), and runs longer than a block, which cross block boundaries so that a
+/// workgroup finishes blocks whole, starts one and ends another. Each block is summed once, in
+/// contributor order, and the result does not depend on the run (bit-identical twice).
+#[test]
+fn stream_k_deals_k_tiles_across_blocks_and_sums_each_block_once() {
+    let sk = gemm::configs(DType::Bf16).into_iter().find(|c| c.stream_k).unwrap();
+    // 2 x 3 blocks of 32 K-tiles: 192 runs of 1 K-tile, 32 contributors per block.
+    let case = Case {
+        m: 200,
+        n: 300,
+        k: 1000,
+        dtype: DType::Bf16,
+        la: Layout::RowMajor,
+        lb: Layout::Transposed,
+        out: Some(DType::F32),
+        precision: F32Precision::Exact,
+        seed: 3,
+        config: Some(sk),
+    };
+    check(&case).unwrap();
+    // 28 x 25 ragged blocks of 3 K-tiles (f16, K = 96): 2100 K-tiles in runs of 4 (608 slots).
+    check(&Case { m: 3580, n: 3190, k: 96, dtype: DType::F16, out: None, seed: 4, ..case }).unwrap();
+    // fp8 (64 per K-tile) with batches and the whole epilogue, against the one-pass kernel.
+    let mut seed = 9;
+    let (bsz, m, n, k) = (3, 150, 260, 700);
+    let (a, _) = random(bsz * m, k, DType::Fp8E4M3Fnuz, 1.0, &mut seed);
+    let (b, _) = random(bsz * k, n, DType::Fp8E4M3Fnuz, 1.0, &mut seed);
+    let (a, b) = (a.reshape(&[bsz, m, k]).unwrap(), b.reshape(&[bsz, k, n]).unwrap());
+    let (res, _) = random(bsz * m, n, DType::F32, 1.0, &mut seed);
+    let res = res.reshape(&[bsz, m, n]).unwrap();
+    let bias = Tensor::from_slice(device(), &(0..n).map(|j| j as f32 / 64.0 - 2.0).collect::<Vec<_>>(), &[n]).unwrap();
+    let run = |config: GemmConfig| {
+        let opts = GemmOptions {
+            alpha: 0.5,
+            bias: Some(&bias),
+            activation: Activation::GeluTanh,
+            residual: Some(&res),
+            out_dtype: Some(DType::F32),
+            config: Some(config),
+            ..Default::default()
+        };
+        gemm::gemm(&a, &b, &opts).unwrap().to_vec::<f32>().unwrap()
+    };
+    let sk8 = gemm::configs(DType::Fp8E4M3Fnuz).into_iter().find(|c| c.stream_k).unwrap();
+    let one_pass = GemmConfig { stream_k: false, ..sk8 };
+    let (got, again, want) = (run(sk8), run(sk8), run(one_pass));
+    assert_eq!(got.iter().map(|x| x.to_bits()).collect::<Vec<_>>(), again.iter().map(|x| x.to_bits()).collect::<Vec<_>>());
+    for (i, (g, w)) in got.iter().zip(&want).enumerate() {
+        assert!((g - w).abs() <= 1e-4 * (1.0 + w.abs()), "element {i}: stream-K {g}, one pass {w}");
+    }
 }
 
 #[test]

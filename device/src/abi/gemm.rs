@@ -62,6 +62,12 @@ crate::kernel_abi! {
         pub bias: Ptr<f32>,
         /// `[batch][M][ldr]` of `out_type` (when `RESIDUAL`).
         pub residual: Ptr<u8>,
+        /// Stream-K kernels: f32 partial blocks, [`SK_SLOTS_PER_WORKGROUP`] slots of
+        /// `block_m * block_n` per workgroup (see [`stream_k_slot`]). Unused by the others.
+        pub workspace: PtrMut<f32>,
+        /// Stream-K kernels: one u32 per block and wave, zero at launch: how many of the block's
+        /// contributors stored their partial. Unused by the others.
+        pub counters: PtrMut<u32>,
         /// Batch strides in elements (0 broadcasts one matrix to every batch).
         pub batch_stride_a: u64,
         /// See `batch_stride_a`.
@@ -100,6 +106,12 @@ crate::kernel_abi! {
         pub k_tiles_per_split: u32,
         /// Splits of K (grid z = batch * splits); partial results go to `c` as f32 `[split][batch][M][ldc]`.
         pub splits: u32,
+        /// Stream-K kernels: K-tiles each workgroup reduces (see [`stream_k_slot`]). 0 for the
+        /// others.
+        pub sk_per: u32,
+        /// Stream-K kernels: K-tiles of every block of every batch, `batches * blocks * k_tiles`
+        /// (grid: x = `ceil(sk_total / sk_per)`, y = z = 1).
+        pub sk_total: u32,
     }
     kernels {
         /// bf16 inputs, 128x128 block tile, 4 waves of 64x64, v_mfma_f32_16x16x16_bf16.
@@ -126,6 +138,18 @@ crate::kernel_abi! {
         GEMM_FP8_128X128_M32 = "gemm_fp8_128x128_m32" @ 256,
         /// E5M2FNUZ, 128x128, 32x32 tiles, v_mfma_f32_32x32x16_bf8_bf8.
         GEMM_BF8_128X128_M32 = "gemm_bf8_128x128_m32" @ 256,
+        /// bf16, 128x128 blocks on 32x32 MFMAs, stream-K (workgroups share blocks' K ranges).
+        GEMM_BF16_128X128_M32_SK = "gemm_bf16_128x128_m32_sk" @ 256,
+        /// f16, 128x128, 32x32 tiles, stream-K.
+        GEMM_F16_128X128_M32_SK = "gemm_f16_128x128_m32_sk" @ 256,
+        /// f32, 128x128, 32x32 tiles, stream-K.
+        GEMM_F32_128X128_M32_SK = "gemm_f32_128x128_m32_sk" @ 256,
+        /// xf32, 128x128, 32x32 tiles, stream-K.
+        GEMM_XF32_128X128_M32_SK = "gemm_xf32_128x128_m32_sk" @ 256,
+        /// E4M3FNUZ, 128x128, 32x32 tiles, stream-K.
+        GEMM_FP8_128X128_M32_SK = "gemm_fp8_128x128_m32_sk" @ 256,
+        /// E5M2FNUZ, 128x128, 32x32 tiles, stream-K.
+        GEMM_BF8_128X128_M32_SK = "gemm_bf8_128x128_m32_sk" @ 256,
         /// bf16, 16x64 block of one wave (tall-skinny: M <= 16), v_mfma_f32_16x16x16_bf16.
         GEMM_BF16_16X64 = "gemm_bf16_16x64" @ 64,
         /// f16, 16x64 block of one wave (tall-skinny).
@@ -151,6 +175,21 @@ crate::kernel_abi! {
         /// E5M2FNUZ decode GEMV.
         GEMV_BF8 = "gemv_bf8" @ 512,
     }
+}
+
+/// Partial slots a stream-K workgroup owns in `GemmArgs::workspace`.
+pub const SK_SLOTS_PER_WORKGROUP: u32 = 2;
+
+/// The workspace slot where contributor `c` (a workgroup's stream-K rank) stores its partial of
+/// a block whose first contributor is `first`.
+///
+/// A stream-K workgroup reduces a run of consecutive K-tiles of the blocks taken in order, so it
+/// shares at most two blocks with other workgroups: the block its run starts in, where it is not
+/// the first contributor (slot `2c`), and the block its run ends in, where it is (slot `2c + 1`).
+/// A run that starts at a block's start either covers that block whole (no partial) or ends
+/// inside it (one partial, slot `2c + 1`), so no slot is used twice.
+pub const fn stream_k_slot(c: u32, first: u32) -> u32 {
+    SK_SLOTS_PER_WORKGROUP * c + (c == first) as u32
 }
 
 /// Columns of C one work-item of `gemm_splitk_reduce` finishes.

@@ -4,6 +4,7 @@
 //! workgroup ids). Sizes are read from the HSA kernel dispatch packet, which every launch (HIP or
 //! the emulator) provides; reading it costs one scalar load, which LLVM hoists and shares.
 
+use super::mem::Buffer;
 use core::arch::amdgpu;
 
 /// Work-items per wave on gfx9 (wave64).
@@ -117,4 +118,41 @@ pub fn global_id_x() -> u32 {
 #[inline(always)]
 pub fn wave_id_x() -> u32 {
     amdgpu::readfirstlane_u32(workitem_id_x() / WAVE_SIZE)
+}
+
+/// The address of the launch's kernarg segment (the dispatch packet's `kernarg_address`).
+#[inline(always)]
+pub fn kernarg_address() -> u64 {
+    packet().kernarg_address
+}
+
+/// A fresh copy of the launch's kernel arguments, read from the kernarg segment at `address`
+/// ([`kernarg_address`]) here, with scalar loads (`s_buffer_load`, through the scalar cache).
+///
+/// Why: LLVM loads a kernel's arguments once, at its entry, so every argument a loop body uses
+/// stays in an SGPR across the whole loop. A kernel whose loop body runs a register-hungry
+/// phase between uses of many arguments (the stream-K GEMM: the pipeline, then the epilogue)
+/// reads them again after the phase instead. LLVM takes scalar buffer loads for pure functions
+/// of their operands: it may merge two reads at the same address or hoist one out of a loop,
+/// so each phase passes an address LLVM cannot prove equal to another's (`wave::park`).
+///
+/// # Safety
+/// `address` is the kernarg segment's and `T` is the kernel's argument struct (its `repr(C)`
+/// layout is the kernarg layout: `abi`), a multiple of 4 bytes long.
+#[inline(always)]
+pub unsafe fn kernargs_at<T: Copy>(address: u64) -> T {
+    const { assert!(core::mem::size_of::<T>() % 4 == 0) };
+    let words = core::mem::size_of::<T>() / 4;
+    let segment = Buffer::new(address as *const u8, core::mem::size_of::<T>() as u32);
+    let mut out = core::mem::MaybeUninit::<T>::uninit();
+    let dst = out.as_mut_ptr() as *mut u32;
+    let mut i = 0;
+    while i < words {
+        // SAFETY: word i of the kernarg segment, read-only while the kernel runs; word i of
+        // `out`.
+        unsafe { dst.add(i).write(segment.load_scalar_b32(4 * i as u32)) };
+        i += 1;
+    }
+    // SAFETY: every word written; `T`'s fields are plain scalars and pointers (caller).
+    unsafe { out.assume_init() }
 }

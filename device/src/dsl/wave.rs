@@ -27,6 +27,16 @@ pub fn bpermute(v: u32, src_lane: u32) -> u32 {
     unsafe { amdgpu::ds_bpermute(src_lane << 2, v) }
 }
 
+/// A wave-uniform value parked in a VGPR: LLVM cannot see that the result is uniform, so it
+/// keeps it in a vector register (one of 512 per SIMD) rather than an SGPR (at most 102 per
+/// wave). For state that must survive a phase that needs every SGPR (the stream-K GEMM's loop
+/// counter across its pipeline and epilogue); [`readfirstlane`] brings it back. One
+/// `ds_bpermute` (no memory access).
+#[inline(always)]
+pub fn park(v: u32) -> u32 {
+    bpermute(v, 0)
+}
+
 /// Returns `v` from lane `lane_id() ^ mask`, the butterfly step of reductions.
 #[inline(always)]
 pub fn shuffle_xor(v: u32, mask: u32) -> u32 {

@@ -24,14 +24,24 @@ pub const GROUP_ROWS: u32 = 8;
 /// computes.
 #[inline(always)]
 pub fn block(wx: u32, wy: u32, gx: u32, gy: u32) -> (u32, u32) {
-    let blocks = gx * gy;
-    // Dispatch order: x fastest. Workgroup i runs on XCD i % 8, the (i / 8)-th there.
-    let i = wy * gx + wx;
+    // Dispatch order: x fastest.
+    walk(dispatch_rank(wy * gx + wx, gx * gy), gx, gy)
+}
+
+/// The rank of workgroup `i` of `total` in an order where the workgroups that share an XCD are
+/// consecutive: workgroup i runs on XCD i % 8, the (i / 8)-th there, and XCD x takes a
+/// contiguous run of ranks (the first `total % 8` XCDs one more). A permutation of `0..total`.
+#[inline(always)]
+pub fn dispatch_rank(i: u32, total: u32) -> u32 {
     let (xcd, nth) = (i % XCDS, i / XCDS);
-    // XCD x takes a contiguous run of block numbers: the first `blocks % 8` XCDs one more.
-    let (per, extra) = (blocks / XCDS, blocks % XCDS);
-    let t = xcd * per + xcd.min(extra) + nth;
-    // Block number -> (column, row): groups of GROUP_ROWS rows, column-major inside a group.
+    let (per, extra) = (total / XCDS, total % XCDS);
+    xcd * per + xcd.min(extra) + nth
+}
+
+/// Block number `t < gx * gy` of a `gx x gy` grid as (column, row): groups of [`GROUP_ROWS`]
+/// block rows, column-major inside a group, so that consecutive numbers form compact rectangles.
+#[inline(always)]
+pub fn walk(t: u32, gx: u32, gy: u32) -> (u32, u32) {
     let group = t / (GROUP_ROWS * gx);
     let first_row = group * GROUP_ROWS;
     let rows = (gy - first_row).min(GROUP_ROWS);

@@ -28,6 +28,8 @@ use crate::dsl::simd::{F32x4, F32x16, U32x4};
 
 /// Most MFMA tiles a wave has along M or N (the bound of the unrolled loops).
 pub const MAX_TILES: usize = 4;
+/// Most groups of 4 accumulator registers a lane holds ([`RegTile::QUADS`]: a 64x64 wave tile).
+pub const MAX_QUADS: usize = 16;
 /// MFMA groups per K-tile (see the module notes).
 pub const GROUPS: usize = 2;
 
@@ -103,6 +105,16 @@ pub trait RegTile: Copy {
     /// Hands band `band` (rows `16 * band ..`, all `TN * DIM` columns) of this lane's accumulators
     /// to `put(row within the band, column, value)`; every lane's calls together cover the band.
     fn band(&self, band: usize, lane: usize, put: impl FnMut(usize, usize, f32));
+
+    /// The lane's accumulator registers in groups of 4 (at most [`MAX_QUADS`]).
+    const QUADS: usize = Self::TM * Self::TN * Self::DIM * Self::DIM / 256;
+
+    /// Group `q < QUADS` of 4 accumulator registers: the raw layout, for partial results that
+    /// another wave of the same shape adds back with [`RegTile::add_quads`].
+    fn quad(&self, q: usize) -> F32x4;
+
+    /// Adds `get(q)` to each group `q` of 4 accumulator registers (`registers + get(q)`).
+    fn add_quads(&mut self, get: impl FnMut(usize) -> F32x4);
 }
 
 /// 16x16 MFMA tiles: `TM x TN` of them per wave.
@@ -172,6 +184,24 @@ impl<const TM: usize, const TN: usize> RegTile for Tiles16<TM, TN> {
             }
         });
     }
+
+    #[inline(always)]
+    fn quad(&self, q: usize) -> F32x4 {
+        self.0[q / TN][q % TN]
+    }
+
+    #[inline(always)]
+    fn add_quads(&mut self, mut get: impl FnMut(usize) -> F32x4) {
+        crate::unroll_max!(i < TM, 4 => {
+            crate::unroll_max!(j < TN, 4 => {
+                let (mut v, g) = (self.0[i][j].to_array(), get(i * TN + j).to_array());
+                crate::unroll_max!(e < 4, 4 => {
+                    v[e] += g[e];
+                });
+                self.0[i][j] = F32x4::from_array(v);
+            });
+        });
+    }
 }
 
 impl<const TM: usize, const TN: usize> RegTile for Tiles32<TM, TN> {
@@ -228,6 +258,30 @@ impl<const TM: usize, const TN: usize> RegTile for Tiles32<TM, TN> {
                         });
                     });
                 }
+            });
+        });
+    }
+
+    #[inline(always)]
+    fn quad(&self, q: usize) -> F32x4 {
+        // Tiles in row-major order, 4 groups each.
+        let (t, h) = (q / 4, q % 4);
+        let v = self.0[t / TN][t % TN].to_array();
+        F32x4::from_array([v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]])
+    }
+
+    #[inline(always)]
+    fn add_quads(&mut self, mut get: impl FnMut(usize) -> F32x4) {
+        crate::unroll_max!(i < TM, 4 => {
+            crate::unroll_max!(j < TN, 4 => {
+                let mut v = self.0[i][j].to_array();
+                crate::unroll_max!(h < 4, 4 => {
+                    let g = get(4 * (i * TN + j) + h).to_array();
+                    crate::unroll_max!(e < 4, 4 => {
+                        v[4 * h + e] += g[e];
+                    });
+                });
+                self.0[i][j] = F32x16::from_array(v);
             });
         });
     }

@@ -70,6 +70,36 @@ pub struct LaunchOptions {
 }
 
 impl LaunchOptions {
+    /// The sample the benches and the cycle model trace for kernel `kernel` of `module`:
+    /// [`LaunchOptions::spread_sample`] when its workgroups are independent;
+    /// [`LaunchOptions::xcd_run_sample`] when its code has global atomics (workgroups that may
+    /// hand each other data through memory: the stream-K GEMM's neighbours share blocks, and
+    /// which of them finishes a block depends on which ran first).
+    pub fn sample_for(module: &Module, kernel: &str, total: u64, n: u64) -> Vec<u64> {
+        if module.kernel_has_global_atomics(kernel) { Self::xcd_run_sample(total, n) } else { Self::spread_sample(total, n) }
+    }
+
+    /// `n` consecutive workgroups of one XCD from the middle of a grid of `total`: ids `s, s +
+    /// 8, s + 16, ..` (MI300X's dispatcher hands workgroup i to XCD i % 8), consecutive ids
+    /// when the grid has fewer than `8 n`, the whole grid when `n >= total`. Kernels that
+    /// order their work by XCD (`tile::order::dispatch_rank`) give these neighbouring work;
+    /// run one at a time in id order (as kernels with global atomics are), each finds its
+    /// predecessor's data in memory as it would on the GPU.
+    pub fn xcd_run_sample(total: u64, n: u64) -> Vec<u64> {
+        const XCDS: u64 = 8;
+        if n >= total || total <= 1 {
+            return (0..total).collect();
+        }
+        let n = n.max(1);
+        if total < XCDS * n {
+            let s = (total - n) / 2;
+            return (s..s + n).collect();
+        }
+        // Workgroups 0, 8, 16, .. run on XCD 0: total.div_ceil(8) of them.
+        let s = (total.div_ceil(XCDS) - n) / 2;
+        (s..s + n).map(|j| j * XCDS).collect()
+    }
+
     /// `n` workgroups spread evenly over a grid of `total` (the first and the last always
     /// included, so a ragged edge tile is in the sample), or the whole grid when `n >= total`.
     pub fn spread_sample(total: u64, n: u64) -> Vec<u64> {

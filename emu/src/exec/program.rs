@@ -160,6 +160,15 @@ impl Module {
         }
     }
 
+    /// Whether kernel `name`'s code performs a global/flat atomic (see
+    /// [`Module::has_global_atomics`]); false for a kernel the module does not have.
+    pub fn kernel_has_global_atomics(&self, name: &str) -> bool {
+        self.co.kernel(name).is_some_and(|k| {
+            let start = self.image_base + k.code_vaddr;
+            self.has_global_atomics(start, start + k.code_size.max(4))
+        })
+    }
+
     /// Whether any instruction in `[start, end)` performs a global/flat atomic (linear sweep;
     /// decides whether workgroups may run in parallel deterministically).
     pub fn has_global_atomics(&self, start: u64, end: u64) -> bool {

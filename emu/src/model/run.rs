@@ -1,8 +1,9 @@
 //! One launch, sampled and modeled: what `ferrocm-emu run --model` and the AITER calibration
 //! do, and what a library user calls to get a modeled time for any code object.
 //!
-//! The sample is the benches' (`LaunchOptions::spread_sample`): a few workgroups spread over the
-//! grid, first and last included, traced and replayed on the cycle model of one CU scaled to
+//! The sample is the benches' (`LaunchOptions::sample_for`): a few workgroups spread over the
+//! grid, first and last included (or, for kernels whose workgroups exchange data through
+//! global atomics, consecutive workgroups of one XCD), traced and replayed on the cycle model of one CU scaled to
 //! the chip. Everything this returns besides `stats` is a *modeled* figure.
 
 use super::machine::{Chip, peak_flops_on};
@@ -70,7 +71,7 @@ pub fn modeled_launch(
 ) -> Result<ModeledLaunch, ModeledLaunchError> {
     let k = module.co.kernel(kernel).ok_or_else(|| EmuError::NoSuchKernel(kernel.to_string()))?;
     let total = crate::exec::volume(params.grid).unwrap_or(0);
-    let sample = LaunchOptions { sample: Some(LaunchOptions::spread_sample(total, opts.sample_workgroups)), trace: true };
+    let sample = LaunchOptions { sample: Some(LaunchOptions::sample_for(module, kernel, total, opts.sample_workgroups)), trace: true };
     let stats = emu.launch_with(module, kernel, params, &sample)?;
     let trace = stats.trace.clone().ok_or(ModelError::NoTrace)?;
     let load = Workload { grid_workgroups: stats.grid_workgroups, hbm_bytes: opts.hbm_bytes, chip: opts.chip };

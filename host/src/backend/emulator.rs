@@ -285,7 +285,8 @@ impl Backend for EmulatorDevice {
             None => self.emu.launch(&self.module, l.name, &params)?,
             Some(p) => {
                 let total = l.grid.iter().map(|&g| g as u64).product();
-                let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(total, p.sample_workgroups)), trace: true };
+                let sample = LaunchOptions::sample_for(&self.module, l.name, total, p.sample_workgroups);
+                let opts = LaunchOptions { sample: Some(sample), trace: true };
                 let stats = self.emu.launch_with(&self.module, l.name, &params, &opts)?;
                 let rec = ProfiledLaunch { kernel: l.name.to_string(), params, stats: stats.clone() };
                 lock(&self.profiled).push(rec);

@@ -125,6 +125,11 @@ pub struct GemmConfig {
     /// Slices of K reduced by separate workgroups into f32 partials, then summed in split order
     /// by a second kernel that runs the epilogue (1 = one pass).
     pub splits: u32,
+    /// Stream-K (128x128 blocks on 32x32 MFMAs, `splits` 1): the K-tiles of all blocks are
+    /// dealt evenly to one resident round of workgroups instead of a block to each, so no last
+    /// round runs partly empty; a block split between workgroups is finished in the same launch
+    /// by the last of them to arrive (device `kernels::gemm::stream_k`).
+    pub stream_k: bool,
 }
 
 /// The split counts a configuration may use.
@@ -136,6 +141,11 @@ const CUS: usize = 304;
 const MIN_TILES_PER_SPLIT: usize = 8;
 /// The chooser keeps split-K partials under this many bytes.
 const MAX_PARTIAL_BYTES: usize = 256 << 20;
+/// 128x128 workgroups resident per CU (LDS and registers allow two of 4 waves).
+const BLOCKS_PER_CU: usize = 2;
+/// The chooser takes stream-K when whole blocks per workgroup would use less than this share
+/// of the last round's slots over the launch (`blocks / (rounds * slots)`).
+const STREAM_K_BELOW: f64 = 0.9;
 
 impl GemmConfig {
     /// True for the decode GEMV's 16x16 block (see the type's docs).
@@ -186,7 +196,8 @@ const BLOCK_MFMA: Mfma = Mfma::Tile32;
 
 /// Every configuration for an input dtype: the 128x128 tile (4 waves of 64x64 outputs, on 16x16
 /// or on 32x32 MFMAs) and the tall-skinny 16x64 tile (one wave, for M <= 16), each with every
-/// split count of [`SPLITS`] (K-tiles of 64 bytes, two LDS stages); then the decode GEMV's 16x16
+/// split count of [`SPLITS`] (K-tiles of 64 bytes, two LDS stages); the 128x128 stream-K
+/// configuration on 32x32 MFMAs ([`GemmConfig::stream_k`]); then the decode GEMV's 16x16
 /// block with 1, 2, 4 or 8 waves splitting K (one pass). The dtype does not change the set; it
 /// is the argument so that a future dtype-specific tile has a place.
 pub fn configs(dtype: DType) -> Vec<GemmConfig> {
@@ -194,11 +205,12 @@ pub fn configs(dtype: DType) -> Vec<GemmConfig> {
     let mut out = Vec::new();
     for (block_m, block_n, waves, mfma) in TILES {
         for splits in SPLITS {
-            out.push(GemmConfig { block_m, block_n, waves, mfma, splits });
+            out.push(GemmConfig { block_m, block_n, waves, mfma, splits, stream_k: false });
         }
     }
+    out.push(GemmConfig { block_m: 128, block_n: 128, waves: 4, mfma: Mfma::Tile32, splits: 1, stream_k: true });
     for waves in GEMV_WAVES {
-        out.push(GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1 });
+        out.push(GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1, stream_k: false });
     }
     out
 }
@@ -208,7 +220,7 @@ pub fn configs(dtype: DType) -> Vec<GemmConfig> {
 pub fn gemv_config(dtype: DType, k: usize) -> GemmConfig {
     let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
     let waves = GEMV_WAVES.iter().copied().filter(|&w| w == 1 || k_tiles / w as usize >= MIN_GEMV_TILES_PER_WAVE).max().unwrap_or(1);
-    GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1 }
+    GemmConfig { block_m: GEMV_ROWS, block_n: GEMV_ROWS, waves, mfma: Mfma::Tile16, splits: 1, stream_k: false }
 }
 
 /// The configuration chosen for `batches` products of `[m, k] x [k, n]`. The rule:
@@ -228,11 +240,21 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
 ///   designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split
 ///   still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is what lets
 ///   a skinny GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
+/// - stream-K instead, for 128x128 tiles, when there are at least as many blocks as resident
+///   slots and whole blocks per workgroup would leave the last round so empty that less than
+///   90% of the launch's slots work (4096^3: 1024 blocks in rounds of 608, 84%): modeled on
+///   MI300X (`cargo xtask bench`), bf16 4096^3 takes 229 us in two rounds of whole blocks and
+///   203 us with stream-K (1005 TFLOP/s at the peak clock against 945), fp8 118 and 109 us.
 pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     let skinny = m <= 16;
-    let (block_m, block_n, waves, mfma, per_cu) = if skinny { (16, 64, 1, Mfma::Tile16, 8) } else { (128, 128, 4, BLOCK_MFMA, 2) };
+    let (block_m, block_n, waves, mfma, per_cu) =
+        if skinny { (16, 64, 1, Mfma::Tile16, 8) } else { (128, 128, 4, BLOCK_MFMA, BLOCKS_PER_CU) };
     let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
     let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
+    let slots = CUS * per_cu;
+    if !skinny && blocks >= slots && (blocks as f64 / (blocks.div_ceil(slots) * slots) as f64) < STREAM_K_BELOW {
+        return GemmConfig { block_m, block_n, waves, mfma: Mfma::Tile32, splits: 1, stream_k: true };
+    }
     let mut splits = 1usize;
     while splits * 2 <= *SPLITS.last().unwrap() as usize
         && blocks * splits < CUS * per_cu
@@ -241,20 +263,32 @@ pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) 
     {
         splits *= 2;
     }
-    GemmConfig { block_m, block_n, waves, mfma, splits: splits as u32 }
+    GemmConfig { block_m, block_n, waves, mfma, splits: splits as u32, stream_k: false }
 }
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
 fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result<Kernel<GemmArgs>> {
     // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, the 16x64 tall-skinny tile and
     // the decode GEMV.
-    let [tile16, tile32, skinny, gemv] = match (dtype, precision) {
-        (DType::Bf16, _) => [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_16X64, abi::GEMV_BF16],
-        (DType::F16, _) => [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_16X64, abi::GEMV_F16],
-        (DType::F32, F32Precision::Exact) => [abi::GEMM_F32_128X128, abi::GEMM_F32_128X128_M32, abi::GEMM_F32_16X64, abi::GEMV_F32],
-        (DType::F32, F32Precision::Xf32) => [abi::GEMM_XF32_128X128, abi::GEMM_XF32_128X128_M32, abi::GEMM_XF32_16X64, abi::GEMV_XF32],
-        (DType::Fp8E4M3Fnuz, _) => [abi::GEMM_FP8_128X128, abi::GEMM_FP8_128X128_M32, abi::GEMM_FP8_16X64, abi::GEMV_FP8],
-        (DType::Fp8E5M2Fnuz, _) => [abi::GEMM_BF8_128X128, abi::GEMM_BF8_128X128_M32, abi::GEMM_BF8_16X64, abi::GEMV_BF8],
+    let [tile16, tile32, stream_k, skinny, gemv] = match (dtype, precision) {
+        (DType::Bf16, _) => {
+            [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_128X128_M32_SK, abi::GEMM_BF16_16X64, abi::GEMV_BF16]
+        }
+        (DType::F16, _) => {
+            [abi::GEMM_F16_128X128, abi::GEMM_F16_128X128_M32, abi::GEMM_F16_128X128_M32_SK, abi::GEMM_F16_16X64, abi::GEMV_F16]
+        }
+        (DType::F32, F32Precision::Exact) => {
+            [abi::GEMM_F32_128X128, abi::GEMM_F32_128X128_M32, abi::GEMM_F32_128X128_M32_SK, abi::GEMM_F32_16X64, abi::GEMV_F32]
+        }
+        (DType::F32, F32Precision::Xf32) => {
+            [abi::GEMM_XF32_128X128, abi::GEMM_XF32_128X128_M32, abi::GEMM_XF32_128X128_M32_SK, abi::GEMM_XF32_16X64, abi::GEMV_XF32]
+        }
+        (DType::Fp8E4M3Fnuz, _) => {
+            [abi::GEMM_FP8_128X128, abi::GEMM_FP8_128X128_M32, abi::GEMM_FP8_128X128_M32_SK, abi::GEMM_FP8_16X64, abi::GEMV_FP8]
+        }
+        (DType::Fp8E5M2Fnuz, _) => {
+            [abi::GEMM_BF8_128X128, abi::GEMM_BF8_128X128_M32, abi::GEMM_BF8_128X128_M32_SK, abi::GEMM_BF8_16X64, abi::GEMV_BF8]
+        }
         (d, _) => {
             return Err(Error::DTypeMismatch {
                 op: "gemm",
@@ -266,6 +300,7 @@ fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result
     };
     Ok(match (cfg.block_m, cfg.mfma) {
         _ if cfg.is_gemv() => gemv,
+        _ if cfg.stream_k => stream_k,
         (16, _) => skinny,
         (_, Mfma::Tile16) => tile16,
         (_, Mfma::Tile32) => tile32,
@@ -538,6 +573,8 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         c: c_ptr,
         bias: bias_ptr,
         residual: res_ptr,
+        workspace: DevPtr::NULL,
+        counters: DevPtr::NULL,
         batch_stride_a: pa.batch_stride as u64,
         batch_stride_b: pb.batch_stride as u64,
         batch_stride_c: (m * n) as u64,
@@ -557,6 +594,8 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         flags: fl,
         k_tiles_per_split: ops.u32("K tiles", per_split)?,
         splits: ops.u32("splits", splits)?,
+        sk_per: 0,
+        sk_total: 0,
     };
     if cfg.is_gemv() {
         // One pass: the waves of a workgroup split K, each `k_tiles_per_split` K-tiles.
@@ -578,6 +617,26 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         ops.u32("batch x splits", batches * splits)?,
     ];
     let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemm_lds_bytes(cfg.block_m, cfg.block_n) };
+    if cfg.stream_k {
+        // Every block's K-tiles, block after block, in runs of `per`: one run per workgroup, as
+        // many workgroups as the GPU holds at once (fewer for a small problem).
+        let (bm, bn) = (cfg.block_m as usize, cfg.block_n as usize);
+        let blocks = batches * m.div_ceil(bm) * n.div_ceil(bn);
+        let total = blocks * k_tiles;
+        let per = total.div_ceil(CUS * BLOCKS_PER_CU);
+        let workgroups = total.div_ceil(per);
+        let slots = workgroups * abi::SK_SLOTS_PER_WORKGROUP as usize;
+        let workspace = dev.alloc::<f32>(slots * bm * bn)?;
+        let counters = dev.zeros::<u32>(blocks * cfg.waves as usize)?;
+        args.workspace = ops.buffer("stream-K partials", &workspace)?;
+        args.counters = ops.buffer("stream-K counters", &counters)?;
+        args.sk_per = ops.u32("K-tiles per stream-K workgroup", per)?;
+        args.sk_total = ops.u32("K-tiles of all blocks", total)?;
+        let launch = LaunchConfig { grid: [ops.u32("stream-K workgroups", workgroups)?, 1, 1], ..launch };
+        // SAFETY: as for the one-pass kernel below; the workspace holds every workgroup's slots
+        // and the counters (zeroed on this stream before the launch) one u32 per block and wave.
+        return unsafe { ops.launch(kernel, launch, &args) };
+    }
     if splits == 1 {
         // SAFETY: A and B are K-contiguous views of `[batch][rows][ld]` inside their storage (the
         // kernel clamps rows and reads at most K elements per row); C, residual and bias were

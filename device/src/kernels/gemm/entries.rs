@@ -1,8 +1,9 @@
 //! The GEMM kernels' entry points (`abi::gemm`, `abi::gemm_blockscaled`): per input type, the
-//! 128x128 block on 16x16 and on 32x32 MFMAs, the 16x64 tall-skinny block and the decode GEMV;
+//! 128x128 block on 16x16 and on 32x32 MFMAs (and stream-K on 32x32), the 16x64 tall-skinny
+//! block and the decode GEMV;
 //! the split-K reduction; the fp8 block-scaled kernel.
 
-use super::{blockscaled, gemv, plain, splitk};
+use super::{blockscaled, gemv, plain, splitk, stream_k};
 use crate::abi::gemm::{GemmArgs, GemmReduceArgs};
 use crate::abi::gemm_blockscaled::BlockScaledArgs;
 use crate::tile::mma::Xf32;
@@ -21,6 +22,12 @@ GemmArgs! {
     GEMM_XF32_128X128_M32 => plain::gemm::<Xf32, Tiles32<2, 2>, 2, 2>,
     GEMM_FP8_128X128_M32 => plain::gemm::<Fp8E4M3Fnuz, Tiles32<2, 2>, 2, 2>,
     GEMM_BF8_128X128_M32 => plain::gemm::<Fp8E5M2Fnuz, Tiles32<2, 2>, 2, 2>,
+    GEMM_BF16_128X128_M32_SK => stream_k::gemm_stream_k::<Bf16, Tiles32<2, 2>, 2, 2>,
+    GEMM_F16_128X128_M32_SK => stream_k::gemm_stream_k::<F16, Tiles32<2, 2>, 2, 2>,
+    GEMM_F32_128X128_M32_SK => stream_k::gemm_stream_k::<f32, Tiles32<2, 2>, 2, 2>,
+    GEMM_XF32_128X128_M32_SK => stream_k::gemm_stream_k::<Xf32, Tiles32<2, 2>, 2, 2>,
+    GEMM_FP8_128X128_M32_SK => stream_k::gemm_stream_k::<Fp8E4M3Fnuz, Tiles32<2, 2>, 2, 2>,
+    GEMM_BF8_128X128_M32_SK => stream_k::gemm_stream_k::<Fp8E5M2Fnuz, Tiles32<2, 2>, 2, 2>,
     GEMM_BF16_16X64 => plain::gemm::<Bf16, Tiles16<1, 4>, 1, 1>,
     GEMM_F16_16X64 => plain::gemm::<F16, Tiles16<1, 4>, 1, 1>,
     GEMM_F32_16X64 => plain::gemm::<f32, Tiles16<1, 4>, 1, 1>,

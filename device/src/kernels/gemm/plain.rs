@@ -1,6 +1,7 @@
 //! The plain GEMM kernel: one workgroup computes one `BM x BN` block of C with `WY x WX` waves,
 //! each a register tile `W` of MFMA tiles, over its split's K-tiles (the tile layer's pipeline),
-//! then runs the epilogue (or writes raw f32 partials for split-K).
+//! then runs the epilogue (or writes raw f32 partials for split-K). Its two halves,
+//! [`accumulate`] and [`store`], also serve the stream-K kernel (`stream_k`).
 
 use super::epilogue;
 use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};
@@ -25,25 +26,54 @@ const UNIT: usize = 2;
 /// The GEMM kernel for input type `E`, per-wave register tiles `W`, `WY x WX` waves.
 #[inline(always)]
 pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: GemmArgs) {
-    let threads = WY * WX * 64;
-    let (wm, wn) = (W::TM * W::DIM, W::TN * W::DIM);
-    let (bm, bn) = (WY * wm, WX * wn);
-    let thread = workitem_id_x() as usize;
-    let wave = readfirstlane(thread as u32 / 64) as usize;
-    let lane = lane_id() as usize;
-    let (wy, wx) = (wave / WX, wave % WX);
-
+    let (bm, bn) = (WY * W::TM * W::DIM, WX * W::TN * W::DIM);
     let splits = args.splits.max(1);
     let z = workgroup_id_z();
     let (batch, split) = ((z / splits) as usize, z % splits);
-    let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
+    let (m, n) = (args.m as usize, args.n as usize);
     let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
-    let (row0, col0) = (by as usize * bm, bx as usize * bn);
-    let eb = E::BYTES;
-    // (The host keeps K in bytes under 2^32.)
-    let k_tiles = (args.k * eb as u32).div_ceil(K_TILE_BYTES);
+    let at = At { batch, row0: by as usize * bm, col0: bx as usize * bn };
     let kt0 = split * args.k_tiles_per_split;
-    let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles);
+    let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles::<E>(&args));
+    let acc = accumulate::<E, W, WY, WX>(&args, &at, kt0, kt1);
+    store::<W, WY, WX>(&args, &at, &acc, split as usize);
+}
+
+/// Where a workgroup's block lies: its batch and its first row and column of C.
+pub struct At {
+    /// The batch.
+    pub batch: usize,
+    /// First row of the block.
+    pub row0: usize,
+    /// First column of the block.
+    pub col0: usize,
+}
+
+/// K-tiles of one block's reduction.
+#[inline(always)]
+pub fn k_tiles<E: MmaInput>(args: &GemmArgs) -> u32 {
+    // (The host keeps K in bytes under 2^32.)
+    (args.k * E::BYTES as u32).div_ceil(K_TILE_BYTES)
+}
+
+/// The wave's first row and column of its block (its part of the A and B tiles).
+#[inline(always)]
+fn wave_origin<W: RegTile, const WX: usize>() -> (usize, usize) {
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    ((wave / WX) * W::TM * W::DIM, (wave % WX) * W::TN * W::DIM)
+}
+
+/// This wave's accumulators of block `at` over K-tiles `kt0..kt1` (the tile layer's pipeline).
+/// Ends after a barrier: the LDS is free.
+#[inline(always)]
+pub fn accumulate<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, at: &At, kt0: u32, kt1: u32) -> W {
+    let threads = WY * WX * 64;
+    let (bm, bn) = (WY * W::TM * W::DIM, WX * W::TN * W::DIM);
+    let thread = workitem_id_x() as usize;
+    let lane = lane_id() as usize;
+    let (m, n, k) = (args.m as usize, args.n as usize, args.k as usize);
+    let (batch, row0, col0) = (at.batch, at.row0, at.col0);
+    let eb = E::BYTES;
     let k_bytes = k * eb;
     // K-tiles entirely inside K take 128-bit loads; the last partial one is zero-filled.
     let full_tiles = (k_bytes / K_TILE_BYTES as usize) as u32;
@@ -75,17 +105,24 @@ pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: Gem
     let mut lds = LdsArena::new();
     let lds_a = LdsTile::new(&mut lds, bm, STAGES);
     let lds_b = LdsTile::new(&mut lds, bn, STAGES);
-    // The wave's first rows of the A and B tiles (its output block's rows and columns).
-    let (a_row, b_row) = (wy * wm, wx * wn);
+    let (a_row, b_row) = wave_origin::<W, WX>();
     let mut acc = Accumulate::<E, W>::new(a_row, b_row, lane);
     Pipeline::new(Staged::<MAX_CHUNKS_PER_THREAD, STAGES>::new(a, b, lds_a, lds_b)).run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
+    acc.acc
+}
 
-    // Epilogue: the operand LDS is free after the pipeline; each wave stages its strips in its
-    // own part of it.
+/// The epilogue of this wave's part of block `at`: C (or, with `PARTIAL`, split `split`'s f32
+/// partials) from the accumulators. The operand LDS must be free (each wave stages its strips in
+/// its own part of it).
+#[inline(always)]
+pub fn store<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, at: &At, acc: &W, split: usize) {
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let lane = lane_id() as usize;
+    let (m, n, batch) = (args.m as usize, args.n as usize, at.batch);
     let partial = args.flags & flags::PARTIAL != 0;
     let c_elem = if partial || args.out_type == out_type::F32 { 4 } else { 2 };
     let c_off = if partial {
-        split as usize * args.split_stride_c as usize + batch * args.batch_stride_c as usize
+        split * args.split_stride_c as usize + batch * args.batch_stride_c as usize
     } else {
         batch * args.batch_stride_c as usize
     };
@@ -112,5 +149,6 @@ pub fn gemm<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: Gem
         activation: args.activation,
         flags: args.flags,
     };
-    epilogue::store(&params, &target, &acc.acc, strip, row0 + a_row, col0 + b_row, lane);
+    let (a_row, b_row) = wave_origin::<W, WX>();
+    epilogue::store(&params, &target, acc, strip, at.row0 + a_row, at.col0 + b_row, lane);
 }

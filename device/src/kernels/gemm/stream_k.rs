@@ -1,0 +1,217 @@
+//! Stream-K: the plain GEMM with the blocks' K-tiles dealt evenly to one resident round of
+//! workgroups.
+//!
+//! Why: with whole blocks per workgroup a launch runs in rounds of as many blocks as the GPU
+//! holds, and a last round that is partly empty costs a whole round (4096^3 in 128x128 blocks:
+//! 1024 blocks on 304 CUs x 2 resident = 608 slots, two rounds, 84% used). Here the K-tiles of
+//! all blocks (of all batches), block after block, are cut into `ceil(total / sk_per)` runs of
+//! `sk_per` consecutive K-tiles, one per workgroup (host: one per resident slot). A run covers
+//! the end of one block, whole blocks, and the start of another; each piece ("segment") goes
+//! through the plain kernel's pipeline ([`plain::accumulate`]).
+//!
+//! A block split between workgroups (its contributors, consecutive ranks) is finished by the
+//! last of them to arrive, with no waiting: per wave, a contributor reads the block's counter;
+//! if every other contributor has already counted itself, it is last; otherwise it stores its
+//! partial (the raw accumulator registers, [`RegTile::quad`], 128-bit stores of whole lines),
+//! releases it, and counts itself with an atomic add, which tells it whether it came last. The
+//! last one adds the others' partials and runs the epilogue ([`plain::store`]). The partials are
+//! added in contributor order, its own registers in its place, so C does not depend on which
+//! contributor finished (f32 addition commutes, so `(p0 + .. + p(i-1)) + own` is computed as
+//! `own + (p0 + ..)`). Exactly one contributor finishes: one that finds the count complete
+//! never counts itself, so no later one can complete it.
+//!
+//! Deadlock-free on any schedule (nobody waits), and so on the emulator, which runs kernels with
+//! global atomics one workgroup at a time. On a GPU a run's first segment (the end of a block)
+//! is reduced first, while the block's first contributor reaches it last, so each workgroup
+//! typically stores one partial and finishes one block.
+//!
+//! Ranks: workgroup `i` takes run [`order::dispatch_rank`]`(i)`, so the workgroups of one XCD
+//! reduce consecutive runs: neighbouring blocks, whose partials stay in that XCD's L2. Blocks are
+//! numbered in [`order::walk`]'s compact order.
+
+use super::plain::{self, At};
+use crate::abi::gemm::{GemmArgs, stream_k_slot};
+use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workitem_id_x};
+use crate::dsl::mem::{load_b128, store_b128};
+use crate::dsl::simd::F32x4;
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, park, readfirstlane};
+use crate::tile::mma::MmaInput;
+use crate::tile::order;
+use crate::tile::reg::RegTile;
+use core::sync::atomic::{AtomicU32, Ordering, fence};
+
+/// The stream-K GEMM kernel for input type `E`, per-wave register tiles `W`, `WY x WX` waves.
+#[inline(always)]
+pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: GemmArgs) {
+    // No SGPR carries state across the pipeline and the epilogue, which need them all: the
+    // rank, the position in the run and the kernarg address are parked in VGPRs, and the
+    // arguments are read again for each phase (`kernargs_at`) with the run and segment
+    // recomputed from them. Kept in SGPRs (with what LLVM hoists from them) they spilled.
+    let rank = order::dispatch_rank(workgroup_id_x(), args.sk_total.div_ceil(args.sk_per.max(1)));
+    let mut state = Parked::new(kernarg_address(), rank, rank * args.sk_per);
+    loop {
+        let (address, rank, it) = state.take();
+        // SAFETY: the kernel's argument struct, at its address.
+        let args = unsafe { kernargs_at::<GemmArgs>(address) };
+        let end = run_end(&args, rank);
+        if it >= end {
+            break;
+        }
+        let seg = Segment::new::<E, W, WY, WX>(&args, it, end);
+        state.it = park(it + seg.kt1 - seg.kt0);
+        // The previous segment's epilogue staged its strips where this one's operands go (at
+        // the first segment the barrier costs a wait for the slowest wave's set-up).
+        barrier();
+        let mut acc = plain::accumulate::<E, W, WY, WX>(&args, &seg.at, seg.kt0, seg.kt1);
+        // Again for the fix-up, and for the epilogue.
+        let (address, rank, _) = state.take();
+        // SAFETY: as above.
+        let args = unsafe { kernargs_at::<GemmArgs>(address) };
+        let seg = Segment::new::<E, W, WY, WX>(&args, it, run_end(&args, rank));
+        let whole = seg.kt0 == 0 && seg.kt1 == seg.k_tiles;
+        if whole || last_to_arrive::<W, WY, WX>(&args, &mut acc, seg.tile, seg.k_tiles, rank) {
+            let (address, _, _) = state.take();
+            // SAFETY: as above.
+            let args = unsafe { kernargs_at::<GemmArgs>(address) };
+            plain::store::<W, WY, WX>(&args, &seg.at, &acc, 0);
+        }
+    }
+}
+
+/// The state the stream-K loop carries, parked in VGPRs ([`park`]): the kernarg address, the
+/// workgroup's rank, and the start of its next segment.
+struct Parked {
+    lo: u32,
+    hi: u32,
+    rank: u32,
+    it: u32,
+}
+
+impl Parked {
+    #[inline(always)]
+    fn new(address: u64, rank: u32, it: u32) -> Parked {
+        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it) }
+    }
+
+    /// The state as scalars; it is parked again, so that the next phase's scalar loads of the
+    /// arguments have an address LLVM cannot prove equal to this one's (see `kernargs_at`).
+    #[inline(always)]
+    fn take(&mut self) -> (u64, u32, u32) {
+        let (lo, hi, rank, it) = (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it));
+        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it);
+        (lo as u64 | (hi as u64) << 32, rank, it)
+    }
+}
+
+/// The end of the run of the workgroup of rank `rank` (K-tiles `rank * sk_per ..` of all
+/// blocks).
+#[inline(always)]
+fn run_end(args: &GemmArgs, rank: u32) -> u32 {
+    (rank * args.sk_per + args.sk_per).min(args.sk_total)
+}
+
+/// The segment of a workgroup's run that starts at K-tile `it` of all blocks: K-tiles
+/// `kt0..kt1` of block `tile` (of `k_tiles`), at `at`.
+struct Segment {
+    tile: u32,
+    k_tiles: u32,
+    kt0: u32,
+    kt1: u32,
+    at: At,
+}
+
+impl Segment {
+    #[inline(always)]
+    fn new<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, it: u32, end: u32) -> Segment {
+        let (bm, bn) = (WY * W::TM * W::DIM, WX * W::TN * W::DIM);
+        // Divisors at least 1 (they are: the host launches no work for an empty product): a
+        // division that may panic is an exit from the kernel's loop, which holds SGPRs through it.
+        let k_tiles = plain::k_tiles::<E>(args).max(1);
+        let (gx, gy) = ((args.n as usize).div_ceil(bn) as u32, (args.m as usize).div_ceil(bm) as u32);
+        let blocks = (gx * gy).max(1);
+        let tile = it / k_tiles;
+        let kt0 = it - tile * k_tiles;
+        let kt1 = k_tiles.min(kt0 + (end - it));
+        let batch = tile / blocks;
+        let (bx, by) = order::walk(tile - batch * blocks, gx.max(1), gy);
+        Segment { tile, k_tiles, kt0, kt1, at: At { batch: batch as usize, row0: by as usize * bm, col0: bx as usize * bn } }
+    }
+}
+
+/// Floats of one wave's partial in the workspace.
+#[inline(always)]
+const fn wave_floats<W: RegTile>() -> usize {
+    W::QUADS * 64 * 4
+}
+
+/// This wave's part of contributor `rank`'s partial of a block whose first contributor is
+/// `first`.
+#[inline(always)]
+fn partial<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, rank: u32, first: u32, wave: usize) -> *mut f32 {
+    let slot = stream_k_slot(rank, first) as usize;
+    // SAFETY (of the caller's accesses): the host sized the workspace for every rank's slots.
+    unsafe { args.workspace.add((slot * WY * WX + wave) * wave_floats::<W>()) }
+}
+
+/// This wave's count of contributors to block `tile` that stored their partial.
+#[inline(always)]
+fn counter<const WY: usize, const WX: usize>(args: &GemmArgs, tile: u32, wave: usize) -> &'static AtomicU32 {
+    // SAFETY: one u32 per block and wave, inside the counters the host zeroed for this launch;
+    // every access to it is atomic.
+    unsafe { AtomicU32::from_ptr(args.counters.add(tile as usize * WY * WX + wave)) }
+}
+
+/// The fix-up of this wave's part of split block `tile` (see the module notes): true when this
+/// contributor arrived last and `acc` now holds the whole sum, false when it stored its partial
+/// for a later one.
+#[inline(always)]
+fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, acc: &mut W, tile: u32, k_tiles: u32, rank: u32) -> bool {
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let lane = lane_id() as usize;
+    let per = args.sk_per.max(1);
+    let start = tile * k_tiles;
+    let (first, last) = (start / per, (start + k_tiles - 1) / per);
+    let others = last - first;
+    let count = counter::<WY, WX>(args, tile, wave);
+    // All lanes load the same word: one value for the wave.
+    let mut arrived_last = readfirstlane(count.load(Ordering::Acquire)) == others;
+    if !arrived_last {
+        let mine = partial::<W, WY, WX>(args, rank, first, wave);
+        crate::unroll_max!(q < W::QUADS, 16 => {
+            // SAFETY: this wave's part of this rank's slot; 16-byte aligned (the workspace is,
+            // and every offset is a multiple of 4 floats).
+            unsafe { store_b128(mine.add((q * 64 + lane) * 4) as *mut u32, core::mem::transmute::<F32x4, _>(acc.quad(q))) };
+        });
+        // The partial is visible (at every CU) before the count says so.
+        fence(Ordering::Release);
+        let before = if lane == 0 { count.fetch_add(1, Ordering::Relaxed) } else { 0 };
+        arrived_last = readfirstlane(before) == others;
+        if arrived_last {
+            // Every other partial was released before its count.
+            fence(Ordering::Acquire);
+        }
+    }
+    if !arrived_last {
+        return false;
+    }
+    let load = |c: u32| {
+        let p = partial::<W, WY, WX>(args, c, first, wave);
+        move |q: usize| {
+            // SAFETY: contributor c's part, stored and released before its count.
+            unsafe { core::mem::transmute::<_, F32x4>(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) }
+        }
+    };
+    if rank > first {
+        // The partials before this contributor's, in order; then its own added to their sum.
+        let mut sum = W::zero();
+        for c in first..rank {
+            sum.add_quads(load(c));
+        }
+        acc.add_quads(|q| sum.quad(q));
+    }
+    for c in rank + 1..=last {
+        acc.add_quads(load(c));
+    }
+    true
+}
