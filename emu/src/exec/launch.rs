@@ -562,3 +562,23 @@ fn run_all(
     });
     Ok((merged.into_inner().expect("counter lock"), threads, trace))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::LaunchOptions;
+
+    #[test]
+    fn an_xcd_run_sample_is_consecutive_workgroups_of_one_xcd() {
+        // 607 workgroups: 76 on XCD 0 (ids 0, 8, .., 600); the middle 8 of them.
+        assert_eq!(LaunchOptions::xcd_run_sample(607, 8), (34..42).map(|j| j * 8).collect::<Vec<u64>>());
+        for (total, n) in [(607, 8), (64, 8), (65, 8), (9, 3), (20, 8), (8, 8), (3, 8), (1, 1)] {
+            let s = LaunchOptions::xcd_run_sample(total, n);
+            assert_eq!(s.len() as u64, n.min(total), "{total} {n}");
+            assert!(s.iter().all(|&i| i < total), "{total} {n}: {s:?}");
+            assert!(s.windows(2).all(|w| w[1] > w[0]), "{total} {n}: {s:?}");
+            // One XCD (stride 8) when the grid has 8 per sampled workgroup, else consecutive.
+            let step = if total >= 8 * n && n < total { 8 } else { 1 };
+            assert!(s.windows(2).all(|w| w[1] - w[0] == step), "{total} {n}: {s:?}");
+        }
+    }
+}
