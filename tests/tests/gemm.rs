@@ -226,14 +226,17 @@ fn the_chooser_follows_its_documented_rule() {
     // slots, the second 68% full (84% of the launch's slots), so stream-K.
     let c = gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096);
     assert_eq!((c.block_m, c.block_n, c.mfma, c.splits, c.stream_k), (128, 128, Mfma::Tile32, 1, true));
-    // Exactly two full rounds (38 x 32 blocks = 1216): whole blocks. Under one round: split-K's
-    // rule.
+    // Exactly two full rounds (38 x 32 blocks = 1216): whole blocks.
     let c = gemm::choose_config(DType::Bf16, 1, 38 * 128, 4096, 4096);
     assert_eq!((c.mfma, c.splits, c.stream_k), (Mfma::Tile32, 1, false));
-    assert!(!gemm::choose_config(DType::Bf16, 1, 2048, 2048, 4096).stream_k);
-    // Short K never splits below 8 K-tiles per split.
+    // One partly empty round: stream-K rather than split-K (256 blocks, runs of 54 K-tiles).
+    let c = gemm::choose_config(DType::Bf16, 1, 2048, 2048, 4096);
+    assert_eq!((c.splits, c.stream_k), (1, true));
+    assert_eq!(gemm::stream_k_run(256, 128), 54);
+    // Short K never splits below 8 K-tiles per split, and stream-K's runs would be whole blocks
+    // (4 blocks of 8 K-tiles): one pass.
     let c = gemm::choose_config(DType::Bf16, 1, 256, 256, 256);
-    assert_eq!(c.splits, 1);
+    assert_eq!((c.splits, c.stream_k), (1, false));
     assert!(gemm::configs(DType::Bf16).contains(&c));
     // Every configuration is enumerable, once.
     let all = gemm::configs(DType::F32);
@@ -248,11 +251,13 @@ fn the_chooser_follows_its_documented_rule() {
 #[test]
 fn stream_k_deals_k_tiles_across_blocks_and_sums_each_block_once() {
     let sk = gemm::configs(DType::Bf16).into_iter().find(|c| c.stream_k).unwrap();
-    // 2 x 3 blocks of 32 K-tiles: 192 runs of 1 K-tile, 32 contributors per block.
+    // 2 x 3 blocks of 128 K-tiles in runs of 16: 8 contributors per block (the most the host
+    // lets share one), so a finisher adds up to 7 others' partials in order.
+    assert_eq!(gemm::stream_k_run(6, 128), 16);
     let case = Case {
         m: 200,
         n: 300,
-        k: 1000,
+        k: 4096,
         dtype: DType::Bf16,
         la: Layout::RowMajor,
         lb: Layout::Transposed,
@@ -262,7 +267,9 @@ fn stream_k_deals_k_tiles_across_blocks_and_sums_each_block_once() {
         config: Some(sk),
     };
     check(&case).unwrap();
-    // 28 x 25 ragged blocks of 3 K-tiles (f16, K = 96): 2100 K-tiles in runs of 4 (608 slots).
+    // 28 x 25 ragged blocks of 3 K-tiles (f16, K = 96): 2100 K-tiles in runs of 8 (at least 8
+    // per run), each run ending inside a block.
+    assert_eq!(gemm::stream_k_run(700, 3), 8);
     check(&Case { m: 3580, n: 3190, k: 96, dtype: DType::F16, out: None, seed: 4, ..case }).unwrap();
     // fp8 (64 per K-tile) with batches and the whole epilogue, against the one-pass kernel.
     let mut seed = 9;

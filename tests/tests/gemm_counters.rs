@@ -27,7 +27,7 @@ fn block_tiles_issue_exact_mfmas_load_128_bits_and_have_no_bank_conflicts() {
     for dtype in [DType::Bf16, DType::F16, DType::F32, DType::Fp8E4M3Fnuz] {
         let a = input(m, k, dtype, 1);
         let b = input(n, k, dtype, 2).transpose(0, 1).unwrap();
-        // Whole blocks on both MFMA shapes, and stream-K (here 16 workgroups share each block).
+        // Whole blocks on both MFMA shapes, and stream-K (here workgroups share each block).
         for config in gemm::configs(dtype).into_iter().filter(|c| c.block_m == 128 && c.splits == 1) {
             let mfma = config.mfma;
             let opts = GemmOptions { config: Some(config), ..Default::default() };
@@ -52,8 +52,13 @@ fn block_tiles_issue_exact_mfmas_load_128_bits_and_have_no_bank_conflicts() {
             // Stream-K's per-wave counts of a block's contributors are the only narrower
             // accesses: each contributor's wave reads its count (all lanes, one word) and may add
             // itself once (one lane; an atomic reads and writes its word).
-            // (Runs of one K-tile: one contribution per K-tile of each block.)
-            let contributions = if config.stream_k { (k * dtype.size()).div_ceil(64) * (m / 128) * (n / 128) } else { 0 };
+            // (A workgroup contributes to at most two shared blocks.)
+            let contributions = if config.stream_k {
+                let (blocks, k_tiles) = ((m / 128) * (n / 128), (k * dtype.size()).div_ceil(64));
+                2 * (blocks * k_tiles).div_ceil(gemm::stream_k_run(blocks, k_tiles))
+            } else {
+                0
+            };
             let all = g.bytes_read + g.bytes_written;
             let narrow = (contributions * 4 * (64 + 2) * 4) as u64;
             assert!(wide <= all && all - wide <= narrow, "{dtype} {shape}: {} bytes in accesses narrower than 16", all - wide);

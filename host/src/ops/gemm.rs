@@ -143,9 +143,11 @@ const MIN_TILES_PER_SPLIT: usize = 8;
 const MAX_PARTIAL_BYTES: usize = 256 << 20;
 /// 128x128 workgroups resident per CU (LDS and registers allow two of 4 waves).
 const BLOCKS_PER_CU: usize = 2;
-/// The chooser takes stream-K when whole blocks per workgroup would use less than this share
-/// of the last round's slots over the launch (`blocks / (rounds * slots)`).
+/// The chooser takes stream-K when whole blocks per workgroup would keep less than this share
+/// of the launch's resident slots working (`blocks / (rounds * slots)`).
 const STREAM_K_BELOW: f64 = 0.9;
+/// Most workgroups the chooser lets share one stream-K block.
+const MAX_CONTRIBUTORS: usize = 8;
 
 impl GemmConfig {
     /// True for the decode GEMV's 16x16 block (see the type's docs).
@@ -236,15 +238,20 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
 /// - tile: 16x64 when `m <= 16` (a 128-row tile would spend 7/8 of its MFMAs and its operand
 ///   traffic on padding rows), else 128x128 on 32x32 MFMAs (half the issue slots of 16x16 ones
 ///   for the same work);
-/// - splits: doubled (up to 32) while the grid has fewer workgroups than the GPU holds at the
-///   designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups), each split
-///   still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is what lets
-///   a skinny GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every CU.
-/// - stream-K instead, for 128x128 tiles, when there are at least as many blocks as resident
-///   slots and whole blocks per workgroup would leave the last round so empty that less than
-///   90% of the launch's slots work (4096^3: 1024 blocks in rounds of 608, 84%): modeled on
-///   MI300X (`cargo xtask bench`), bf16 4096^3 takes 229 us in two rounds of whole blocks and
-///   203 us with stream-K (1005 TFLOP/s at the peak clock against 945), fp8 118 and 109 us.
+/// - stream-K for 128x128 tiles when whole blocks per workgroup would leave less than 90% of the
+///   launch's resident slots (304 CUs x 2) working, whether the last of several rounds is partly
+///   empty (4096^3: 1024 blocks in rounds of 608, 84%) or one round is (2048x2048x4096: 256
+///   blocks, 42%), and its runs ([`stream_k_run`]) are shorter than a block or the blocks fill
+///   a round. Modeled on MI300X (`cargo xtask bench`, `cargo xtask profile`): bf16 4096^3 229
+///   us in two rounds of whole blocks, 203 us stream-K; under one round stream-K replaces
+///   split-K, whose reduction pass costs as much as its first one: bf16 2048x2048x4096 82 -> 54
+///   us, 512x4096x4096 53 -> 28, 3072x3072x4096 141 -> 120, f16 1024^3 14 -> 7; and two full
+///   rounds (4864x4096x4096) stay whole blocks: 229 us against 232.
+/// - otherwise splits: doubled (up to 32) while the grid has fewer workgroups than the GPU holds
+///   at the designed occupancy (304 CUs x 2 workgroups of 4 waves, or x 8 one-wave workgroups),
+///   each split still covers at least 8 K-tiles, and the f32 partials stay under 256 MiB. This is
+///   what lets a skinny GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every
+///   CU.
 pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     let skinny = m <= 16;
     let (block_m, block_n, waves, mfma, per_cu) =
@@ -252,7 +259,8 @@ pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) 
     let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
     let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
     let slots = CUS * per_cu;
-    if !skinny && blocks >= slots && (blocks as f64 / (blocks.div_ceil(slots) * slots) as f64) < STREAM_K_BELOW {
+    let used = blocks as f64 / (blocks.div_ceil(slots) * slots) as f64;
+    if !skinny && used < STREAM_K_BELOW && (blocks >= slots || stream_k_run(blocks, k_tiles) < k_tiles) {
         return GemmConfig { block_m, block_n, waves, mfma: Mfma::Tile32, splits: 1, stream_k: true };
     }
     let mut splits = 1usize;
@@ -264,6 +272,14 @@ pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) 
         splits *= 2;
     }
     GemmConfig { block_m, block_n, waves, mfma, splits: splits as u32, stream_k: false }
+}
+
+/// K-tiles per stream-K workgroup for `blocks` blocks of `k_tiles` K-tiles: an even share of
+/// all of them over the resident slots (304 CUs x 2), but at least 8 (so that a run's set-up
+/// and partial stay small next to its loop) and at least an eighth of a block (at most 8
+/// workgroups share one: its finisher loads the others' partials one after another).
+pub fn stream_k_run(blocks: usize, k_tiles: usize) -> usize {
+    (blocks * k_tiles).div_ceil(CUS * BLOCKS_PER_CU).max(MIN_TILES_PER_SPLIT).max(k_tiles.div_ceil(MAX_CONTRIBUTORS)).max(1)
 }
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
@@ -619,11 +635,11 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let launch = LaunchConfig { grid, block: [cfg.waves * 64, 1, 1], dynamic_lds_bytes: abi::gemm_lds_bytes(cfg.block_m, cfg.block_n) };
     if cfg.stream_k {
         // Every block's K-tiles, block after block, in runs of `per`: one run per workgroup, as
-        // many workgroups as the GPU holds at once (fewer for a small problem).
+        // many workgroups as the GPU holds at once (fewer for a small problem: `stream_k_run`).
         let (bm, bn) = (cfg.block_m as usize, cfg.block_n as usize);
         let blocks = batches * m.div_ceil(bm) * n.div_ceil(bn);
         let total = blocks * k_tiles;
-        let per = total.div_ceil(CUS * BLOCKS_PER_CU);
+        let per = stream_k_run(blocks, k_tiles);
         let workgroups = total.div_ceil(per);
         let slots = workgroups * abi::SK_SLOTS_PER_WORKGROUP as usize;
         let workspace = dev.alloc::<f32>(slots * bm * bn)?;

@@ -2,12 +2,14 @@
 //! workgroups.
 //!
 //! Why: with whole blocks per workgroup a launch runs in rounds of as many blocks as the GPU
-//! holds, and a last round that is partly empty costs a whole round (4096^3 in 128x128 blocks:
-//! 1024 blocks on 304 CUs x 2 resident = 608 slots, two rounds, 84% used). Here the K-tiles of
-//! all blocks (of all batches), block after block, are cut into `ceil(total / sk_per)` runs of
-//! `sk_per` consecutive K-tiles, one per workgroup (host: one per resident slot). A run covers
-//! the end of one block, whole blocks, and the start of another; each piece ("segment") goes
-//! through the plain kernel's pipeline ([`plain::accumulate`]).
+//! holds, and a round that is partly empty costs a whole round (4096^3 in 128x128 blocks: 1024
+//! blocks on 304 CUs x 2 resident = 608 slots, two rounds, 84% used; 2048x2048 has 256 blocks
+//! for the 608 slots, where split-K's second pass cost as much as its first). Here the K-tiles
+//! of all blocks (of all batches), block after block, are cut into `ceil(total / sk_per)` runs of
+//! `sk_per` consecutive K-tiles, one per workgroup (host, `ops::gemm::stream_k_run`: at most one
+//! per resident slot, at least 8 K-tiles, at most 8 workgroups per block). A run covers the end
+//! of one block, whole blocks, and the start of another; each piece ("segment") goes through the
+//! plain kernel's pipeline ([`plain::accumulate`]).
 //!
 //! A block split between workgroups (its contributors, consecutive ranks) is finished by the
 //! last of them to arrive, with no waiting: per wave, a contributor reads the block's counter;
