@@ -2,9 +2,9 @@
 //! do, and what a library user calls to get a modeled time for any code object.
 //!
 //! The sample is the benches' (`LaunchOptions::sample_for`): a few workgroups spread over the
-//! grid, first and last included (or, for kernels whose workgroups exchange data through
-//! global atomics, consecutive workgroups of one XCD), traced and replayed on the cycle model of one CU scaled to
-//! the chip. Everything this returns besides `stats` is a *modeled* figure.
+//! grid, first and last included (or, for kernels whose workgroups exchange data through global
+//! atomics, consecutive workgroups of one XCD), traced and replayed on the cycle model of one CU
+//! scaled to the chip. Everything this returns besides `stats` is a *modeled* figure.
 
 use super::machine::{Chip, peak_flops_on};
 use super::main_loop::{LoopMix, main_loop_mix};
@@ -16,8 +16,8 @@ use serde_json::{Value, json};
 /// How to model a launch.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct ModelOptions {
-    /// Workgroups to emulate and trace, spread over the grid (the whole grid when it is
-    /// smaller).
+    /// Workgroups to emulate and trace, chosen by `LaunchOptions::sample_for` (the whole grid
+    /// when it is smaller).
     pub sample_workgroups: u64,
     /// The chip.
     pub chip: Chip,

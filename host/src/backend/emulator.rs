@@ -24,8 +24,10 @@ use std::time::Instant;
 /// How launches are profiled for the cycle model (see [`EmulatorDevice::set_profiling`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Profiling {
-    /// Workgroups emulated (with a trace) per launch, spread over the grid; the rest are not
-    /// run, so outputs are incomplete while profiling is on.
+    /// Workgroups emulated (with a trace) per launch, chosen by the emulator's
+    /// `LaunchOptions::sample_for` (spread over the grid, or consecutive workgroups of one XCD
+    /// for kernels with global atomics); the rest are not run, so outputs are incomplete while
+    /// profiling is on.
     pub sample_workgroups: u64,
 }
 

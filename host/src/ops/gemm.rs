@@ -126,9 +126,9 @@ pub struct GemmConfig {
     /// by a second kernel that runs the epilogue (1 = one pass).
     pub splits: u32,
     /// Stream-K (128x128 blocks on 32x32 MFMAs, `splits` 1): the K-tiles of all blocks are
-    /// dealt evenly to one resident round of workgroups instead of a block to each, so no last
-    /// round runs partly empty; a block split between workgroups is finished in the same launch
-    /// by the last of them to arrive (device `kernels::gemm::stream_k`).
+    /// dealt evenly to one resident round of workgroups instead of a block to each, so no round
+    /// runs partly empty; a block split between workgroups is finished in the same launch by the
+    /// last of them to arrive (device `kernels::gemm::stream_k`; runs: [`stream_k_run`]).
     pub stream_k: bool,
 }
 
@@ -284,8 +284,8 @@ pub fn stream_k_run(blocks: usize, k_tiles: usize) -> usize {
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
 fn kernel_for(dtype: DType, precision: F32Precision, cfg: &GemmConfig) -> Result<Kernel<GemmArgs>> {
-    // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, the 16x64 tall-skinny tile and
-    // the decode GEMV.
+    // Per input type: 128x128 on 16x16 MFMAs, on 32x32 MFMAs, stream-K on 32x32 MFMAs, the 16x64
+    // tall-skinny tile and the decode GEMV.
     let [tile16, tile32, stream_k, skinny, gemv] = match (dtype, precision) {
         (DType::Bf16, _) => {
             [abi::GEMM_BF16_128X128, abi::GEMM_BF16_128X128_M32, abi::GEMM_BF16_128X128_M32_SK, abi::GEMM_BF16_16X64, abi::GEMV_BF16]

@@ -40,7 +40,7 @@ use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, park, readfirstlane};
 use crate::tile::mma::MmaInput;
 use crate::tile::order;
-use crate::tile::reg::RegTile;
+use crate::tile::reg::{MAX_QUADS, RegTile};
 use core::sync::atomic::{AtomicU32, Ordering, fence};
 
 /// The stream-K GEMM kernel for input type `E`, per-wave register tiles `W`, `WY x WX` waves.
@@ -180,6 +180,7 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs,
     let mut arrived_last = readfirstlane(count.load(Ordering::Acquire)) == others;
     if !arrived_last {
         let mine = partial::<W, WY, WX>(args, rank, first, wave);
+        const { assert!(W::QUADS <= MAX_QUADS, "the store loop below is unrolled for MAX_QUADS groups") };
         crate::unroll_max!(q < W::QUADS, 16 => {
             // SAFETY: this wave's part of this rank's slot; 16-byte aligned (the workspace is,
             // and every offset is a multiple of 4 floats).
