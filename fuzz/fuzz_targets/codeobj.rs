@@ -22,8 +22,7 @@ fuzz_target!(|data: &[u8]| {
     let emu = Emulator::new(EmuConfig { threads: 1, memory_limit: 512 << 20, ..EmuConfig::default() });
     let Ok(module) = emu.load(co.clone()) else { return };
     for k in &co.kernels {
-        let entry = module.image_base + k.code_vaddr;
-        module.has_global_atomics(entry, entry + k.code_size.max(4));
+        module.kernel_has_global_atomics(&k.meta.name);
     }
 });
 

@@ -1,4 +1,4 @@
-//! Indices and sizes of the launch.
+//! Indices and sizes of the launch, and its kernel arguments read again ([`kernargs_at`]).
 //!
 //! Ids come from the hardware-initialised registers (v0 for work-item ids, system SGPRs for
 //! workgroup ids). Sizes are read from the HSA kernel dispatch packet, which every launch (HIP or

@@ -70,34 +70,34 @@ pub struct LaunchOptions {
 }
 
 impl LaunchOptions {
-    /// The sample the benches and the cycle model trace for kernel `kernel` of `module`:
-    /// [`LaunchOptions::spread_sample`] when its workgroups are independent;
-    /// [`LaunchOptions::xcd_run_sample`] when its code has global atomics (workgroups that may
-    /// hand each other data through memory: the stream-K GEMM's neighbours share blocks, and
-    /// which of them finishes a block depends on which ran first).
-    pub fn sample_for(module: &Module, kernel: &str, total: u64, n: u64) -> Vec<u64> {
-        if module.kernel_has_global_atomics(kernel) { Self::xcd_run_sample(total, n) } else { Self::spread_sample(total, n) }
+    /// The sample the benches and the cycle model trace for kernel `kernel` of `module` on a
+    /// chip of `xcds` dies: [`LaunchOptions::spread_sample`] when its workgroups are
+    /// independent; [`LaunchOptions::xcd_run_sample`] when its code has global atomics
+    /// (workgroups that may hand each other data through memory: the stream-K GEMM's neighbours
+    /// share blocks, and which of them finishes a block depends on which ran first).
+    pub fn sample_for(module: &Module, kernel: &str, total: u64, n: u64, xcds: u64) -> Vec<u64> {
+        if module.kernel_has_global_atomics(kernel) { Self::xcd_run_sample(total, n, xcds) } else { Self::spread_sample(total, n) }
     }
 
-    /// `n` consecutive workgroups of one XCD from the middle of a grid of `total`: ids `s, s +
-    /// 8, s + 16, ..` (MI300X's dispatcher hands workgroup i to XCD i % 8), consecutive ids
-    /// when the grid has fewer than `8 n`, the whole grid when `n >= total`. Kernels that
-    /// order their work by XCD (`tile::order::dispatch_rank`) give these neighbouring work;
-    /// run one at a time in id order (as kernels with global atomics are), each finds its
-    /// predecessor's data in memory as it would on the GPU.
-    pub fn xcd_run_sample(total: u64, n: u64) -> Vec<u64> {
-        const XCDS: u64 = 8;
+    /// `n` consecutive workgroups of one XCD from the middle of a grid of `total` on a chip of
+    /// `xcds` dies: ids `s, s + xcds, s + 2 xcds, ..` (the dispatcher hands workgroup i to XCD
+    /// i % xcds), consecutive ids when the grid has fewer than `xcds n`, the whole grid when
+    /// `n >= total`. Kernels that order their work by XCD (`tile::order::dispatch_rank`) give
+    /// these neighbouring work; run one at a time in id order (as kernels with global atomics
+    /// are), each finds its predecessor's data in memory as it would on the GPU.
+    pub fn xcd_run_sample(total: u64, n: u64, xcds: u64) -> Vec<u64> {
+        let xcds = xcds.max(1);
         if n >= total || total <= 1 {
             return (0..total).collect();
         }
         let n = n.max(1);
-        if total < XCDS * n {
+        if total < xcds * n {
             let s = (total - n) / 2;
             return (s..s + n).collect();
         }
-        // Workgroups 0, 8, 16, .. run on XCD 0: total.div_ceil(8) of them.
-        let s = (total.div_ceil(XCDS) - n) / 2;
-        (s..s + n).map(|j| j * XCDS).collect()
+        // Workgroups 0, xcds, 2 xcds, .. run on XCD 0: total.div_ceil(xcds) of them.
+        let s = (total.div_ceil(xcds) - n) / 2;
+        (s..s + n).map(|j| j * xcds).collect()
     }
 
     /// `n` workgroups spread evenly over a grid of `total` (the first and the last always
@@ -347,8 +347,7 @@ impl Emulator {
         check_user_sgprs(&info)?;
 
         // ---- run the workgroups ----
-        let code_end = module.image_base + k.code_vaddr + k.code_size.max(4);
-        let sequential = self.config.threads <= 1 || module.has_global_atomics(info.entry_pc, code_end);
+        let sequential = self.config.threads <= 1 || module.kernel_has_global_atomics(kernel);
         let result = run_all(&info, &mem.view(), &self.config, sequential, opts, to_run);
         scratchpad.free()?;
         let (counters, threads, trace) = result?;
@@ -569,10 +568,10 @@ mod tests {
 
     #[test]
     fn an_xcd_run_sample_is_consecutive_workgroups_of_one_xcd() {
-        // 607 workgroups: 76 on XCD 0 (ids 0, 8, .., 600); the middle 8 of them.
-        assert_eq!(LaunchOptions::xcd_run_sample(607, 8), (34..42).map(|j| j * 8).collect::<Vec<u64>>());
+        // 607 workgroups on 8 XCDs: 76 on XCD 0 (ids 0, 8, .., 600); the middle 8 of them.
+        assert_eq!(LaunchOptions::xcd_run_sample(607, 8, 8), (34..42).map(|j| j * 8).collect::<Vec<u64>>());
         for (total, n) in [(607, 8), (64, 8), (65, 8), (9, 3), (20, 8), (8, 8), (3, 8), (1, 1)] {
-            let s = LaunchOptions::xcd_run_sample(total, n);
+            let s = LaunchOptions::xcd_run_sample(total, n, 8);
             assert_eq!(s.len() as u64, n.min(total), "{total} {n}");
             assert!(s.iter().all(|&i| i < total), "{total} {n}: {s:?}");
             assert!(s.windows(2).all(|w| w[1] > w[0]), "{total} {n}: {s:?}");

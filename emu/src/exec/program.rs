@@ -10,7 +10,8 @@ use super::error::EmuError;
 use super::memory::Memory;
 use crate::codeobj::CodeObject;
 use crate::isa::{self, Inst};
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 /// R_AMDGPU_RELATIVE64: `*(u64 *)(base + offset) = base + addend`.
 const R_AMDGPU_RELATIVE64: u32 = 13;
@@ -44,6 +45,9 @@ pub struct Module {
     /// The executable segments' code (one window for a linked code object).
     code: Vec<Code>,
     slots: usize,
+    /// Per kernel, whether its code has global atomics ([`Module::kernel_has_global_atomics`]),
+    /// swept once on first use.
+    atomics: Mutex<HashMap<String, bool>>,
 }
 
 impl std::fmt::Debug for Module {
@@ -73,7 +77,7 @@ impl Module {
             }
         };
         let slots = code.iter().map(|c| c.words.len()).sum();
-        Ok(Module { co, image_base, code, slots })
+        Ok(Module { co, image_base, code, slots, atomics: Mutex::new(HashMap::new()) })
     }
 
     /// Writes the segments and relocations at `image_base` and reads the code windows back.
@@ -160,18 +164,25 @@ impl Module {
         }
     }
 
-    /// Whether kernel `name`'s code performs a global/flat atomic (see
-    /// [`Module::has_global_atomics`]); false for a kernel the module does not have.
+    /// Whether kernel `name`'s code performs a global/flat atomic, which decides whether its
+    /// workgroups may run in parallel deterministically (and how a sampled launch is sampled);
+    /// false for a kernel the module does not have. A linear sweep of the kernel's code, once per
+    /// kernel: launches ask every time.
     pub fn kernel_has_global_atomics(&self, name: &str) -> bool {
-        self.co.kernel(name).is_some_and(|k| {
+        let mut known = self.atomics.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(&a) = known.get(name) {
+            return a;
+        }
+        let a = self.co.kernel(name).is_some_and(|k| {
             let start = self.image_base + k.code_vaddr;
             self.has_global_atomics(start, start + k.code_size.max(4))
-        })
+        });
+        known.insert(name.to_string(), a);
+        a
     }
 
-    /// Whether any instruction in `[start, end)` performs a global/flat atomic (linear sweep;
-    /// decides whether workgroups may run in parallel deterministically).
-    pub fn has_global_atomics(&self, start: u64, end: u64) -> bool {
+    /// Whether any instruction in `[start, end)` performs a global/flat atomic (linear sweep).
+    fn has_global_atomics(&self, start: u64, end: u64) -> bool {
         let mut pc = start;
         while pc < end {
             match self.fetch(pc) {

@@ -71,7 +71,10 @@ pub fn modeled_launch(
 ) -> Result<ModeledLaunch, ModeledLaunchError> {
     let k = module.co.kernel(kernel).ok_or_else(|| EmuError::NoSuchKernel(kernel.to_string()))?;
     let total = crate::exec::volume(params.grid).unwrap_or(0);
-    let sample = LaunchOptions { sample: Some(LaunchOptions::sample_for(module, kernel, total, opts.sample_workgroups)), trace: true };
+    let sample = LaunchOptions {
+        sample: Some(LaunchOptions::sample_for(module, kernel, total, opts.sample_workgroups, opts.chip.xcds)),
+        trace: true,
+    };
     let stats = emu.launch_with(module, kernel, params, &sample)?;
     let trace = stats.trace.clone().ok_or(ModelError::NoTrace)?;
     let load = Workload { grid_workgroups: stats.grid_workgroups, hbm_bytes: opts.hbm_bytes, chip: opts.chip };

@@ -13,6 +13,7 @@ use crate::error::{Error, Result};
 use ferrocm_codeobj::CodeObject;
 use ferrocm_emu::exec::Counters;
 use ferrocm_emu::exec::LaunchOptions;
+use ferrocm_emu::model::machine::Chip;
 use ferrocm_emu::model::{KernelShape, Modeled, Workload};
 use ferrocm_emu::{EmuConfig, Emulator, LaunchParams, LaunchStats, Module};
 use std::collections::HashMap;
@@ -287,7 +288,8 @@ impl Backend for EmulatorDevice {
             None => self.emu.launch(&self.module, l.name, &params)?,
             Some(p) => {
                 let total = l.grid.iter().map(|&g| g as u64).product();
-                let sample = LaunchOptions::sample_for(&self.module, l.name, total, p.sample_workgroups);
+                // The launch is modeled on MI300X (`EmulatorDevice::model`): its dies.
+                let sample = LaunchOptions::sample_for(&self.module, l.name, total, p.sample_workgroups, Chip::MI300X.xcds);
                 let opts = LaunchOptions { sample: Some(sample), trace: true };
                 let stats = self.emu.launch_with(&self.module, l.name, &params, &opts)?;
                 let rec = ProfiledLaunch { kernel: l.name.to_string(), params, stats: stats.clone() };

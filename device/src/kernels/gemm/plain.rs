@@ -5,9 +5,9 @@
 
 use super::epilogue;
 use crate::abi::gemm::{GemmArgs, K_TILE_BYTES, flags, out_type};
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::ids::{wave_id_x, workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
-use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::dsl::wave::lane_id;
 use crate::tile::accumulate::Accumulate;
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
@@ -59,7 +59,7 @@ pub fn k_tiles<E: MmaInput>(args: &GemmArgs) -> u32 {
 /// The wave's first row and column of its block (its part of the A and B tiles).
 #[inline(always)]
 fn wave_origin<W: RegTile, const WX: usize>() -> (usize, usize) {
-    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let wave = wave_id_x() as usize;
     ((wave / WX) * W::TM * W::DIM, (wave % WX) * W::TN * W::DIM)
 }
 
@@ -116,7 +116,7 @@ pub fn accumulate<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(arg
 /// its own part of it).
 #[inline(always)]
 pub fn store<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, at: &At, acc: &W, split: usize) {
-    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let wave = wave_id_x() as usize;
     let lane = lane_id() as usize;
     let (m, n, batch) = (args.m as usize, args.n as usize, at.batch);
     let partial = args.flags & flags::PARTIAL != 0;

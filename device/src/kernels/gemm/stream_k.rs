@@ -33,7 +33,7 @@
 
 use super::plain::{self, At};
 use crate::abi::gemm::{GemmArgs, stream_k_slot};
-use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workitem_id_x};
+use crate::dsl::ids::{kernarg_address, kernargs_at, wave_id_x, workgroup_id_x};
 use crate::dsl::mem::{load_b128, store_b128};
 use crate::dsl::simd::F32x4;
 use crate::dsl::sync::barrier;
@@ -169,7 +169,7 @@ fn counter<const WY: usize, const WX: usize>(args: &GemmArgs, tile: u32, wave: u
 /// for a later one.
 #[inline(always)]
 fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, acc: &mut W, tile: u32, k_tiles: u32, rank: u32) -> bool {
-    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let wave = wave_id_x() as usize;
     let lane = lane_id() as usize;
     let per = args.sk_per.max(1);
     let start = tile * k_tiles;

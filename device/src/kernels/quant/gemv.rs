@@ -208,19 +208,19 @@ fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWord
 /// straight-line part of a wave's table; more go through a loop after the weight loads.
 const TABLE_ROUNDS: usize = 2;
 
-/// A block's activation rows `m` (1..=16) and `1 / m`: table task `t` is row `t % m` of group
-/// `t / m`, divided through f32 ([`Rows::split`]).
+/// How table tasks map to activation rows: a block's `m` (1..=16) rows and `1 / m`; task `t` is
+/// row `t % m` of group `t / m`, divided through f32 ([`TaskSplit::split`]).
 #[derive(Clone, Copy)]
-struct Rows {
+struct TaskSplit {
     m: u32,
     inv: f32,
 }
 
-impl Rows {
+impl TaskSplit {
     #[inline(always)]
-    fn new(m: u32) -> Rows {
+    fn new(m: u32) -> TaskSplit {
         let m = m.max(1);
-        Rows { m, inv: 1.0 / m as f32 }
+        TaskSplit { m, inv: 1.0 / m as f32 }
     }
 
     /// `(t / m, t % m)` for `t < 2^20`: `(t + 1/2) / m` is at least `1 / (2m) >= 1/32` from an
@@ -243,9 +243,9 @@ impl Rows {
 /// # Safety
 /// `xb` is readable (`ActRows::finish` done).
 #[inline(always)]
-unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, rows: Rows, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
+unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: TaskSplit, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
-    let (g, row) = rows.split(task);
+    let (g, row) = tasks_of.split(task);
     let at = if task < tasks { row * xb.pitch() + (g0 + g) * GROUP as u32 * es } else { u32::MAX - 64 };
     let mut raw = [[0u32; 4]; 8];
     crate::unroll_max!(q < 8, 8 => {
@@ -312,7 +312,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
     // (Nonzero divisors: no division-by-zero branches.)
     let count = (tiles - first).div_ceil(stride.max(1));
-    let rows = Rows::new(a.m);
+    let tasks_of = TaskSplit::new(a.m);
     // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
     // their kernels have no such path).
     let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
@@ -340,7 +340,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
         core::array::from_fn(|r| {
             if r < rounds {
                 // SAFETY: xb is readable (global rows need nothing; staged rows call this after finish).
-                unsafe { table_load::<X, R>(&xb, rows, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
+                unsafe { table_load::<X, R>(&xb, tasks_of, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
             } else {
                 [[0; 4]; 8]
             }
@@ -373,7 +373,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     if F::HAS_MIN {
         let write = |task: u32, sum: f32| {
             if task < tasks {
-                let (g, row) = rows.split(task);
+                let (g, row) = tasks_of.split(task);
                 // SAFETY: inside the wave's table (host-sized: its groups * 16 floats).
                 unsafe { table.write((g * mp + row) as usize, sum) };
             }
@@ -388,7 +388,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
             let mut task = lane32;
             while task < tasks {
                 // SAFETY: xb covers the rows.
-                let raw = unsafe { table_load::<X, R>(&xb, rows, g0, task, tasks) };
+                let raw = unsafe { table_load::<X, R>(&xb, tasks_of, g0, task, tasks) };
                 write(task, table_sum::<X>(&raw));
                 task += 64;
             }
