@@ -14,6 +14,7 @@
 mod atomic;
 pub mod buffer;
 pub mod counters;
+mod cpu;
 mod ds;
 pub mod error;
 mod launch;

@@ -2,11 +2,12 @@
 //! aligned to the group's largest exponent, truncated toward zero to 24 fraction bits, summed
 //! exactly and rounded once (nearest even) to f32 (GFX942.md, after arXiv 2511.10909).
 //!
-//! [`group`] is the definition, one accumulator at a time. [`rows`] computes the same bits for a
+//! [`group`] is the definition, one accumulator at a time. [`rows_generic`] computes the same bits for a
 //! whole MFMA, an output row at a time with the row's columns side by side, in plain f64
 //! arithmetic the compiler vectorises: it is where the emulator spends most of its time on
 //! matrix-core kernels (about half of a model decode step before it existed). Its truncation
-//! avoids float-to-integer conversions, which baseline x86-64 (SSE2) cannot vectorise.
+//! avoids float-to-integer conversions, which baseline x86-64 (SSE2) cannot vectorise; `simd`
+//! compiles it (with the operand decoding) for wider vectors.
 
 /// Biased f64 exponent field of `x` (0 for zero and denormals, 2047 for inf/NaN).
 #[inline(always)]
@@ -120,7 +121,8 @@ fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f
 }
 
 /// A whole MFMA of `KK` k-steps in groups of `G`: `acc[i][j] += sum_k a[i][k] * b[k][j]` group by
-/// group, `a` row-major `M x KK`, `b` row-major `KK x M`.
+/// group, `at` A transposed (`at[k][i] = a[i][k]`) and `b` row-major `KK x M`: both as the lanes
+/// hold them, runs of `M` rows (columns) per k.
 ///
 /// A group whose A values are all zero leaves a finite accumulator row as it is, provided B's
 /// group is finite, so it is skipped (the padding rows of a skinny GEMM, 15 of 16 rows of a
@@ -130,60 +132,33 @@ fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f
 /// 2^q` with `m < 2^24` an integer and `q` at least 23 below that exponent (f32 denormals
 /// included, whose `q` is -149), so `c * 2^(24 - e)` is an integer, truncation keeps it, the
 /// zero terms add nothing, the sum is nonzero and dividing by the power of two gives `c` back.
-/// Infinite or NaN C values and non-finite B values take the general path.
+/// Infinite or NaN C values and non-finite B values take the general path. Groups run in k
+/// order for every row, as the definition adds them.
 #[inline(always)]
-fn rows_generic<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
+pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize>(
+    acc: &mut [[f32; M]; M],
+    at: &[[f64; M]; KK],
+    b: &[[f64; M]; KK],
+) {
     const { assert!(KK % G == 0) };
-    // Whether B's group g (rows g * G .. + G) is finite, indexed by g (KK bounds the groups).
-    let mut b_finite = [false; KK];
-    for (g, fin) in b_finite.iter_mut().take(KK / G).enumerate() {
-        *fin = b[g * G..(g + 1) * G].iter().all(|r| r.iter().all(|x| x.abs() < f64::INFINITY));
-    }
-    for i in 0..M {
-        for g in 0..KK / G {
-            let ag: &[f64; G] = a[i][g * G..(g + 1) * G].try_into().expect("G values");
-            if b_finite[g] && ag.iter().all(|&x| x == 0.0) && acc[i].iter().all(|c| c.abs() < f32::INFINITY) {
+    for g in 0..KK / G {
+        let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
+        let b_finite = bg.iter().all(|r| r.iter().all(|x| x.abs() < f64::INFINITY));
+        // Rows of A with a nonzero (or NaN) value in this group, all rows side by side.
+        let mut live = [false; M];
+        for k in &at[g * G..(g + 1) * G] {
+            for (l, &x) in live.iter_mut().zip(k) {
+                *l |= x != 0.0;
+            }
+        }
+        for (i, acc_i) in acc.iter_mut().enumerate() {
+            if !live[i] && b_finite && acc_i.iter().all(|c| c.abs() < f32::INFINITY) {
                 continue;
             }
-            let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
-            row::<M, G>(&mut acc[i], ag, bg);
+            let ag: [f64; G] = core::array::from_fn(|t| at[g * G + t][i]);
+            row::<M, G>(acc_i, &ag, bg);
         }
     }
-}
-
-/// [`rows_generic`] compiled for AVX2 (4 doubles a vector instead of SSE2's 2).
-///
-/// # Safety
-/// The CPU has AVX2.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn rows_avx2<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
-    rows_generic::<M, KK, G>(acc, a, b)
-}
-
-/// [`rows_generic`] compiled for AVX-512 (8 doubles a vector).
-///
-/// # Safety
-/// The CPU has AVX-512 F and DQ.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx512f,avx512dq,avx512vl")]
-unsafe fn rows_avx512<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
-    rows_generic::<M, KK, G>(acc, a, b)
-}
-
-/// [`rows_generic`] on the widest vectors this CPU has.
-pub(crate) fn rows<const M: usize, const KK: usize, const G: usize>(acc: &mut [[f32; M]; M], a: &[[f64; KK]; M], b: &[[f64; M]; KK]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512dq") && std::is_x86_feature_detected!("avx512vl") {
-        // SAFETY: checked just above.
-        return unsafe { rows_avx512::<M, KK, G>(acc, a, b) };
-    }
-    #[cfg(target_arch = "x86_64")]
-    if std::is_x86_feature_detected!("avx2") {
-        // SAFETY: checked just above.
-        return unsafe { rows_avx2::<M, KK, G>(acc, a, b) };
-    }
-    rows_generic::<M, KK, G>(acc, a, b)
 }
 
 #[cfg(test)]
@@ -238,7 +213,7 @@ mod tests {
         }
     }
 
-    /// `rows` and its variants against [`group`] on random operands. With `sparse`, the operands
+    /// [`rows_generic`] against [`group`] on random operands. With `sparse`, the operands
     /// of a skinny GEMM's padding: about half of A's row groups are zeros (either sign), B is
     /// finite in most rounds, and C takes zeros of both signs, f32 denormals, infinities and
     /// NaNs, so that the all-zero-group skip is taken and its edges are crossed.
@@ -285,25 +260,12 @@ mod tests {
                     }
                 }
             }
-            type Rows<const M: usize, const KK: usize> = fn(&mut [[f32; M]; M], &[[f64; KK]; M], &[[f64; M]; KK]);
-            let mut variants: Vec<(&str, Rows<M, KK>)> = vec![("generic", rows_generic::<M, KK, G>), ("dispatched", rows::<M, KK, G>)];
-            #[cfg(target_arch = "x86_64")]
+            // The vector-width variants are checked against this one in `simd`.
+            let at: [[f64; M]; KK] = core::array::from_fn(|k| core::array::from_fn(|i| a[i][k]));
             {
-                if std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the CPU has AVX2.
-                    variants.push(("avx2", |acc, a, b| unsafe { rows_avx2::<M, KK, G>(acc, a, b) }));
-                }
-                if std::is_x86_feature_detected!("avx512f")
-                    && std::is_x86_feature_detected!("avx512dq")
-                    && std::is_x86_feature_detected!("avx512vl")
-                {
-                    // SAFETY: the CPU has these AVX-512 subsets.
-                    variants.push(("avx512", |acc, a, b| unsafe { rows_avx512::<M, KK, G>(acc, a, b) }));
-                }
-            }
-            for (name, f) in variants {
+                let name = "rows_generic";
                 let mut got = c;
-                f(&mut got, &a, &b);
+                rows_generic::<M, KK, G>(&mut got, &at, &b);
                 for i in 0..M {
                     for j in 0..M {
                         if want[i][j].is_nan() {

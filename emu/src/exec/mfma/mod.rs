@@ -21,6 +21,7 @@
 //! between blocks) only exist for multi-block shapes, and a non-zero value is refused.
 
 mod fused;
+mod simd;
 
 use super::error::FaultKind;
 use super::step::{Exec, Flow, Trouble, not_implemented};
@@ -276,86 +277,53 @@ fn exact_shape(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
 
 /// A fused-group shape (f16/bf16 in groups of 8, fp8/bf8 of 16), `M x M x KK` in groups of
 /// `G`, with every array typed to the shape (no scratch larger than the operands): A and B
-/// decoded from the lanes into `M x KK` and `KK x M`, C gathered into `M x M`, the groups through
-/// [`fused::rows`], D scattered back.
+/// decoded from the lanes into `KK x M` each (A transposed), C gathered into `M x M`, the
+/// groups through `simd::fused`, D scattered back.
+///
+/// Every step moves whole runs of `M` lanes: lanes `q * M .. q * M + M` hold value `e` of k
+/// index `q * kpl + e` for rows (columns) `0..M`, and C register `r` of those lanes is one row
+/// of C. Loops over such runs vectorise; the emulator spends a model decode step's largest
+/// share on the MFMAs.
 fn fused_shape<const M: usize, const KK: usize, const G: usize>(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
     let kpl = const { KK * M / LANES };
     debug_assert!(sh.a.per_lane() == kpl && sh.b.per_lane() == kpl);
     let ra = lanes(w, inst.src[0], sh.a.regs())?;
-    let rb = lanes(w, inst.src[1], sh.b.regs())?;
-    // Lane L holds row (column) L % M of A (B), k values (L / M) * kpl .. + kpl.
-    let mut a = [[0f64; KK]; M];
-    let mut b = [[0f64; M]; KK];
-    // Each operand's element type resolved once, outside the lane loops.
-    macro_rules! typed {
-        ($ty:expr, $f:ident => $body:expr) => {
-            match $ty {
-                In::F16 => {
-                    let $f = |r, e| In::F16.value(r, e);
-                    $body
-                }
-                In::Bf16 => {
-                    let $f = |r, e| In::Bf16.value(r, e);
-                    $body
-                }
-                In::Fp8 => {
-                    let $f = |r, e| In::Fp8.value(r, e);
-                    $body
-                }
-                In::Bf8 => {
-                    let $f = |r, e| In::Bf8.value(r, e);
-                    $body
-                }
-                other => {
-                    let $f = |r, e| other.value(r, e);
-                    $body
-                }
+    let mut rb = lanes(w, inst.src[1], sh.b.regs())?;
+    if inst.mods.blgp != 0 {
+        let orig = rb;
+        for (reg, o) in rb.iter_mut().zip(&orig) {
+            for (lane, v) in reg.iter_mut().enumerate() {
+                *v = o[blgp_lane(inst.mods.blgp, lane)];
             }
-        };
+        }
     }
-    typed!(sh.a, value => {
-        for lane in 0..LANES {
-            let (i, kb) = (lane % M, (lane / M) * kpl);
-            let regs = [ra[0][lane], ra[1][lane]];
-            for e in 0..kpl {
-                a[i][kb + e] = value(regs, e);
-            }
-        }
-    });
-    typed!(sh.b, value => {
-        for lane in 0..LANES {
-            let (j, kb) = (lane % M, (lane / M) * kpl);
-            let src = blgp_lane(inst.mods.blgp, lane);
-            let regs = [rb[0][src], rb[1][src]];
-            for e in 0..kpl {
-                b[kb + e][j] = value(regs, e);
-            }
-        }
-    });
     // C: registers, or an inline constant / literal broadcast to every element.
     let nregs = M * M / LANES;
     let mut acc = [[0f32; M]; M];
     for r in 0..nregs {
         if inst.src[2].0 >= 256 {
             let c = w.vreg_at(inst.src[2], r as u16)?;
-            for (lane, &v) in c.iter().enumerate() {
-                let (i, j) = c_ij(M, r, lane);
-                acc[i][j] = f32::from_bits(v);
+            for (q, run) in c.chunks_exact(M).enumerate() {
+                let row = &mut acc[c_ij(M, r, q * M).0];
+                for (x, &v) in row.iter_mut().zip(run) {
+                    *x = f32::from_bits(v);
+                }
             }
         } else {
             let v = f32::from_bits(w.sval32(inst.src[2], inst.literal, Ty::F32)?);
-            for lane in 0..LANES {
-                let (i, j) = c_ij(M, r, lane);
-                acc[i][j] = v;
+            for q in 0..LANES / M {
+                acc[c_ij(M, r, q * M).0] = [v; M];
             }
         }
     }
-    fused::rows::<M, KK, G>(&mut acc, &a, &b);
+    simd::fused::<M, KK, G>(sh.a, sh.b, &ra, &rb, &mut acc);
     for r in 0..nregs {
         let d = w.vreg_at_mut(inst.dst, r as u16)?;
-        for (lane, v) in d.iter_mut().enumerate() {
-            let (i, j) = c_ij(M, r, lane);
-            *v = acc[i][j].to_bits();
+        for (q, run) in d.chunks_exact_mut(M).enumerate() {
+            let row = &acc[c_ij(M, r, q * M).0];
+            for (v, x) in run.iter_mut().zip(row) {
+                *v = x.to_bits();
+            }
         }
     }
     Ok(Flow::Next)

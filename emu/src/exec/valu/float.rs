@@ -6,6 +6,7 @@
 //! which is at least as accurate as the hardware's ~1 ulp approximations; tests compare them
 //! with tolerances.
 
+use super::super::cpu::v3_fn;
 use super::super::step::Exec;
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, plain32, require_rne, write_plain32, write32};
@@ -58,6 +59,7 @@ pub(crate) fn fmed3_32(a: f32, b: f32, c: f32) -> f32 {
     fmin32(fmax32(a, b), fmax32(fmin32(a, b), c))
 }
 
+#[inline(always)]
 fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
     require_rne(w, inst)?;
     let mut out = [0u32; LANES];
@@ -95,7 +97,21 @@ fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) 
     }
 }
 
+// The FMAs compiled with FMA instructions where the CPU has them (`cpu::v3_fn`), not a library
+// call per lane.
+v3_fn! {
+    fn fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
+        f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c))
+    }
+}
+v3_fn! {
+    fn fmac_f32(w: &mut Wave, inst: &Inst) -> Exec {
+        f32_acc(w, inst, |a, b, c| a.mul_add(b, c))
+    }
+}
+
 /// `v_mac/fmac`: the destination is also the addend.
+#[inline(always)]
 fn f32_acc(w: &mut Wave, inst: &Inst, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
     require_rne(w, inst)?;
     let s = fetch32(w, inst, 2, Ty::F32)?;
@@ -325,10 +341,10 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VMin3F32 => f32_n(w, inst, 3, |a, b, c| fmin32(fmin32(a, b), c)),
         VMax3F32 => f32_n(w, inst, 3, |a, b, c| fmax32(fmax32(a, b), c)),
         VMed3F32 => f32_n(w, inst, 3, fmed3_32),
-        VFmaF32 => f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c)),
+        VFmaF32 => fma_f32(w, inst),
         // fmamk: src0 * K + src1; fmaak: src0 * src1 + K (the decoder puts K in its slot).
-        VFmamkF32 | VFmaakF32 => f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c)),
-        VFmacF32 => f32_acc(w, inst, |a, b, c| a.mul_add(b, c)),
+        VFmamkF32 | VFmaakF32 => fma_f32(w, inst),
+        VFmacF32 => fmac_f32(w, inst),
         VLdexpF32 => {
             let s = match fetch32(w, inst, 2, Ty::F32) {
                 Ok(s) => s,

@@ -12,6 +12,7 @@ mod div;
 mod dot;
 mod dpp;
 mod f16;
+mod fast;
 mod float;
 mod fp8;
 mod i16;
@@ -332,18 +333,22 @@ pub(crate) fn f16_in(w: &Wave, inst: &Inst, i: usize, x: u32) -> f64 {
 /// out on every value (the VALU decodes two per packed lane, the MFMAs every A and B value).
 #[inline(always)]
 pub(crate) fn f16_to_f64(h: u16) -> f64 {
-    let sign = ((h as u64) & 0x8000) << 48;
-    let exp = ((h >> 10) & 0x1f) as u64;
-    let man = (h & 0x3ff) as u64;
-    match exp {
-        0 => {
-            // Zero or a denormal: man * 2^-24, exactly.
-            let v = man as f64 * f64::from_bits((1023 - 24) << 52);
-            f64::from_bits(v.to_bits() | sign)
-        }
-        31 => f64::from_bits(sign | 0x7ff << 52 | man << 42 | if man != 0 { 1 << 51 } else { 0 }),
-        _ => f64::from_bits(sign | (exp + 1008) << 52 | man << 42),
-    }
+    // The three cases computed side by side and combined with masks, with no branch, so that
+    // loops over lanes (the MFMA operands, every f16 VALU source) vectorise.
+    let h = h as u64;
+    let sign = (h & 0x8000) << 48;
+    let exp = (h >> 10) & 0x1f;
+    let man = h & 0x3ff;
+    // Zero or a denormal: man * 2^-24, exactly, as (1 + man / 2^10) * 2^-14 - 2^-14 (an
+    // integer-to-float conversion would not vectorise on baseline x86-64).
+    let pow = f64::from_bits((1023 - 14) << 52);
+    let small = (f64::from_bits((1023 - 14) << 52 | man << 42) - pow).to_bits();
+    // Infinity or NaN (quieted, payload kept).
+    let special = 0x7ff << 52 | man << 42 | ((man != 0) as u64) << 51;
+    let normal = (exp + 1008) << 52 | man << 42;
+    let is_small = ((exp == 0) as u64).wrapping_neg();
+    let is_special = ((exp == 31) as u64).wrapping_neg();
+    f64::from_bits(sign | (small & is_small) | (special & is_special) | (normal & !(is_small | is_special)))
 }
 
 /// An f16 bit pattern as f64 with input denormal flushing.
@@ -396,6 +401,9 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, _cx: &mut Ctx<'_, '_>) -> Exec {
 
 /// Executes one VOP1/VOP2/VOPC/VOP3 instruction (none of them touches memory).
 pub(crate) fn exec_alu(w: &mut Wave, inst: &Inst) -> Exec {
+    if let Some(r) = fast::exec(w, inst) {
+        return r;
+    }
     if let Some(r) = int::exec(w, inst) {
         return r;
     }

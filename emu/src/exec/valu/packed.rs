@@ -10,6 +10,7 @@
 //! default op_sel_hi the high half of `1.0` reads 0.0; LLVM's operand folding (SIFoldOperands,
 //! `tryFoldImmWithOpSel`) relies on exactly this, clearing op_sel_hi to splat a constant.
 
+use super::super::cpu::v3_fn;
 use super::super::step::{Exec, Flow, not_implemented};
 use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
 use super::f16::minmax16;
@@ -28,6 +29,7 @@ fn sel32(inst: &Inst, j: usize, h: usize, v: u64) -> f32 {
     f32::from_bits(b)
 }
 
+#[inline(always)]
 fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
     super::require_rne(w, inst)?;
     let exec = w.exec();
@@ -69,9 +71,30 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32)
     Ok(Flow::Next)
 }
 
+// Compiled with FMA instructions where the CPU has them (`cpu::v3_fn`), not a library call per
+// lane, and wider vectors.
+v3_fn! {
+    fn pk_add_f32(w: &mut Wave, inst: &Inst) -> Exec {
+        pk_f32(w, inst, 2, |a, b, _| a + b)
+    }
+}
+v3_fn! {
+    fn pk_mul_f32(w: &mut Wave, inst: &Inst) -> Exec {
+        pk_f32(w, inst, 2, |a, b, _| a * b)
+    }
+}
+v3_fn! {
+    fn pk_fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
+        pk_f32(w, inst, 3, |a, b, c| a.mul_add(b, c))
+    }
+}
+
 /// Executes one non-matrix VOP3P instruction.
 pub(crate) fn exec_vop3p(w: &mut Wave, inst: &Inst) -> Exec {
     use Op::*;
+    if let Some(r) = super::fast::exec(w, inst) {
+        return r;
+    }
     match inst.op {
         VAccvgprReadB32 | VAccvgprWriteB32 | VAccvgprMovB32 => {
             let exec = w.exec();
@@ -95,9 +118,9 @@ pub(crate) fn exec_vop3p(w: &mut Wave, inst: &Inst) -> Exec {
             w.write_v64(inst.dst, exec, &out)?;
             Ok(Flow::Next)
         }
-        VPkAddF32 => pk_f32(w, inst, 2, |a, b, _| a + b),
-        VPkMulF32 => pk_f32(w, inst, 2, |a, b, _| a * b),
-        VPkFmaF32 => pk_f32(w, inst, 3, |a, b, c| a.mul_add(b, c)),
+        VPkAddF32 => pk_add_f32(w, inst),
+        VPkMulF32 => pk_mul_f32(w, inst),
+        VPkFmaF32 => pk_fma_f32(w, inst),
         VPkFmaF16 => pk_f16(w, inst, 3, |w, a, b, c| fma16(f16_flush_in(w, a), f16_flush_in(w, b), f16_flush_in(w, c))),
         VPkAddF16 => pk_f16(w, inst, 2, |w, a, b, _| super::round::f16_from_f64(f16_flush_in(w, a) + f16_flush_in(w, b))),
         VPkMulF16 => pk_f16(w, inst, 2, |w, a, b, _| super::round::f16_from_f64(f16_flush_in(w, a) * f16_flush_in(w, b))),

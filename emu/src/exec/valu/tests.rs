@@ -812,3 +812,113 @@ fn trig_preop_cube_and_misc_float() {
     assert_eq!(w.v[17][0], 16384 << 16 | 0x8001);
     assert_eq!(w.v[18][0], 32768 << 16 | 0xffff);
 }
+
+/// The exact value of f16 bits `b` after the input flushing of `mode` (f16/f64 denorm field).
+fn flushed(b: u16, denorm16_64: u8) -> f64 {
+    if denorm16_64 & 1 == 0 && b & 0x7c00 == 0 { if b & 0x8000 != 0 { -0.0 } else { 0.0 } } else { hv(b) }
+}
+
+/// The f16 nearest `x` (ties to even; exact: `x` is an exact sum or product of f16s in f64),
+/// output denormals flushed per `denorm16_64`. A brute-force reference independent of the
+/// emulator's rounding code.
+fn nearest16(x: f64, denorm16_64: u8) -> u16 {
+    let mut best: Option<(f64, u16)> = None;
+    for b in 0..=0x7bffu16 {
+        let v = hv(b);
+        let d = (v - x.abs()).abs();
+        if best.is_none_or(|(bd, bb)| d < bd || (d == bd && b & 1 == 0 && bb & 1 == 1)) {
+            best = Some((d, b));
+        }
+    }
+    let (_, mut b) = best.unwrap();
+    // Past the largest f16 by half an ulp or more: infinity.
+    if x.abs() >= 65520.0 {
+        b = 0x7c00;
+    }
+    if denorm16_64 & 2 == 0 && b & 0x7c00 == 0 {
+        b = 0;
+    }
+    if x.is_sign_negative() { b | 0x8000 } else { b }
+}
+
+#[test]
+fn packed_f16_add_and_mul_round_once_on_every_kind_of_operand() {
+    // Random f16 bit patterns (NaNs, infinities, denormals, sums exact and inexact in f32), with
+    // op_sel/op_sel_hi/negation, under each denormal mode: both halves of every lane against an
+    // exact f64 result rounded by brute force.
+    let mut rng = Rng(0x5eed);
+    let mut cache = std::collections::HashMap::new();
+    for mode in [3u8, 0, 1, 2] {
+        for src in [
+            "v_pk_add_f16 v3, v1, v2",
+            "v_pk_mul_f16 v3, v1, v2",
+            "v_pk_add_f16 v3, v1, v2 op_sel:[1,0] op_sel_hi:[0,1] neg_lo:[0,1] neg_hi:[1,1]",
+            "v_pk_mul_f16 v3, v1, v2 op_sel:[0,1] op_sel_hi:[1,0] neg_lo:[1,0]",
+        ] {
+            let inst = asm(src);
+            let mut w = wave();
+            w.mode.denorm16_64 = mode;
+            for l in 0..LANES {
+                w.v[1][l] = rng.next();
+                w.v[2][l] = rng.next();
+            }
+            // A few lanes of pairs whose sum is inexact in f32 and of halfway cases.
+            w.v[1][0] = 0x7bff_0001;
+            w.v[2][0] = 0x0001_7bff;
+            w.v[1][1] = 0x3c00_3c00;
+            w.v[2][1] = 0x0c00_1001;
+            run(&mut w, &inst[0]);
+            let m = &inst[0].mods;
+            for l in 0..LANES {
+                for hh in 0..2 {
+                    let (sel, neg) = if hh == 0 { (m.op_sel, m.neg) } else { (m.op_sel_hi, m.neg_hi) };
+                    let x = |j: usize, v: u32| {
+                        let b = if sel >> j & 1 == 1 { (v >> 16) as u16 } else { v as u16 };
+                        if neg >> j & 1 == 1 { b ^ 0x8000 } else { b }
+                    };
+                    let (a, b) = (flushed(x(0, w.v[1][l]), mode), flushed(x(1, w.v[2][l]), mode));
+                    let exact = if src.contains("mul") { a * b } else { a + b };
+                    let got = (w.v[3][l] >> (16 * hh)) as u16;
+                    if exact.is_nan() {
+                        assert!(f16::from_bits(got).is_nan(), "{src} mode {mode} lane {l}.{hh}: {got:#06x}");
+                    } else if exact.is_infinite() {
+                        assert_eq!(got, if exact > 0.0 { 0x7c00 } else { 0xfc00 }, "{src} lane {l}.{hh}");
+                    } else {
+                        let want = *cache.entry((exact.to_bits(), mode)).or_insert_with(|| nearest16(exact, mode));
+                        // An exact zero sum is +0 (nearest even, x + -x = +0); the brute force
+                        // keeps the f64 sum's sign, which is +0 too.
+                        assert_eq!(got, want, "{src} mode {mode} lane {l}.{hh}: {a} op {b} = {exact}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f16_widening_is_exact_for_every_input_modifier_and_mode() {
+    for mode in [3u8, 0] {
+        for src in ["v_cvt_f32_f16 v3, v1", "v_cvt_f32_f16_e64 v3, -|v1|", "v_cvt_f32_f16_sdwa v3, v1 src0_sel:WORD_1"] {
+            let inst = asm(src);
+            for chunk in (0..=u16::MAX as u32).collect::<Vec<_>>().chunks(LANES) {
+                let mut w = wave();
+                w.mode.denorm16_64 = mode;
+                for (l, &b) in chunk.iter().enumerate() {
+                    w.v[1][l] = b | (b ^ 0x1234) << 16;
+                }
+                run(&mut w, &inst[0]);
+                for (l, &b) in chunk.iter().enumerate() {
+                    let b = if src.contains("WORD_1") { (b ^ 0x1234) as u16 } else { b as u16 };
+                    let b = if src.contains("-|") { b | 0x8000 } else { b };
+                    let want = flushed(b, mode) as f32;
+                    let got = f32::from_bits(w.v[3][l]);
+                    if want.is_nan() {
+                        assert!(got.is_nan(), "{src} {b:#06x}");
+                    } else {
+                        assert_eq!(got.to_bits(), want.to_bits(), "{src} mode {mode} {b:#06x}");
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,65 @@
+//! The host CPU's vector instructions, for the emulator's hottest loops.
+//!
+//! The emulator is built for baseline x86-64 (SSE2) so that it runs on any x86-64 host; its
+//! inner loops (64 lanes of an op, the operands of an MFMA) then use 2-wide vectors, and a fused
+//! multiply-add is a library call that computes it in software (~30 cycles). The same source
+//! compiled inside a function built for AVX2/FMA/F16C or AVX-512 runs 4 to 16 values a vector
+//! and each FMA in one instruction. [`v3_fn`] defines a function whose body is compiled both
+//! ways and picks by the CPU. The results are the same bits either way: IEEE operations
+//! are exact-rounded at every width, and an FMA rounds once in software and in hardware.
+
+/// How wide the host's vectors are.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum Level {
+    /// Baseline x86-64 (or another architecture): 128-bit vectors, no FMA.
+    Baseline,
+    /// x86-64-v3: AVX2, FMA, F16C, BMI1/2, LZCNT, POPCNT.
+    V3,
+    /// AVX-512 F, DQ, VL and BW on top of V3.
+    Avx512,
+}
+
+impl Level {
+    /// The widest level this CPU runs (std caches the detection; this is a few loads).
+    #[inline]
+    pub(crate) fn best() -> Level {
+        #[cfg(target_arch = "x86_64")]
+        {
+            use std::is_x86_feature_detected as has;
+            if has!("avx2") && has!("fma") && has!("f16c") && has!("bmi1") && has!("bmi2") && has!("lzcnt") && has!("popcnt") {
+                if has!("avx512f") && has!("avx512dq") && has!("avx512vl") && has!("avx512bw") {
+                    return Level::Avx512;
+                }
+                return Level::V3;
+            }
+        }
+        Level::Baseline
+    }
+}
+
+/// Defines a function whose body runs compiled for x86-64-v3 (AVX2, FMA, F16C, BMI) when the
+/// CPU has it, and as it is otherwise: same results (module docs). The body is an
+/// `#[inline(always)]` function inlined into a `#[target_feature]` one, so it and everything it
+/// inlines (closures, `#[inline(always)]` helpers) get the features; a closure handed to a
+/// generic wrapper instead may stay a separate baseline function.
+macro_rules! v3_fn {
+    ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
+        $(#[$meta])*
+        $vis fn $name($($arg: $ty),*) $(-> $ret)? {
+            #[inline(always)]
+            fn body($($arg: $ty),*) $(-> $ret)? $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+            unsafe fn v3($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            if $crate::exec::cpu::Level::best() >= $crate::exec::cpu::Level::V3 {
+                // SAFETY: the CPU has every feature `v3` is compiled for (checked just above).
+                return unsafe { v3($($arg),*) };
+            }
+            body($($arg),*)
+        }
+    };
+}
+pub(crate) use v3_fn;

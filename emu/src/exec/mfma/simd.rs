@@ -1,0 +1,166 @@
+//! The arithmetic core of a fused-group MFMA (operand decoding and [`fused::rows_generic`]),
+//! compiled once per x86 vector width and picked by what the CPU has (`cpu::Level`).
+//!
+//! The emulator spends a model decode step's largest share on MFMAs, and most of an MFMA on
+//! turning 2 x 256 packed values into f64: on baseline x86-64 (SSE2, 2 doubles a vector) the
+//! decode alone cost ~1,000 ns an instruction. The same source, inlined into functions built
+//! for AVX2 or AVX-512, runs 4 or 8 values a vector. Every variant computes the same bits.
+
+use super::decode::{e4m3fnuz_to_f32, e5m2fnuz_to_f32};
+use super::fused;
+use super::{In, LANES};
+use crate::exec::cpu::Level;
+use crate::exec::valu::f16_to_f64;
+
+/// An A or B operand as the lanes hold it: its (at most two) registers.
+pub(super) type Raw = [[u32; LANES]; 2];
+
+/// Value `e` of every lane's packed A/B operand, decoded exactly into `out[lane]`: one loop per
+/// element type, without branches per value.
+#[inline(always)]
+fn decode_elements(ty: In, raw: &Raw, e: usize, out: &mut [f64; LANES]) {
+    match ty {
+        In::F16 => {
+            let (reg, shift) = (&raw[e / 2], 16 * (e % 2));
+            for (o, &v) in out.iter_mut().zip(reg) {
+                *o = f16_to_f64((v >> shift) as u16);
+            }
+        }
+        In::Bf16 => {
+            // bf16 is the top half of an f32.
+            let (reg, shift) = (&raw[e / 2], 16 * (e % 2));
+            for (o, &v) in out.iter_mut().zip(reg) {
+                *o = f32::from_bits((v >> shift) << 16) as f64;
+            }
+        }
+        In::Fp8 | In::Bf8 => {
+            let (reg, shift) = (&raw[e / 4], 8 * (e % 4));
+            let conv = if ty == In::Fp8 { e4m3fnuz_to_f32 } else { e5m2fnuz_to_f32 };
+            for (o, &v) in out.iter_mut().zip(reg) {
+                *o = conv((v >> shift) as u8) as f64;
+            }
+        }
+        other => {
+            for (lane, o) in out.iter_mut().enumerate() {
+                *o = other.value([raw[0][lane], raw[1][lane]], e);
+            }
+        }
+    }
+}
+
+/// `acc += A * B` in fused groups of `G` for an `M x M x KK` shape: A and B decoded from the
+/// lanes into `KK x M` each (A transposed; lanes `q * M .. q * M + M` hold value `e` of k index
+/// `q * kpl + e` for rows (columns) `0..M`, so every copy moves a whole run), then the groups.
+#[inline(always)]
+fn core<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    let kpl = const { KK * M / LANES };
+    let mut at = [[0f64; M]; KK];
+    let mut bm = [[0f64; M]; KK];
+    let mut vals = [0f64; LANES];
+    for e in 0..kpl {
+        for (ty, raw, out) in [(a, ra, &mut at), (b, rb, &mut bm)] {
+            decode_elements(ty, raw, e, &mut vals);
+            for (q, run) in vals.chunks_exact(M).enumerate() {
+                out[q * kpl + e].copy_from_slice(run);
+            }
+        }
+    }
+    fused::rows_generic::<M, KK, G>(acc, &at, &bm);
+}
+
+/// [`core`] compiled for x86-64-v3.
+///
+/// # Safety
+/// The CPU has AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn core_v3<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    core::<M, KK, G>(a, b, ra, rb, acc)
+}
+
+/// [`core`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has AVX-512 F, DQ, VL and BW, AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")]
+unsafe fn core_avx512<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    core::<M, KK, G>(a, b, ra, rb, acc)
+}
+
+/// [`core`] at `level`, which the CPU must run (at most [`Level::best`]).
+fn at_level<const M: usize, const KK: usize, const G: usize>(level: Level, a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    match level {
+        // SAFETY: the caller's level is at most what the CPU has.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { core_avx512::<M, KK, G>(a, b, ra, rb, acc) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Level::V3 => unsafe { core_v3::<M, KK, G>(a, b, ra, rb, acc) },
+        _ => core::<M, KK, G>(a, b, ra, rb, acc),
+    }
+}
+
+/// `acc += A * B` of a fused-group MFMA on the widest vectors this CPU has.
+pub(super) fn fused<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    at_level::<M, KK, G>(Level::best(), a, b, ra, rb, acc)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every level the CPU runs gives the baseline's bits (NaN-ness only for NaNs), on operands
+    /// of any bit pattern, for every fused shape and element type.
+    fn same_bits_at_every_level<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let best = Level::best();
+        let levels: Vec<Level> = [Level::Avx512, Level::V3].into_iter().filter(|&l| l <= best).collect();
+        for &(a, b) in types {
+            for round in 0..50 {
+                let mut raw = || -> Raw {
+                    core::array::from_fn(|_| {
+                        core::array::from_fn(|_| {
+                            let v = next() as u32;
+                            // Every other round, mostly zeros (a skinny GEMM's padding).
+                            if round % 2 == 1 && v % 4 != 0 { 0 } else { v }
+                        })
+                    })
+                };
+                let (ra, rb) = (raw(), raw());
+                let acc: [[f32; M]; M] = core::array::from_fn(|_| core::array::from_fn(|_| f32::from_bits(next() as u32)));
+                let mut want = acc;
+                at_level::<M, KK, G>(Level::Baseline, a, b, &ra, &rb, &mut want);
+                for &level in &levels {
+                    let mut got = acc;
+                    at_level::<M, KK, G>(level, a, b, &ra, &rb, &mut got);
+                    for (gr, wr) in got.iter().zip(&want) {
+                        for (g, w) in gr.iter().zip(wr) {
+                            if w.is_nan() {
+                                assert!(g.is_nan(), "{level:?} {a:?}x{b:?} {M}x{M}x{KK}: {g} vs NaN");
+                            } else {
+                                assert_eq!(g.to_bits(), w.to_bits(), "{level:?} {a:?}x{b:?} {M}x{M}x{KK}: {g} vs {w}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_vector_width_gives_the_baseline_bits() {
+        let half = [(In::F16, In::F16), (In::Bf16, In::Bf16)];
+        let eight = [(In::Fp8, In::Fp8), (In::Fp8, In::Bf8), (In::Bf8, In::Fp8), (In::Bf8, In::Bf8)];
+        same_bits_at_every_level::<32, 8, 8>(&half, 0x9e37_79b9_7f4a_7c15);
+        same_bits_at_every_level::<16, 16, 8>(&half, 0xd1b5_4a32_d192_ed03);
+        same_bits_at_every_level::<16, 32, 16>(&eight, 0x8cb9_2ba7_2f3d_8dd7);
+        same_bits_at_every_level::<32, 16, 16>(&eight, 0xa076_1d64_78bd_642f);
+    }
+}

@@ -1,0 +1,224 @@
+//! Lane-parallel paths for the f16 VALU ops a model decode step runs most (`v_pk_add_f16`,
+//! `v_pk_mul_f16`, `v_cvt_f32_f16`: a fifth of the emulator's time on SmolLM2 before them).
+//!
+//! The general paths decode each f16 to f64, compute, and round back bit by bit per value. Here
+//! the arithmetic is f32, which holds every f16 exactly, and the conversions are branch-free bit
+//! arithmetic the compiler vectorises (for AVX2 through `cpu::v3_fn`): a product of two f16s is
+//! exact in f32, and a sum is checked exact (its rounding error, from the two-sum identity, is
+//! zero), so one rounding to f16 gives the hardware's correctly rounded result. Lanes where that
+//! does not hold (an inexact sum, an infinity or NaN operand) are recomputed on the general
+//! path, so the results are the same bits. The paths run only under the modes and modifiers
+//! they implement (nearest-even rounding, no clamp, no output modifier, no DPP/SDWA) and return
+//! `None` otherwise.
+
+use super::super::cpu::v3_fn;
+use super::super::step::{Exec, Flow};
+use super::super::wave::{LANES, Src32, Ty, Wave};
+use super::round::f16_from_f64;
+use super::{f16_flush_in, out16_bits};
+use crate::isa::{Ext, Inst, Op};
+
+/// IEEE binary16 bits (low 16 bits of `h`) -> f32 bits, exactly (NaNs quieted, payload kept, as
+/// [`super::f16_to_f64`]); the three cases are computed side by side and combined with masks.
+#[inline(always)]
+pub(crate) fn f16_to_f32_bits(h: u32) -> u32 {
+    let sign = (h & 0x8000) << 16;
+    let exp = (h >> 10) & 0x1f;
+    let man = h & 0x3ff;
+    // Zero or a denormal: man * 2^-24 = (1 + man / 2^10) * 2^-14 - 2^-14, exact in f32.
+    let small = (f32::from_bits((127 - 14) << 23 | man << 13) - f32::from_bits((127 - 14) << 23)).to_bits();
+    let special = 0x7f80_0000 | man << 13 | ((man != 0) as u32) << 22;
+    let normal = (exp + 112) << 23 | man << 13;
+    let is_small = ((exp == 0) as u32).wrapping_neg();
+    let is_special = ((exp == 31) as u32).wrapping_neg();
+    sign | (small & is_small) | (special & is_special) | (normal & !(is_small | is_special))
+}
+
+/// An f32 that is not NaN -> f16 bits, rounded to nearest even (overflow to infinity),
+/// branch-free.
+#[inline(always)]
+pub(crate) fn f32_to_f16_rne(x: f32) -> u32 {
+    let b = x.to_bits();
+    let sign = (b >> 16) & 0x8000;
+    let a = b & 0x7fff_ffff;
+    // Below 2^-14 (f16 denormals): adding 0.5, whose f32 quantum is 2^-24, rounds to a multiple
+    // of 2^-24 (nearest even); the sum's low bits are then that multiple.
+    let half = 126u32 << 23;
+    let denormal = (f32::from_bits(a) + f32::from_bits(half)).to_bits().wrapping_sub(half);
+    // Normal: rebias the exponent, round on bit 13 (ties to even); a carry moves into the
+    // exponent, up to infinity.
+    let odd = (a >> 13) & 1;
+    let normal = a.wrapping_sub(112 << 23).wrapping_add(0xfff + odd) >> 13;
+    // 65520, the midpoint between 65504 (the largest f16) and 2^16, and above: infinity.
+    let r = if a >= 0x477f_f000 {
+        0x7c00
+    } else if a < 0x3880_0000 {
+        denormal
+    } else {
+        normal
+    };
+    sign | r
+}
+
+/// The fast path for `inst`, if it has one and its conditions hold.
+pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
+    if inst.ext != Ext::None || inst.mods.clamp || inst.mods.omod != 0 || w.mode.round16_64 != 0 || w.mode.round32 != 0 {
+        return None;
+    }
+    match inst.op {
+        Op::VCvtF32F16 => Some(cvt_f32_f16(w, inst)),
+        Op::VPkAddF16 => Some(pk_f16(w, inst, false)),
+        Op::VPkMulF16 => Some(pk_f16(w, inst, true)),
+        _ => None,
+    }
+}
+
+/// `v_cvt_f32_f16`: the f16 (half chosen by op_sel, abs/neg, input flushing) widened; never an
+/// f32 denormal, so the output flushing has nothing to do.
+fn cvt_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
+    let exec = w.exec();
+    let mut out = [0u32; LANES];
+    {
+        let src = w.src32_of(inst, 0, Ty::F16)?;
+        let shift = if inst.mods.op_sel & 1 == 1 { 16 } else { 0 };
+        let (abs, neg) = (inst.mods.abs & 1 == 1, inst.mods.neg & 1 == 1);
+        let clear = if abs { 0x7fff } else { 0xffff };
+        let flip = if neg { 0x8000 } else { 0 };
+        let flush = w.mode.denorm16_64 & 1 == 0;
+        widen(&mut out, src, shift, clear, flip, flush);
+    }
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+v3_fn! {
+    /// [`cvt_f32_f16`]'s lanes: half at `shift`, `& clear`, `^ flip`, flushed if `flush`.
+    fn widen(out: &mut [u32; LANES], src: Src32<'_>, shift: u32, clear: u32, flip: u32, flush: bool) {
+        for (l, o) in out.iter_mut().enumerate() {
+            let h = (src.get(l) >> shift) & clear ^ flip;
+            let h = if flush && h & 0x7c00 == 0 { h & 0x8000 } else { h };
+            *o = f16_to_f32_bits(h);
+        }
+    }
+}
+
+/// `v_pk_add_f16` / `v_pk_mul_f16` (module docs).
+fn pk_f16(w: &mut Wave, inst: &Inst, mul: bool) -> Exec {
+    let exec = w.exec();
+    let mut out = [0u32; LANES];
+    {
+        let srcs: [Src32; 2] = [w.src32_of(inst, 0, Ty::F16)?, w.src32_of(inst, 1, Ty::F16)?];
+        // Per result half h and source j: the shift selecting the half (op_sel for the low
+        // result, op_sel_hi for the high) and the sign flip (neg / neg_hi).
+        let mut shift = [[0u32; 2]; 2];
+        let mut flip = [[0u32; 2]; 2];
+        for h in 0..2 {
+            let (sel, neg) = if h == 0 { (inst.mods.op_sel, inst.mods.neg) } else { (inst.mods.op_sel_hi, inst.mods.neg_hi) };
+            for j in 0..2 {
+                shift[h][j] = if sel >> j & 1 == 1 { 16 } else { 0 };
+                flip[h][j] = if neg >> j & 1 == 1 { 0x8000 } else { 0 };
+            }
+        }
+        let (flush_in, flush_out) = (w.mode.denorm16_64 & 1 == 0, w.mode.denorm16_64 & 2 == 0);
+        // Halves whose fast result is not the correctly rounded one, bit h of lane l.
+        let mut redo = [0u8; LANES];
+        let modes = Halves { shift, flip, flush_in, flush_out, mul };
+        pk_f16_lanes(&mut out, &mut redo, &srcs, &modes);
+        for (l, &bad) in redo.iter().enumerate() {
+            for h in 0..2 {
+                if bad >> h & 1 == 1 {
+                    let x = |j: usize| fmod16_sel(srcs[j].get(l), shift[h][j], flip[h][j]);
+                    let (a, b) = (f16_flush_in(w, x(0)), f16_flush_in(w, x(1)));
+                    let v = out16_bits(w, inst, f16_from_f64(if mul { a * b } else { a + b }));
+                    out[l] = out[l] & !(0xffff << (16 * h)) | (v as u32) << (16 * h);
+                }
+            }
+        }
+    }
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+/// How [`pk_f16_lanes`] reads and writes halves.
+struct Halves {
+    shift: [[u32; 2]; 2],
+    flip: [[u32; 2]; 2],
+    flush_in: bool,
+    flush_out: bool,
+    mul: bool,
+}
+
+v3_fn! {
+    /// [`pk_f16`]'s arithmetic on every lane: results into `out`, the halves to recompute on the
+    /// general path marked in `redo`.
+    fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[Src32<'_>; 2], m: &Halves) {
+        for l in 0..LANES {
+            let mut r = 0u32;
+            let mut bad = 0u8;
+            for h in 0..2 {
+                let x = |j: usize| {
+                    let b = ((srcs[j].get(l) >> m.shift[h][j]) & 0xffff) ^ m.flip[h][j];
+                    if m.flush_in && b & 0x7c00 == 0 { b & 0x8000 } else { b }
+                };
+                let (xa, xb) = (x(0), x(1));
+                let (a, b) = (f32::from_bits(f16_to_f32_bits(xa)), f32::from_bits(f16_to_f32_bits(xb)));
+                let (s, exact) = if m.mul {
+                    (a * b, true)
+                } else {
+                    // Two-sum: s + err = a + b exactly. (A guard: an inexact f32 sum of two f16s
+                    // needs exponents 14 or more apart, and the smaller is then below half an
+                    // f16 ulp of the larger, so even then the f16 rounding would agree.)
+                    let s = a + b;
+                    let bv = s - a;
+                    let err = (a - (s - bv)) + (b - bv);
+                    (s, err == 0.0)
+                };
+                let special = xa & 0x7c00 == 0x7c00 || xb & 0x7c00 == 0x7c00;
+                bad |= ((special || !exact) as u8) << h;
+                let o = f32_to_f16_rne(s);
+                let o = if m.flush_out && o & 0x7c00 == 0 { o & 0x8000 } else { o };
+                r |= o << (16 * h);
+            }
+            out[l] = r;
+            redo[l] = bad;
+        }
+    }
+}
+
+/// The half of `v` at `shift`, its sign flipped by `flip` (the general path's operand).
+fn fmod16_sel(v: u32, shift: u32, flip: u32) -> u16 {
+    ((v >> shift) as u16) ^ flip as u16
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn f16_widening_is_exact_for_every_bit_pattern() {
+        for h in 0..=u16::MAX {
+            let want = half::f16::from_bits(h).to_f32();
+            assert_eq!(f16_to_f32_bits(h as u32), want.to_bits(), "{h:#06x}");
+        }
+    }
+
+    #[test]
+    fn f16_narrowing_rounds_to_nearest_even() {
+        // Every f32 pattern in a stride that visits every exponent and many mantissas, plus
+        // the neighbourhoods of the boundaries (denormal/normal, the largest f16, halfway).
+        let mut xs: Vec<u32> = (0..=u32::MAX / 251).map(|i| i * 251).collect();
+        for edge in [0x3880_0000u32, 0x477f_e000, 0x477f_f000, 0x3300_0000, 0x3380_0000, 0x7f80_0000] {
+            xs.extend(edge - 4096..edge + 4096);
+        }
+        for b in xs {
+            let x = f32::from_bits(b);
+            if x.is_nan() {
+                continue;
+            }
+            let want = half::f16::from_f32(x).to_bits() as u32;
+            assert_eq!(f32_to_f16_rne(x), want, "{b:#010x} ({x:e})");
+            let neg = f32::from_bits(b ^ 0x8000_0000);
+            assert_eq!(f32_to_f16_rne(neg), half::f16::from_f32(neg).to_bits() as u32, "{:#010x}", b ^ 0x8000_0000);
+        }
+    }
+}
