@@ -132,8 +132,11 @@ fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f
 /// 2^q` with `m < 2^24` an integer and `q` at least 23 below that exponent (f32 denormals
 /// included, whose `q` is -149), so `c * 2^(24 - e)` is an integer, truncation keeps it, the
 /// zero terms add nothing, the sum is nonzero and dividing by the power of two gives `c` back.
-/// Infinite or NaN C values and non-finite B values take the general path. Groups run in k
-/// order for every row, as the definition adds them.
+/// Infinite or NaN C values and non-finite B values take the general path. A row whose A group
+/// and C row repeat, bit for bit, those of the row computed before it gets that row's result
+/// (a skinny GEMM may pad its rows with copies of the last: the quantized GEMV's staged
+/// activations do, and then every row of every MFMA is the same). Groups run in k order for
+/// every row, as the definition adds them.
 #[inline(always)]
 pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize>(
     acc: &mut [[f32; M]; M],
@@ -151,12 +154,24 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize>(
                 *l |= x != 0.0;
             }
         }
-        for (i, acc_i) in acc.iter_mut().enumerate() {
-            if !live[i] && b_finite && acc_i.iter().all(|c| c.abs() < f32::INFINITY) {
+        // The last row computed in this group: its index, A values and C before.
+        let mut last: Option<(usize, [f64; G], [f32; M])> = None;
+        for i in 0..M {
+            if !live[i] && b_finite && acc[i].iter().all(|c| c.abs() < f32::INFINITY) {
                 continue;
             }
             let ag: [f64; G] = core::array::from_fn(|t| at[g * G + t][i]);
-            row::<M, G>(acc_i, &ag, bg);
+            if let Some((j, la, lc)) = &last
+                && ag.iter().zip(la).all(|(x, y)| x.to_bits() == y.to_bits())
+                && acc[i].iter().zip(lc).all(|(x, y)| x.to_bits() == y.to_bits())
+            {
+                // The same inputs as row j, bit for bit: the same result.
+                acc[i] = acc[*j];
+                continue;
+            }
+            let before = acc[i];
+            row::<M, G>(&mut acc[i], &ag, bg);
+            last = Some((i, ag, before));
         }
     }
 }
@@ -216,7 +231,9 @@ mod tests {
     /// [`rows_generic`] against [`group`] on random operands. With `sparse`, the operands
     /// of a skinny GEMM's padding: about half of A's row groups are zeros (either sign), B is
     /// finite in most rounds, and C takes zeros of both signs, f32 denormals, infinities and
-    /// NaNs, so that the all-zero-group skip is taken and its edges are crossed.
+    /// NaNs, so that the all-zero-group skip is taken and its edges are crossed; and about half
+    /// of the rows repeat the previous one (A in some or all groups, C or not), for the reuse
+    /// of a repeated row's result.
     fn check<const M: usize, const KK: usize, const G: usize>(seed: u64, sparse: bool) {
         let mut rng = Rng(seed);
         for round in 0..200 {
@@ -249,6 +266,22 @@ mod tests {
                         5 => f32::NAN,
                         _ => *x,
                     };
+                }
+                // Rows repeating the previous one (a skinny GEMM that pads with copies of its
+                // last row), in some groups or all, with C repeated too or not.
+                for i in 1..M {
+                    let r = rng.next();
+                    if r % 2 == 0 {
+                        for g in 0..KK / G {
+                            if r >> 8 & 3 != 0 || g % 2 == 0 {
+                                let prev = a[i - 1];
+                                a[i][g * G..(g + 1) * G].copy_from_slice(&prev[g * G..(g + 1) * G]);
+                            }
+                        }
+                        if r >> 4 & 3 != 0 {
+                            c[i] = c[i - 1];
+                        }
+                    }
                 }
             }
             let mut want = c;
