@@ -65,6 +65,15 @@ impl Region {
         &self.words[(off / 4) as usize]
     }
 
+    /// The dwords at `off` (4-byte aligned; caller checked bounds) into `out`.
+    #[inline]
+    pub(crate) fn read_dwords(&self, off: u64, out: &mut [u32]) {
+        let (first, n) = ((off / 4) as usize, out.len());
+        for (o, w) in out.iter_mut().zip(&self.words[first..first + n]) {
+            *o = w.load(Relaxed);
+        }
+    }
+
     /// Reads an aligned or unaligned u32 at offset `off` (caller checked bounds).
     #[inline]
     pub fn read_u32(&self, off: u64) -> u32 {

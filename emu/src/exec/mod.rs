@@ -18,6 +18,7 @@ mod cpu;
 mod ds;
 pub mod error;
 mod launch;
+mod linear_load;
 pub mod memory;
 mod mfma;
 mod program;

@@ -539,6 +539,11 @@ fn gather(w: &Wave, cx: &Ctx<'_, '_>, lane: &[Piece], buf: &mut [u8; 16]) -> Res
 }
 
 fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, shape: Shape) -> Exec {
+    if let Shape::Plain { bytes: bytes @ 4..=16, .. } = shape
+        && let Some(r) = super::linear_load::try_load(w, inst, cx, bytes)
+    {
+        return r;
+    }
     let v = vsharp_of(w, inst)?;
     let bytes = shape_bytes(shape, v.as_ref(), inst)?;
     let to_lds = inst.flags & flags::LDS != 0;

@@ -1,0 +1,108 @@
+//! The common buffer load in one pass: `buffer_load_dword{,x2,x3,x4}` into VGPRs from a linear
+//! (unswizzled, bound) resource, every lane's dwords aligned and either wholly in range or
+//! wholly out, the in-range ones inside one allocation and outside the scratch window.
+//!
+//! The general path (`vmem::load`) builds a list of pieces per lane, looks each lane's memory up,
+//! copies bytes through a staging buffer and lists the accesses again for the counters: a
+//! model decode step spent a sixth of its time in 128-bit buffer loads. Here addresses are
+//! computed once into an array, the allocation is found once for the whole span, and dwords
+//! go straight into the destination registers. The results, faults and counters are the
+//! general path's: anything this path does not handle (a lane partly in range, an unaligned or
+//! scattered access, a bad register) is left to it, before anything is written.
+
+use super::buffer::{self, RangeCheck, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE, Vsharp};
+use super::counters::Access;
+use super::step::{Ctx, Exec, Flow};
+use super::wave::{LANES, Ty, Wave};
+use crate::isa::{Enc, Inst, Opnd, flags};
+
+/// Runs `inst`, a MUBUF load of `bytes` (4, 8, 12 or 16) into VGPRs, if it is the common case
+/// (module docs); `None` leaves it to the general path.
+pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> Option<Exec> {
+    if inst.enc != Enc::Mubuf || inst.flags & flags::LDS != 0 || !matches!(bytes, 4 | 8 | 12 | 16) {
+        return None;
+    }
+    let exec = w.exec();
+    let v = Vsharp::from_words(w.sregs(inst.src[2]).ok()?);
+    // Unbound resources, swizzles and the scratch window take the general path.
+    if exec == 0 || v.swizzle || (v.dfmt == 0 && !v.add_tid) {
+        return None;
+    }
+    let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32).ok()? as u64 };
+    let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
+    let stride = v.stride_for(false);
+    let check = buffer::range_check(&v, idxen, stride);
+    let inst_off = inst.imm as u32 & 0xfff;
+    let zeros = [0u32; LANES];
+    let r0 = if idxen || offen { w.vreg_at(inst.src[0], 0).ok()? } else { &zeros };
+    let r1 = if idxen && offen { w.vreg_at(inst.src[0], 1).ok()? } else { &zeros };
+    let n = (bytes / 4) as usize;
+    // Every destination register exists (the general path reports one that does not).
+    w.vreg_at(inst.dst, n as u16 - 1).ok()?;
+
+    // Addresses of the in-range lanes (`live`); active lanes out of range read zeros.
+    let mut addrs = [0u64; LANES];
+    let mut live = 0u64;
+    let (mut lo, mut hi) = (u64::MAX, 0u64);
+    for l in (0..LANES).filter(|&l| exec >> l & 1 == 1) {
+        let (vidx, voff) = match (idxen, offen) {
+            (true, true) => (r0[l], r1[l]),
+            (true, false) => (r0[l], 0),
+            (false, true) => (0, r0[l]),
+            (false, false) => (0, 0),
+        };
+        let index = vidx as u64 + if v.add_tid { l as u64 } else { 0 };
+        // As `vmem::mubuf_targets`: the VGPR and instruction offsets wrap in 32 bits.
+        let offset = voff.wrapping_add(inst_off) as u64;
+        let in_range = match check {
+            RangeCheck::None => true,
+            RangeCheck::Index => index < v.num_records,
+            RangeCheck::Bytes => {
+                let start = offset + soff;
+                if start + bytes as u64 <= v.num_records {
+                    true
+                } else if start >= v.num_records || v.num_records - start < 4 {
+                    false
+                } else {
+                    return None; // some dwords in range, some not
+                }
+            }
+        };
+        if !in_range {
+            continue;
+        }
+        let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
+        if addr % 4 != 0 {
+            return None;
+        }
+        addrs[l] = addr;
+        live |= 1 << l;
+        lo = lo.min(addr);
+        hi = hi.max(addr.checked_add(bytes as u64)?);
+    }
+    let mut data = [[0u32; LANES]; 4];
+    if live != 0 {
+        if !(hi <= SCRATCH_WINDOW || lo >= SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE) {
+            return None;
+        }
+        let (region, _) = cx.mem.find(lo, hi - lo)?;
+        let mut g = [(0u64, 0u32); LANES];
+        let mut m = 0;
+        let mut dw = [0u32; 4];
+        for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
+            region.read_dwords(addrs[l] - region.base, &mut dw[..n]);
+            for k in 0..n {
+                data[k][l] = dw[k];
+            }
+            g[m] = (addrs[l], bytes);
+            m += 1;
+        }
+        cx.counters.global_access(Access::Load, &g[..m]);
+    }
+    for (k, d) in data.iter().enumerate().take(n) {
+        if let Err(e) = w.write_v32(Opnd(inst.dst.0 + k as u16), exec, d) {
+            return Some(Err(e.into()));
+        }
+    }
+    Some(Ok(Flow::Next))
+}
