@@ -434,8 +434,15 @@ fn conflicts_by_phase(op: LdsOp, addrs: &[LdsLaneAccess]) -> u64 {
     // Banks used so far in each phase, to find phases without any collision cheaply.
     let mut used = [0u32; PHASES];
     let mut collided = [false; PHASES];
+    // The previous access of each phase: a lane repeating it adds no distinct dword (for reads
+    // and writes; atomics count every lane), so it is skipped before the dword loop.
+    let mut last = [(u32::MAX, 0u32); PHASES];
     for a in addrs {
         let p = lds_phase(op, a.lane as u32, a.part as u32) as usize;
+        if op.kind != LdsKind::Atomic && last[p] == (a.addr, a.bytes) {
+            continue;
+        }
+        last[p] = (a.addr, a.bytes);
         let first = a.addr / 4;
         let last = ((a.addr as u64 + a.bytes.max(1) as u64 - 1) / 4) as u32;
         for d in first..=last {

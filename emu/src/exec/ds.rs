@@ -103,11 +103,10 @@ fn data64(w: &Wave, op: Opnd, wide: bool, l: usize) -> Result<u64, FaultKind> {
     Ok(if wide { lo | (w.vreg_at(op, 1)?[l] as u64) << 32 } else { lo })
 }
 
-/// How a single-address load of 1-16 bytes fills its destination.
+/// How a single-address load of 1 or 2 bytes fills its destination (whole dwords:
+/// [`load_dwords`]).
 #[derive(Clone, Copy)]
 enum Widen {
-    /// Whole dwords.
-    Dwords,
     /// Zero-extend to 32 bits.
     Zext,
     /// Sign-extend to 32 bits.
@@ -136,22 +135,18 @@ fn single_addr(w: &Wave, inst: &Inst, base: Option<&VReg>, l: usize) -> u32 {
     }
 }
 
+/// A single-address load of a byte or a half into (part of) a dword.
 fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Widen) -> Exec {
-    let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
+    let b = base(w, inst)?;
     let mut acc = Vec::with_capacity(LANES);
     let mut dst = Staged::new(w, inst.dst, bytes.div_ceil(4) as u16)?;
     for l in active(w.exec()) {
-        let a = single_addr(w, inst, b.as_ref(), l);
+        let a = single_addr(w, inst, Some(&b), l);
         acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes });
         let mut buf = [0u8; 16];
         read_lds(cx, a, &mut buf[..bytes as usize], l)?;
         let raw = u32::from_le_bytes(buf[..4].try_into().expect("4"));
         match widen {
-            Widen::Dwords => {
-                for k in 0..bytes as usize / 4 {
-                    dst.set(k as u16, l, u32::from_le_bytes(buf[4 * k..4 * k + 4].try_into().expect("4")));
-                }
-            }
             Widen::Zext => dst.set(0, l, raw & mask(bytes)),
             Widen::Sext => dst.set(0, l, sext(raw, bytes)),
             Widen::D16Lo(s) | Widen::D16Hi(s) => {
@@ -168,6 +163,36 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Wide
 }
 
 /// Single-address store of `bytes` from DATA0; `hi16` stores from the high half of the dword.
+/// A single-address load of whole dwords (`ds_read_b32` .. `ds_read_b128`, most LDS reads):
+/// straight into
+/// arrays of registers and accesses on the stack, without staging the old register values (no
+/// lane keeps any part of them). The same results, faults (the destination checked first, then
+/// the lanes in order) and counters.
+fn load_dwords(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> Exec {
+    let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
+    let b = b.as_ref();
+    let n = (bytes / 4) as usize;
+    w.vreg_at(inst.dst, n as u16 - 1)?;
+    let exec = w.exec();
+    let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
+    let mut m = 0;
+    let mut data = [[0u32; LANES]; 4];
+    for l in active(exec) {
+        let a = single_addr(w, inst, b, l);
+        let at = lds_range(cx, a, bytes, l)?;
+        for (k, d) in data.iter_mut().enumerate().take(n) {
+            d[l] = u32::from_le_bytes(cx.lds[at + 4 * k..at + 4 * k + 4].try_into().expect("4 bytes"));
+        }
+        acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        m += 1;
+    }
+    for (k, d) in data.iter().enumerate().take(n) {
+        w.write_v32(Opnd(inst.dst.0 + k as u16), exec, d)?;
+    }
+    cx.counters.lds_access(LdsOp::read(bytes), &acc[..m]);
+    Ok(Flow::Next)
+}
+
 fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
     let addtid = inst.op == Op::DsWriteAddtidB32;
     let b = if addtid { None } else { Some(base(w, inst)?) };
@@ -432,10 +457,10 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     let op = inst.op;
     match op {
         DsNop => Ok(Flow::Next),
-        DsReadB32 | DsReadAddtidB32 => load(w, inst, cx, 4, Widen::Dwords),
-        DsReadB64 => load(w, inst, cx, 8, Widen::Dwords),
-        DsReadB96 => load(w, inst, cx, 12, Widen::Dwords),
-        DsReadB128 => load(w, inst, cx, 16, Widen::Dwords),
+        DsReadB32 | DsReadAddtidB32 => load_dwords(w, inst, cx, 4),
+        DsReadB64 => load_dwords(w, inst, cx, 8),
+        DsReadB96 => load_dwords(w, inst, cx, 12),
+        DsReadB128 => load_dwords(w, inst, cx, 16),
         DsReadU8 => load(w, inst, cx, 1, Widen::Zext),
         DsReadI8 => load(w, inst, cx, 1, Widen::Sext),
         DsReadU16 => load(w, inst, cx, 2, Widen::Zext),

@@ -404,10 +404,9 @@ impl Wave {
         if mask == u64::MAX {
             *d = *vals;
         } else {
-            for l in 0..LANES {
-                if mask >> l & 1 == 1 {
-                    d[l] = vals[l];
-                }
+            // A select per lane, not a branch: the loop vectorises.
+            for (l, (x, &v)) in d.iter_mut().zip(vals).enumerate() {
+                *x = if mask >> l & 1 == 1 { v } else { *x };
             }
         }
         Ok(())

@@ -128,7 +128,9 @@ fn shape(op: Op) -> Option<Shape> {
 
 /// True for the matrix ops (everything `v_mfma_*`), which count as MFMA issue.
 pub fn is_mfma(op: Op) -> bool {
-    op.name().starts_with("v_mfma")
+    // Asked for every VOP3P instruction: a table, not a string comparison each time.
+    static TABLE: std::sync::OnceLock<Box<[bool]>> = std::sync::OnceLock::new();
+    TABLE.get_or_init(|| Op::all().iter().map(|o| o.name().starts_with("v_mfma")).collect())[op as usize]
 }
 
 impl In {

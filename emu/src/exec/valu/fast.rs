@@ -1,5 +1,10 @@
-//! Lane-parallel paths for the f16 VALU ops a model decode step runs most (`v_pk_add_f16`,
-//! `v_pk_mul_f16`, `v_cvt_f32_f16`: a fifth of the emulator's time on SmolLM2 before them).
+//! Lane-parallel paths for the VALU ops a model decode step runs most (`v_pk_add_f16`,
+//! `v_pk_mul_f16`, `v_cvt_f32_f16`: a fifth of the emulator's time on SmolLM2 before them; the
+//! f32 add, subtract, multiply and FMAs).
+//!
+//! The f32 ops are IEEE operations on the host too, so their fast path only drops the general
+//! path's per-lane mode and modifier branches: the sources are copied into arrays, abs/neg and
+//! denormal flushing become masks, and the loop vectorises.
 //!
 //! The general paths decode each f16 to f64, compute, and round back bit by bit per value. Here
 //! the arithmetic is f32, which holds every f16 exactly, and the conversions are branch-free bit
@@ -8,12 +13,12 @@
 //! zero), so one rounding to f16 gives the hardware's correctly rounded result. Lanes where that
 //! does not hold (an inexact sum, an infinity or NaN operand) are recomputed on the general
 //! path, so the results are the same bits. The paths run only under the modes and modifiers
-//! they implement (nearest-even rounding, no clamp, no output modifier, no DPP/SDWA) and return
-//! `None` otherwise.
+//! they implement (nearest-even rounding, no clamp, no output modifier, no DPP/SDWA but the
+//! word selects of `v_cvt_f32_f16`) and return `None` otherwise.
 
 use super::super::cpu::v3_fn;
 use super::super::step::{Exec, Flow};
-use super::super::wave::{LANES, Src32, Ty, Wave};
+use super::super::wave::{LANES, Ty, Wave};
 use super::round::f16_from_f64;
 use super::{f16_flush_in, out16_bits};
 use crate::isa::{Ext, Inst, Op};
@@ -62,30 +67,125 @@ pub(crate) fn f32_to_f16_rne(x: f32) -> u32 {
 
 /// The fast path for `inst`, if it has one and its conditions hold.
 pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
-    if inst.ext != Ext::None || inst.mods.clamp || inst.mods.omod != 0 || w.mode.round16_64 != 0 || w.mode.round32 != 0 {
+    if inst.mods.clamp || inst.mods.omod != 0 || w.mode.round16_64 != 0 || w.mode.round32 != 0 {
+        return None;
+    }
+    // `v_cvt_f32_f16` also in its SDWA form reading either half into a whole dword (LLVM
+    // converts an f16x2 register's high half that way).
+    if inst.op == Op::VCvtF32F16 {
+        let shift = match inst.ext {
+            Ext::None => 0,
+            Ext::Sdwa(s) if s.dst_sel == 6 && matches!(s.src0_sel, 4..=6) => 16 * (s.src0_sel == 5) as u32,
+            _ => return None,
+        };
+        return Some(cvt_f32_f16(w, inst, shift));
+    }
+    if inst.ext != Ext::None {
         return None;
     }
     match inst.op {
-        Op::VCvtF32F16 => Some(cvt_f32_f16(w, inst)),
+        Op::VAddF32 => Some(f32_op(w, inst, F32Op::Add)),
+        Op::VSubF32 => Some(f32_op(w, inst, F32Op::Sub)),
+        Op::VSubrevF32 => Some(f32_op(w, inst, F32Op::Subrev)),
+        Op::VMulF32 => Some(f32_op(w, inst, F32Op::Mul)),
+        Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => Some(f32_op(w, inst, F32Op::Fma)),
+        Op::VFmacF32 => Some(f32_op(w, inst, F32Op::Fmac)),
         Op::VPkAddF16 => Some(pk_f16(w, inst, false)),
         Op::VPkMulF16 => Some(pk_f16(w, inst, true)),
         _ => None,
     }
 }
 
-/// `v_cvt_f32_f16`: the f16 (half chosen by op_sel, abs/neg, input flushing) widened; never an
-/// f32 denormal, so the output flushing has nothing to do.
-fn cvt_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
+/// An f32 op with a fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum F32Op {
+    Add,
+    Sub,
+    Subrev,
+    Mul,
+    Fma,
+    /// The FMA whose addend is the destination.
+    Fmac,
+}
+
+/// Per source: the bits kept (abs clears the sign) and flipped (neg); MODE's f32 flushing.
+struct F32Mods {
+    keep: [u32; 3],
+    flip: [u32; 3],
+    flush_in: bool,
+    flush_out: bool,
+}
+
+/// `v_add/sub/subrev/mul/fma/fmac/fmamk/fmaak_f32` (module docs).
+fn f32_op(w: &mut Wave, inst: &Inst, op: F32Op) -> Exec {
+    let exec = w.exec();
+    let mut out = [0u32; LANES];
+    {
+        let n = match op {
+            F32Op::Fma => 3,
+            _ => 2,
+        };
+        let mut s = [[0u32; LANES]; 3];
+        for (i, si) in s.iter_mut().enumerate().take(n) {
+            *si = w.src32_of(inst, i, Ty::F32)?.lanes();
+        }
+        if op == F32Op::Fmac {
+            s[2] = *w.vreg(inst.dst)?;
+        }
+        let m = F32Mods {
+            keep: core::array::from_fn(|i| if inst.mods.abs >> i & 1 == 1 { 0x7fff_ffff } else { u32::MAX }),
+            flip: core::array::from_fn(|i| if inst.mods.neg >> i & 1 == 1 { 0x8000_0000 } else { 0 }),
+            flush_in: w.mode.denorm32 & 1 == 0,
+            flush_out: w.mode.denorm32 & 2 == 0,
+        };
+        f32_lanes(&mut out, &s, op, &m);
+    }
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+/// Flushes f32 bits `b` to a signed zero when they are a denormal and `flush` is set.
+#[inline(always)]
+fn flush32(b: u32, flush: bool) -> u32 {
+    if flush && b & 0x7f80_0000 == 0 { b & 0x8000_0000 } else { b }
+}
+
+/// [`f32_lanes`]' loop for one op.
+#[inline(always)]
+fn lanes3(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], m: &F32Mods, f: impl Fn(f32, f32, f32) -> f32) {
+    for (l, o) in out.iter_mut().enumerate() {
+        let x = |i: usize| f32::from_bits(flush32(s[i][l] & m.keep[i] ^ m.flip[i], m.flush_in));
+        *o = flush32(f(x(0), x(1), x(2)).to_bits(), m.flush_out);
+    }
+}
+
+v3_fn! {
+    /// [`f32_op`]'s arithmetic on every lane, one loop per op.
+    fn f32_lanes(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], op: F32Op, m: &F32Mods) {
+        match op {
+            F32Op::Add => lanes3(out, s, m, |a, b, _| a + b),
+            F32Op::Sub => lanes3(out, s, m, |a, b, _| a - b),
+            F32Op::Subrev => lanes3(out, s, m, |a, b, _| b - a),
+            F32Op::Mul => lanes3(out, s, m, |a, b, _| a * b),
+            F32Op::Fma | F32Op::Fmac => lanes3(out, s, m, |a, b, c| a.mul_add(b, c)),
+        }
+    }
+}
+
+/// `v_cvt_f32_f16`: the f16 (the half at `shift` of an SDWA source, else chosen by op_sel;
+/// abs/neg, input flushing) widened; never an f32 denormal, so the output flushing has nothing
+/// to do.
+fn cvt_f32_f16(w: &mut Wave, inst: &Inst, shift: u32) -> Exec {
     let exec = w.exec();
     let mut out = [0u32; LANES];
     {
         let src = w.src32_of(inst, 0, Ty::F16)?;
-        let shift = if inst.mods.op_sel & 1 == 1 { 16 } else { 0 };
+        let shift = if inst.mods.op_sel & 1 == 1 { 16 } else { shift };
         let (abs, neg) = (inst.mods.abs & 1 == 1, inst.mods.neg & 1 == 1);
         let clear = if abs { 0x7fff } else { 0xffff };
         let flip = if neg { 0x8000 } else { 0 };
         let flush = w.mode.denorm16_64 & 1 == 0;
-        widen(&mut out, src, shift, clear, flip, flush);
+        widen(&mut out, &src.lanes(), shift, clear, flip, flush);
     }
     w.write_v32(inst.dst, exec, &out)?;
     Ok(Flow::Next)
@@ -93,9 +193,9 @@ fn cvt_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
 
 v3_fn! {
     /// [`cvt_f32_f16`]'s lanes: half at `shift`, `& clear`, `^ flip`, flushed if `flush`.
-    fn widen(out: &mut [u32; LANES], src: Src32<'_>, shift: u32, clear: u32, flip: u32, flush: bool) {
-        for (l, o) in out.iter_mut().enumerate() {
-            let h = (src.get(l) >> shift) & clear ^ flip;
+    fn widen(out: &mut [u32; LANES], src: &[u32; LANES], shift: u32, clear: u32, flip: u32, flush: bool) {
+        for (o, &v) in out.iter_mut().zip(src) {
+            let h = (v >> shift) & clear ^ flip;
             let h = if flush && h & 0x7c00 == 0 { h & 0x8000 } else { h };
             *o = f16_to_f32_bits(h);
         }
@@ -107,7 +207,8 @@ fn pk_f16(w: &mut Wave, inst: &Inst, mul: bool) -> Exec {
     let exec = w.exec();
     let mut out = [0u32; LANES];
     {
-        let srcs: [Src32; 2] = [w.src32_of(inst, 0, Ty::F16)?, w.src32_of(inst, 1, Ty::F16)?];
+        // Copied: a loop over arrays vectorises, one reading either kind of source does not.
+        let srcs = [w.src32_of(inst, 0, Ty::F16)?.lanes(), w.src32_of(inst, 1, Ty::F16)?.lanes()];
         // Per result half h and source j: the shift selecting the half (op_sel for the low
         // result, op_sel_hi for the high) and the sign flip (neg / neg_hi).
         let mut shift = [[0u32; 2]; 2];
@@ -127,7 +228,7 @@ fn pk_f16(w: &mut Wave, inst: &Inst, mul: bool) -> Exec {
         for (l, &bad) in redo.iter().enumerate() {
             for h in 0..2 {
                 if bad >> h & 1 == 1 {
-                    let x = |j: usize| fmod16_sel(srcs[j].get(l), shift[h][j], flip[h][j]);
+                    let x = |j: usize| fmod16_sel(srcs[j][l], shift[h][j], flip[h][j]);
                     let (a, b) = (f16_flush_in(w, x(0)), f16_flush_in(w, x(1)));
                     let v = out16_bits(w, inst, f16_from_f64(if mul { a * b } else { a + b }));
                     out[l] = out[l] & !(0xffff << (16 * h)) | (v as u32) << (16 * h);
@@ -151,13 +252,13 @@ struct Halves {
 v3_fn! {
     /// [`pk_f16`]'s arithmetic on every lane: results into `out`, the halves to recompute on the
     /// general path marked in `redo`.
-    fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[Src32<'_>; 2], m: &Halves) {
+    fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[[u32; LANES]; 2], m: &Halves) {
         for l in 0..LANES {
             let mut r = 0u32;
             let mut bad = 0u8;
             for h in 0..2 {
                 let x = |j: usize| {
-                    let b = ((srcs[j].get(l) >> m.shift[h][j]) & 0xffff) ^ m.flip[h][j];
+                    let b = ((srcs[j][l] >> m.shift[h][j]) & 0xffff) ^ m.flip[h][j];
                     if m.flush_in && b & 0x7c00 == 0 { b & 0x8000 } else { b }
                 };
                 let (xa, xb) = (x(0), x(1));

@@ -29,6 +29,8 @@ use super::error::FaultKind;
 use super::step::{Ctx, Exec, Flow, not_implemented};
 use super::wave::{LANES, Ty, VReg, Wave};
 use crate::isa::{Enc, Ext, Inst, Op, Opnd};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
 
 pub(crate) use packed::exec_vop3p;
 
@@ -399,46 +401,47 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, _cx: &mut Ctx<'_, '_>) -> Exec {
     exec_alu(w, inst)
 }
 
+/// The VOP1/VOP2/VOPC/VOP3 families, in the order they are asked. Which of them executes an
+/// op depends on the op alone (each matches on `inst.op`), so [`exec_alu`] remembers it.
+const FAMILIES: [fn(&mut Wave, &Inst) -> Option<Exec>; 12] = [
+    int::exec,
+    f16::exec,
+    i16::exec,
+    fp8::exec,
+    div::exec,
+    dot::exec,
+    sad::exec,
+    packed::exec_alu,
+    float::exec,
+    cmp::exec,
+    cvt::exec,
+    lane::exec,
+];
+
+/// Per op, 1 + the index in [`FAMILIES`] of the first family that executed it (0: not run yet).
+/// Asking the families in turn cost up to eleven `match`es per instruction; `v_mov_b32` is in
+/// the last family.
+fn family_of(op: Op) -> &'static AtomicU8 {
+    static TABLE: OnceLock<Box<[AtomicU8]>> = OnceLock::new();
+    &TABLE.get_or_init(|| Op::all().iter().map(|_| AtomicU8::new(0)).collect())[op as usize]
+}
+
 /// Executes one VOP1/VOP2/VOPC/VOP3 instruction (none of them touches memory).
 pub(crate) fn exec_alu(w: &mut Wave, inst: &Inst) -> Exec {
     if let Some(r) = fast::exec(w, inst) {
         return r;
     }
-    if let Some(r) = int::exec(w, inst) {
+    let known = family_of(inst.op);
+    if let Some(f) = (known.load(Relaxed) as usize).checked_sub(1).map(|i| FAMILIES[i])
+        && let Some(r) = f(w, inst)
+    {
         return r;
     }
-    if let Some(r) = f16::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = i16::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = fp8::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = div::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = dot::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = sad::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = packed::exec_alu(w, inst) {
-        return r;
-    }
-    if let Some(r) = float::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = cmp::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = cvt::exec(w, inst) {
-        return r;
-    }
-    if let Some(r) = lane::exec(w, inst) {
-        return r;
+    for (i, f) in FAMILIES.iter().enumerate() {
+        if let Some(r) = f(w, inst) {
+            known.store(i as u8 + 1, Relaxed);
+            return r;
+        }
     }
     match inst.op {
         // v_clrexcp clears the exception status bits, which the emulator does not keep.

@@ -898,7 +898,13 @@ fn packed_f16_add_and_mul_round_once_on_every_kind_of_operand() {
 #[test]
 fn f16_widening_is_exact_for_every_input_modifier_and_mode() {
     for mode in [3u8, 0] {
-        for src in ["v_cvt_f32_f16 v3, v1", "v_cvt_f32_f16_e64 v3, -|v1|", "v_cvt_f32_f16_sdwa v3, v1 src0_sel:WORD_1"] {
+        for src in [
+            "v_cvt_f32_f16 v3, v1",
+            "v_cvt_f32_f16_e64 v3, -|v1|",
+            "v_cvt_f32_f16_sdwa v3, v1 src0_sel:WORD_1",
+            "v_cvt_f32_f16_sdwa v3, -|v1| src0_sel:WORD_1",
+            "v_cvt_f32_f16_sdwa v3, v1 dst_sel:WORD_1 dst_unused:UNUSED_PRESERVE src0_sel:WORD_0",
+        ] {
             let inst = asm(src);
             for chunk in (0..=u16::MAX as u32).collect::<Vec<_>>().chunks(LANES) {
                 let mut w = wave();
@@ -908,15 +914,82 @@ fn f16_widening_is_exact_for_every_input_modifier_and_mode() {
                 }
                 run(&mut w, &inst[0]);
                 for (l, &b) in chunk.iter().enumerate() {
-                    let b = if src.contains("WORD_1") { (b ^ 0x1234) as u16 } else { b as u16 };
+                    let b = if src.contains("src0_sel:WORD_1") { (b ^ 0x1234) as u16 } else { b as u16 };
                     let b = if src.contains("-|") { b | 0x8000 } else { b };
                     let want = flushed(b, mode) as f32;
                     let got = f32::from_bits(w.v[3][l]);
+                    if src.contains("dst_sel:WORD_1") {
+                        // The result's low 16 bits into the high half, the low half kept (0).
+                        if !want.is_nan() {
+                            assert_eq!(w.v[3][l], want.to_bits() << 16, "{src} mode {mode} {b:#06x}");
+                        }
+                        continue;
+                    }
                     if want.is_nan() {
                         assert!(got.is_nan(), "{src} {b:#06x}");
                     } else {
                         assert_eq!(got.to_bits(), want.to_bits(), "{src} mode {mode} {b:#06x}");
                     }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn f32_arithmetic_follows_ieee_with_modifiers_and_every_denormal_mode() {
+    // Random f32 patterns (denormals, infinities, NaNs included) through add, sub, subrev, mul,
+    // fma and fmac, with abs/neg, under each f32 denormal mode, against the host's IEEE
+    // arithmetic on the flushed inputs, the result flushed per mode.
+    let mut rng = Rng(0xf32);
+    let flush = |x: f32, on: bool| if on && x.is_subnormal() { 0.0f32.copysign(x) } else { x };
+    type Op = fn(f32, f32, f32) -> f32;
+    let cases: [(&str, Op, [u8; 3]); 8] = [
+        ("v_add_f32 v3, v1, v2", |a, b, _| a + b, [0; 3]),
+        ("v_sub_f32 v3, v1, v2", |a, b, _| a - b, [0; 3]),
+        ("v_subrev_f32 v3, v1, v2", |a, b, _| b - a, [0; 3]),
+        ("v_mul_f32 v3, v1, v2", |a, b, _| a * b, [0; 3]),
+        ("v_fma_f32 v3, v1, v2, v4", |a, b, c| a.mul_add(b, c), [0; 3]),
+        ("v_fma_f32 v3, -|v1|, v2, -v4", |a, b, c| a.mul_add(b, c), [3, 0, 2]),
+        ("v_add_f32_e64 v3, |v1|, -v2", |a, b, _| a + b, [1, 2, 0]),
+        ("v_fmac_f32 v3, v1, v2", |a, b, c| a.mul_add(b, c), [0; 3]),
+    ];
+    for mode in 0..4u8 {
+        for (src, f, m) in cases {
+            let inst = asm(src);
+            let mut w = wave();
+            w.mode.denorm32 = mode;
+            let mut x = [[0u32; LANES]; 3];
+            for l in 0..LANES {
+                for (i, r) in [1usize, 2, 4].into_iter().enumerate() {
+                    let b = match rng.next() % 8 {
+                        0 => rng.next() & 0x807f_ffff, // denormal or zero
+                        1 => 0x7f80_0000 | (rng.next() & 0x8000_0000) | (rng.next() % 3 & 1) << 22,
+                        _ => rng.next(),
+                    };
+                    w.v[r][l] = b;
+                    x[i][l] = b;
+                }
+                w.v[3][l] = w.v[4][l];
+            }
+            run(&mut w, &inst[0]);
+            for l in 0..LANES {
+                let v = |i: usize| {
+                    let mut b = x[i][l];
+                    if m[i] & 1 == 1 {
+                        b &= 0x7fff_ffff;
+                    }
+                    if m[i] & 2 == 2 {
+                        b ^= 0x8000_0000;
+                    }
+                    flush(f32::from_bits(b), mode & 1 == 0)
+                };
+                let want = flush(f(v(0), v(1), v(2)), mode & 2 == 0);
+                let got = f32::from_bits(w.v[3][l]);
+                if want.is_nan() {
+                    assert!(got.is_nan(), "{src} mode {mode} lane {l}");
+                } else {
+                    assert_eq!(got.to_bits(), want.to_bits(), "{src} mode {mode} lane {l}: {got} vs {want}");
                 }
             }
         }
