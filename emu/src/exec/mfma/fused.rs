@@ -76,7 +76,10 @@ fn plain(e: u64) -> bool {
 /// truncation of those values; adding +0 turns the -0 of an all-cancelling sum into the +0
 /// [`group`] returns and changes nothing else.
 #[inline(always)]
-fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f64; M]; G]) {
+fn row<const M: usize, const G: usize, const HW: bool>(acc: &mut [f32; M], a: &[f64; G], b: &[[f64; M]; G]) {
+    // With SSE4.1 and up (the `simd` levels) `f64::trunc` is one instruction; without, a library
+    // call, and [`trunc`]'s adds vectorise instead. The same values either way.
+    let trunc = |x: f64| if HW { x.trunc() } else { trunc(x) };
     let mut p = [[0f64; M]; G];
     let mut big = [0f64; M];
     let mut finite = [true; M];
@@ -138,7 +141,7 @@ fn row<const M: usize, const G: usize>(acc: &mut [f32; M], a: &[f64; G], b: &[[f
 /// activations do, and then every row of every MFMA is the same). Groups run in k order for
 /// every row, as the definition adds them.
 #[inline(always)]
-pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize>(
+pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, const HW: bool>(
     acc: &mut [[f32; M]; M],
     at: &[[f64; M]; KK],
     b: &[[f64; M]; KK],
@@ -170,7 +173,7 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize>(
                 continue;
             }
             let before = acc[i];
-            row::<M, G>(&mut acc[i], &ag, bg);
+            row::<M, G, HW>(&mut acc[i], &ag, bg);
             last = Some((i, ag, before));
         }
     }
@@ -298,7 +301,7 @@ mod tests {
             {
                 let name = "rows_generic";
                 let mut got = c;
-                rows_generic::<M, KK, G>(&mut got, &at, &b);
+                rows_generic::<M, KK, G, false>(&mut got, &at, &b);
                 for i in 0..M {
                     for j in 0..M {
                         if want[i][j].is_nan() {

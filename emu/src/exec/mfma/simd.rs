@@ -52,7 +52,7 @@ fn decode_elements(ty: In, raw: &Raw, e: usize, out: &mut [f64; LANES]) {
 /// lanes into `KK x M` each (A transposed; lanes `q * M .. q * M + M` hold value `e` of k index
 /// `q * kpl + e` for rows (columns) `0..M`, so every copy moves a whole run), then the groups.
 #[inline(always)]
-fn core<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
     let kpl = const { KK * M / LANES };
     let mut at = [[0f64; M]; KK];
     let mut bm = [[0f64; M]; KK];
@@ -65,7 +65,7 @@ fn core<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw,
             }
         }
     }
-    fused::rows_generic::<M, KK, G>(acc, &at, &bm);
+    fused::rows_generic::<M, KK, G, HW>(acc, &at, &bm);
 }
 
 /// [`core`] compiled for x86-64-v3.
@@ -75,7 +75,7 @@ fn core<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw,
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma,f16c")]
 unsafe fn core_v3<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
-    core::<M, KK, G>(a, b, ra, rb, acc)
+    core::<M, KK, G, true>(a, b, ra, rb, acc)
 }
 
 /// [`core`] compiled for AVX-512.
@@ -85,7 +85,7 @@ unsafe fn core_v3<const M: usize, const KK: usize, const G: usize>(a: In, b: In,
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")]
 unsafe fn core_avx512<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
-    core::<M, KK, G>(a, b, ra, rb, acc)
+    core::<M, KK, G, true>(a, b, ra, rb, acc)
 }
 
 /// [`core`] at `level`, which the CPU must run (at most [`Level::best`]).
@@ -97,7 +97,7 @@ fn at_level<const M: usize, const KK: usize, const G: usize>(level: Level, a: In
         // SAFETY: as above.
         #[cfg(target_arch = "x86_64")]
         Level::V3 => unsafe { core_v3::<M, KK, G>(a, b, ra, rb, acc) },
-        _ => core::<M, KK, G>(a, b, ra, rb, acc),
+        _ => core::<M, KK, G, false>(a, b, ra, rb, acc),
     }
 }
 

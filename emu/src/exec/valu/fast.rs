@@ -21,7 +21,7 @@ use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::round::f16_from_f64;
 use super::{f16_flush_in, out16_bits};
-use crate::isa::{Ext, Inst, Op};
+use crate::isa::{Enc, Ext, Inst, Op};
 
 /// IEEE binary16 bits (low 16 bits of `h`) -> f32 bits, exactly (NaNs quieted, payload kept, as
 /// [`super::f16_to_f64`]); the three cases are computed side by side and combined with masks.
@@ -90,6 +90,7 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         Op::VMulF32 => Some(f32_op(w, inst, F32Op::Mul)),
         Op::VFmaF32 | Op::VFmamkF32 | Op::VFmaakF32 => Some(f32_op(w, inst, F32Op::Fma)),
         Op::VFmacF32 => Some(f32_op(w, inst, F32Op::Fmac)),
+        Op::VDot2cF32F16 if inst.enc != Enc::Vop3p => Some(dot2c_f32_f16(w, inst)),
         Op::VPkAddF16 => Some(pk_f16(w, inst, false)),
         Op::VPkMulF16 => Some(pk_f16(w, inst, true)),
         _ => None,
@@ -168,6 +169,57 @@ v3_fn! {
             F32Op::Subrev => lanes3(out, s, m, |a, b, _| b - a),
             F32Op::Mul => lanes3(out, s, m, |a, b, _| a * b),
             F32Op::Fma | F32Op::Fmac => lanes3(out, s, m, |a, b, c| a.mul_add(b, c)),
+        }
+    }
+}
+
+/// `v_dot2c_f32_f16` (VOP2/VOP3): per lane `d + a.lo * b.lo + a.hi * b.hi`, added in f64 in that
+/// order (each product of f16s exact) and rounded once to f32, as the general path (`dot`)
+/// computes it; abs/neg apply to both halves of a source.
+fn dot2c_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
+    let exec = w.exec();
+    let mut out = [0u32; LANES];
+    {
+        let s = [w.src32_of(inst, 0, Ty::F16)?.lanes(), w.src32_of(inst, 1, Ty::F16)?.lanes(), *w.vreg(inst.dst)?];
+        let half_mod = |j: usize| {
+            let keep = if inst.mods.abs >> j & 1 == 1 { 0x7fff_7fff } else { u32::MAX };
+            let flip = if inst.mods.neg >> j & 1 == 1 { 0x8000_8000 } else { 0 };
+            (keep, flip)
+        };
+        let m = DotMods {
+            src: [half_mod(0), half_mod(1)],
+            flush16: w.mode.denorm16_64 & 1 == 0,
+            flush_in32: w.mode.denorm32 & 1 == 0,
+            flush_out32: w.mode.denorm32 & 2 == 0,
+        };
+        dot2_lanes(&mut out, &s, &m);
+    }
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+/// [`dot2_lanes`]' modifiers: per f16 source the bits kept and flipped (both halves), and the
+/// flushing of MODE.
+struct DotMods {
+    src: [(u32, u32); 2],
+    flush16: bool,
+    flush_in32: bool,
+    flush_out32: bool,
+}
+
+v3_fn! {
+    /// [`dot2c_f32_f16`]'s arithmetic on every lane (`s`: the two f16x2 sources, the addend).
+    fn dot2_lanes(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], m: &DotMods) {
+        for (l, o) in out.iter_mut().enumerate() {
+            let x = |j: usize, h: u32| {
+                let (keep, flip) = m.src[j];
+                let b = ((s[j][l] & keep ^ flip) >> (16 * h)) & 0xffff;
+                let b = if m.flush16 && b & 0x7c00 == 0 { b & 0x8000 } else { b };
+                f32::from_bits(f16_to_f32_bits(b)) as f64
+            };
+            let c = f32::from_bits(flush32(s[2][l], m.flush_in32)) as f64;
+            let acc = c + x(0, 0) * x(1, 0) + x(0, 1) * x(1, 1);
+            *o = flush32((acc as f32).to_bits(), m.flush_out32);
         }
     }
 }

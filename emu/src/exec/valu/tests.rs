@@ -995,3 +995,39 @@ fn f32_arithmetic_follows_ieee_with_modifiers_and_every_denormal_mode() {
         }
     }
 }
+
+#[test]
+fn f16_dot2c_adds_exact_products_in_order_under_every_denormal_mode() {
+    // Random f16 pairs and f32 addends (denormals, infinities, NaNs included) against
+    // ((c + a.lo * b.lo) + a.hi * b.hi) in f64, rounded once to f32, inputs and output flushed per
+    // MODE.
+    let mut rng = Rng(0xd072);
+    for (m16, m32) in [(3u8, 3u8), (0, 0), (3, 1), (1, 2)] {
+        let inst = asm("v_dot2c_f32_f16 v3, v1, v2");
+        let mut w = wave();
+        w.mode.denorm16_64 = m16;
+        w.mode.denorm32 = m32;
+        let mut c = [0u32; LANES];
+        for l in 0..LANES {
+            w.v[1][l] = rng.next();
+            w.v[2][l] = if l % 4 == 0 { rng.next() & 0x83ff_83ff } else { rng.next() };
+            c[l] = if l % 5 == 0 { rng.next() & 0x807f_ffff } else { rng.next() };
+            w.v[3][l] = c[l];
+        }
+        let (a, b) = (w.v[1], w.v[2]);
+        run(&mut w, &inst[0]);
+        for l in 0..LANES {
+            let h = |x: u32, k: u32| flushed((x >> (16 * k)) as u16, m16);
+            let cf = f32::from_bits(c[l]);
+            let cf = if m32 & 1 == 0 && cf.is_subnormal() { 0.0f32.copysign(cf) } else { cf };
+            let want = (cf as f64 + h(a[l], 0) * h(b[l], 0) + h(a[l], 1) * h(b[l], 1)) as f32;
+            let want = if m32 & 2 == 0 && want.is_subnormal() { 0.0f32.copysign(want) } else { want };
+            let got = f32::from_bits(w.v[3][l]);
+            if want.is_nan() {
+                assert!(got.is_nan(), "lane {l}");
+            } else {
+                assert_eq!(got.to_bits(), want.to_bits(), "modes {m16}/{m32} lane {l}: {got} vs {want}");
+            }
+        }
+    }
+}
