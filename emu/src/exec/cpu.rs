@@ -37,8 +37,8 @@ impl Level {
     }
 }
 
-/// Defines a function whose body runs compiled for x86-64-v3 (AVX2, FMA, F16C, BMI) when the
-/// CPU has it, and as it is otherwise: same results (module docs). The body is an
+/// Defines a function whose body runs compiled for AVX-512 or x86-64-v3 (AVX2, FMA, F16C, BMI)
+/// when the CPU has them, and as it is otherwise: same results (module docs). The body is an
 /// `#[inline(always)]` function inlined into a `#[target_feature]` one, so it and everything it
 /// inlines (closures, `#[inline(always)]` helpers) get the features; a closure handed to a
 /// generic wrapper instead may stay a separate baseline function.
@@ -54,9 +54,17 @@ macro_rules! v3_fn {
                 body($($arg),*)
             }
             #[cfg(target_arch = "x86_64")]
-            if $crate::exec::cpu::Level::best() >= $crate::exec::cpu::Level::V3 {
-                // SAFETY: the CPU has every feature `v3` is compiled for (checked just above).
-                return unsafe { v3($($arg),*) };
+            #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+            unsafe fn avx512($($arg: $ty),*) $(-> $ret)? {
+                body($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            match $crate::exec::cpu::Level::best() {
+                // SAFETY: the CPU has every feature `avx512` is compiled for.
+                $crate::exec::cpu::Level::Avx512 => return unsafe { avx512($($arg),*) },
+                // SAFETY: the CPU has every feature `v3` is compiled for.
+                $crate::exec::cpu::Level::V3 => return unsafe { v3($($arg),*) },
+                $crate::exec::cpu::Level::Baseline => {}
             }
             body($($arg),*)
         }

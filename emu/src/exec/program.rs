@@ -6,8 +6,10 @@
 //! bounded by the input's, while the image can be much larger (a segment's zero-filled tail
 //! costs the image, not a cache entry per dword of it).
 
+use super::counters::Class;
 use super::error::EmuError;
 use super::memory::Memory;
+use super::step::class_of;
 use crate::codeobj::CodeObject;
 use crate::isa::{self, Inst};
 use std::collections::HashMap;
@@ -24,7 +26,9 @@ struct Code {
     /// Counter slot of `words[0]`: slots number the dwords of every window in turn.
     first_slot: usize,
     words: Vec<u32>,
-    cache: Vec<OnceLock<Result<Inst, String>>>,
+    /// Per dword: the instruction starting there and its counter class (worked out with the
+    /// decode, not per execution).
+    cache: Vec<OnceLock<Result<(Inst, Class), String>>>,
 }
 
 impl Code {
@@ -134,15 +138,19 @@ impl Module {
     /// not decode.
     #[inline]
     pub fn fetch(&self, pc: u64) -> Result<&Inst, String> {
-        self.fetch_slot(pc).map(|(_, inst)| inst)
+        self.fetch_slot(pc).map(|(_, inst, _)| inst)
     }
 
-    /// As [`Module::fetch`], with the instruction's counter slot (`0..code_words()`).
+    /// As [`Module::fetch`], with the instruction's counter slot (`0..code_words()`) and class
+    /// ([`class_of`]).
     #[inline]
-    pub(crate) fn fetch_slot(&self, pc: u64) -> Result<(usize, &Inst), String> {
+    pub(crate) fn fetch_slot(&self, pc: u64) -> Result<(usize, &Inst, Class), String> {
         let (c, i) = self.locate(pc)?;
-        let inst = c.cache[i].get_or_init(|| isa::decode(&c.words[i..], pc).map_err(|e| e.to_string())).as_ref().map_err(Clone::clone)?;
-        Ok((c.first_slot + i, inst))
+        let (inst, class) = c.cache[i]
+            .get_or_init(|| isa::decode(&c.words[i..], pc).map(|inst| (inst, class_of(&inst))).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(Clone::clone)?;
+        Ok((c.first_slot + i, inst, *class))
     }
 
     /// Number of dwords of code (the size of per-address tables).

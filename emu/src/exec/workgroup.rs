@@ -18,7 +18,7 @@ use super::error::{Fault, FaultKind};
 use super::launch::{LaunchInfo, init_wave};
 use super::memory::MemView;
 use super::program::Module;
-use super::step::{Ctx, Flow, Trouble, class_of, step};
+use super::step::{Ctx, Flow, Trouble, step};
 use super::trace::{Event, Snapshot};
 use super::wave::{LANES, Wave, WaveStatus};
 use crate::isa::Enc;
@@ -168,12 +168,11 @@ pub(crate) fn run_workgroup(
 fn run_wave<const TRACE: bool>(w: &mut Wave, cx: &mut Ctx<'_, '_>, events: &mut Vec<Event>, turn: u32) -> Result<(), Trouble> {
     let module = cx.info.module;
     for _ in 0..turn {
-        let (slot, inst) = module.fetch_slot(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
+        let (slot, inst, class) = module.fetch_slot(w.pc).map_err(|e| Trouble::new(FaultKind::Decode(e)))?;
         w.executed += 1;
         if w.executed > cx.info.budget {
             return Err(Trouble::new(FaultKind::InstructionBudget(cx.info.budget)));
         }
-        let class = class_of(inst);
         // VSKIP: a vector instruction is fetched but not issued; it counts (and the model costs
         // it) as a program-control instruction.
         let skipped = w.mode.vskip && matches!(class, Class::Valu | Class::Mfma | Class::Ds | Class::Vmem);
