@@ -434,14 +434,21 @@ fn disjoint_or_repeated(op: LdsOp, addrs: &[LdsLaneAccess]) -> bool {
     // Accesses that set bits of `used`: (phase, address, bytes).
     let mut seen = [(0u8, 0u32, 0u32); 128];
     let mut n = 0;
+    // The previous access of each phase: lanes sharing a row come in runs, so a repeat is
+    // usually of it, found without scanning `seen`.
+    let mut last = [(u32::MAX, 0u32); PHASES];
     for a in addrs {
         let p = lds_phase(op, a.lane as u32, a.part as u32) as usize;
+        if p < PHASES && op.kind != LdsKind::Atomic && last[p] == (a.addr, a.bytes) {
+            continue;
+        }
         let first = a.addr / 4;
         let dwords = ((a.addr as u64 + a.bytes.max(1) as u64 - 1) / 4) as u32 - first + 1;
         if p >= PHASES || dwords >= LDS_BANKS || n == seen.len() {
             return false;
         }
         let mask = ((1u32 << dwords) - 1).rotate_left(first % LDS_BANKS);
+        last[p] = (a.addr, a.bytes);
         if used[p] & mask == 0 {
             used[p] |= mask;
             seen[n] = (p as u8, a.addr, a.bytes);

@@ -85,15 +85,6 @@ fn offset16(inst: &Inst) -> u32 {
     (inst.imm & 0xffff) as u32
 }
 
-/// `n` dwords of data operand `op` for lane `l`, little-endian bytes.
-fn data_bytes(w: &Wave, op: Opnd, n: u32, l: usize) -> Result<[u8; 16], FaultKind> {
-    let mut d = [0u8; 16];
-    for k in 0..n as usize {
-        d[4 * k..4 * k + 4].copy_from_slice(&w.vreg_at(op, k as u16)?[l].to_le_bytes());
-    }
-    Ok(d)
-}
-
 /// A 32- or 64-bit data operand (0 when absent).
 fn data64(w: &Wave, op: Opnd, wide: bool, l: usize) -> Result<u64, FaultKind> {
     if op.is_none() {
@@ -196,18 +187,45 @@ fn load_dwords(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> E
 fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
     let addtid = inst.op == Op::DsWriteAddtidB32;
     let b = if addtid { None } else { Some(base(w, inst)?) };
-    let mut acc = Vec::with_capacity(LANES);
-    for l in active(w.exec()) {
+    let exec = w.exec();
+    // The data registers, looked up once (where the first active lane would look them up).
+    let data = if exec != 0 { data_regs(w, inst.src[1], bytes.div_ceil(4))? } else { [&ZEROS; 4] };
+    let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
+    let mut m = 0;
+    for l in active(exec) {
         let a = single_addr(w, inst, b.as_ref(), l);
-        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes });
-        let mut buf = data_bytes(w, inst.src[1], bytes.div_ceil(4), l)?;
+        acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        m += 1;
+        let mut buf = lane_bytes(&data, l);
         if hi16 {
             buf.copy_within(2..4, 0);
         }
         write_lds(cx, a, &buf[..bytes as usize], l)?;
     }
-    cx.counters.lds_access(LdsOp::write(bytes), &acc);
+    cx.counters.lds_access(LdsOp::write(bytes), &acc[..m]);
     Ok(Flow::Next)
+}
+
+/// A register of zeros, for the unused places of [`data_regs`].
+static ZEROS: VReg = [0; LANES];
+
+/// The `n` (at most 4) consecutive data registers from `op`; the rest are zeros.
+fn data_regs(w: &Wave, op: Opnd, n: u32) -> Result<[&VReg; 4], FaultKind> {
+    let mut regs = [&ZEROS; 4];
+    for (k, r) in regs.iter_mut().enumerate().take(n as usize) {
+        *r = w.vreg_at(op, k as u16)?;
+    }
+    Ok(regs)
+}
+
+/// Lane `l` of [`data_regs`] as little-endian bytes.
+#[inline]
+fn lane_bytes(regs: &[&VReg; 4], l: usize) -> [u8; 16] {
+    let mut d = [0u8; 16];
+    for (k, r) in regs.iter().enumerate() {
+        d[4 * k..4 * k + 4].copy_from_slice(&r[l].to_le_bytes());
+    }
+    d
 }
 
 /// The two addresses of a two-address form with elements of `size` bytes (4 or 8), offsets
@@ -224,18 +242,30 @@ fn two_addrs(inst: &Inst, base: u32, size: u32, stride: u32) -> (u32, Option<u32
 fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, is_store: bool) -> Exec {
     let b = base(w, inst)?;
     let dw = (size / 4) as u16;
-    let mut acc = Vec::with_capacity(2 * LANES);
+    let exec = w.exec();
+    let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes: size }; 2 * LANES];
+    let mut m = 0;
     let mut dst = Staged::new(w, if is_store { Opnd::NONE } else { inst.dst }, 2 * dw)?;
-    for l in active(w.exec()) {
+    // The data registers, looked up once, where the first active lane would look them up
+    // (the second after the first lane's first write).
+    let data0 = if is_store && exec != 0 { data_regs(w, inst.src[1], dw as u32)? } else { [&ZEROS; 4] };
+    let mut data1 = None;
+    for l in active(exec) {
         let (a0, a1) = two_addrs(inst, b[l], size, stride);
-        acc.push(LdsLaneAccess { lane: l as u8, part: 0, addr: a0, bytes: size });
+        acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a0, bytes: size };
+        m += 1;
         if let Some(a1) = a1 {
-            acc.push(LdsLaneAccess { lane: l as u8, part: 1, addr: a1, bytes: size });
+            acc[m] = LdsLaneAccess { lane: l as u8, part: 1, addr: a1, bytes: size };
+            m += 1;
         }
         if is_store {
-            write_lds(cx, a0, &data_bytes(w, inst.src[1], dw as u32, l)?[..size as usize], l)?;
+            write_lds(cx, a0, &lane_bytes(&data0, l)[..size as usize], l)?;
             if let Some(a1) = a1 {
-                write_lds(cx, a1, &data_bytes(w, inst.src[2], dw as u32, l)?[..size as usize], l)?;
+                let d1 = match data1 {
+                    Some(d) => d,
+                    None => *data1.insert(data_regs(w, inst.src[2], dw as u32)?),
+                };
+                write_lds(cx, a1, &lane_bytes(&d1, l)[..size as usize], l)?;
             }
         } else {
             for (i, a) in [a0, a1.unwrap_or(a0)].into_iter().enumerate() {
@@ -246,9 +276,9 @@ fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, 
             }
         }
     }
-    dst.commit(w, w.exec())?;
+    dst.commit(w, exec)?;
     let op = if is_store { LdsOp::write(size) } else { LdsOp::read(size) };
-    cx.counters.lds_access(op, &acc);
+    cx.counters.lds_access(op, &acc[..m]);
     Ok(Flow::Next)
 }
 
