@@ -138,8 +138,9 @@ fn row<const M: usize, const G: usize, const HW: bool>(acc: &mut [f32; M], a: &[
 /// Infinite or NaN C values and non-finite B values take the general path. A row whose A group
 /// and C row repeat, bit for bit, those of the row computed before it gets that row's result
 /// (a skinny GEMM may pad its rows with copies of the last: the quantized GEMV's staged
-/// activations do, and then every row of every MFMA is the same). Groups run in k order for
-/// every row, as the definition adds them.
+/// activations do, and then every row of every MFMA is the same; when every row of A and C is
+/// the same, only row 0 is computed at all). Groups run in k order for every row, as the
+/// definition adds them.
 #[inline(always)]
 pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, const HW: bool>(
     acc: &mut [[f32; M]; M],
@@ -147,6 +148,12 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
     b: &[[f64; M]; KK],
 ) {
     const { assert!(KK % G == 0) };
+    // Every row of A and of C the same, bit for bit (a GEMV's padded rows): every row's result
+    // is row 0's, so only row 0 is computed, then copied.
+    let same = |x: f64, y: f64| x.to_bits() == y.to_bits();
+    let uniform = at.iter().all(|k| k.iter().all(|&x| same(x, k[0])))
+        && acc.iter().all(|r| r.iter().zip(&acc[0]).all(|(x, y)| x.to_bits() == y.to_bits()));
+    let rows = if uniform { 1 } else { M };
     for g in 0..KK / G {
         let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
         let b_finite = bg.iter().all(|r| r.iter().all(|x| x.abs() < f64::INFINITY));
@@ -159,7 +166,7 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
         }
         // The last row computed in this group: its index, A values and C before.
         let mut last: Option<(usize, [f64; G], [f32; M])> = None;
-        for i in 0..M {
+        for i in 0..rows {
             if !live[i] && b_finite && acc[i].iter().all(|c| c.abs() < f32::INFINITY) {
                 continue;
             }
@@ -176,6 +183,10 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
             row::<M, G, HW>(&mut acc[i], &ag, bg);
             last = Some((i, ag, before));
         }
+    }
+    if uniform {
+        let first = acc[0];
+        acc.fill(first);
     }
 }
 
@@ -284,6 +295,17 @@ mod tests {
                         if r >> 4 & 3 != 0 {
                             c[i] = c[i - 1];
                         }
+                    }
+                }
+                // Every row the same (a GEMV of one row padded with copies), but now and then
+                // one C value that differs.
+                if round % 5 == 1 {
+                    for i in 1..M {
+                        a[i] = a[0];
+                        c[i] = c[0];
+                    }
+                    if round % 10 == 1 {
+                        c[M - 1][M / 2] = c[0][M / 2] + 1.0;
                     }
                 }
             }
