@@ -130,34 +130,8 @@ fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
 fn perm_byte(sel: u32, src: u64) -> u32 {
     match sel {
         0..=7 => (src >> (8 * sel)) as u32 & 0xff,
-        8 => {
-            if src >> 15 & 1 == 1 {
-                0xff
-            } else {
-                0
-            }
-        }
-        9 => {
-            if src >> 31 & 1 == 1 {
-                0xff
-            } else {
-                0
-            }
-        }
-        10 => {
-            if src >> 47 & 1 == 1 {
-                0xff
-            } else {
-                0
-            }
-        }
-        11 => {
-            if src >> 63 & 1 == 1 {
-                0xff
-            } else {
-                0
-            }
-        }
+        // The sign of byte 1, 3, 5 or 7 spread over the byte.
+        8..=11 => ((src >> (16 * (sel - 8) + 15)) as u32 & 1).wrapping_neg() & 0xff,
         12 => 0,
         _ => 0xff,
     }
@@ -265,9 +239,11 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
                 let x = if inst.mods.abs >> i & 1 == 1 { x & 0x7fff_ffff } else { x };
                 if inst.mods.neg >> i & 1 == 1 { x ^ 0x8000_0000 } else { x }
             };
+            let (t, f) = (s.v[1].map(|x| sign_mods(1, x)), s.v[0].map(|x| sign_mods(0, x)));
             let mut out = [0u32; LANES];
-            for l in 0..LANES {
-                out[l] = if m >> l & 1 == 1 { sign_mods(1, s.v[1][l]) } else { sign_mods(0, s.v[0][l]) };
+            // A select per lane (vectorises), not a branch.
+            for (l, o) in out.iter_mut().enumerate() {
+                *o = if m >> l & 1 == 1 { t[l] } else { f[l] };
             }
             write32(w, inst, s.mask, &out)
         }
@@ -319,6 +295,31 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn perm_bytes_follow_the_isa_table_for_every_selector() {
+        // The ISA's table case by case: bytes 0-7 of {src0, src1}, the signs of bytes 1, 3, 5, 7,
+        // 0x00, then 0xff.
+        let table = |sel: u32, src: u64| -> u32 {
+            match sel {
+                0..=7 => (src >> (8 * sel)) as u32 & 0xff,
+                8..=11 => {
+                    if src >> [15, 31, 47, 63][sel as usize - 8] & 1 == 1 {
+                        0xff
+                    } else {
+                        0
+                    }
+                }
+                12 => 0,
+                _ => 0xff,
+            }
+        };
+        for src in [0x8877_6655_4433_2211u64, 0x0102_0304_0506_0708, 0x80ff_7f00_8001_7ffe, u64::MAX, 0] {
+            for sel in 0..256 {
+                assert_eq!(perm_byte(sel, src), table(sel, src), "sel {sel} src {src:#x}");
+            }
+        }
+    }
 
     #[test]
     fn perm_selects_bytes_and_constants() {
