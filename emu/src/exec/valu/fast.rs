@@ -8,15 +8,15 @@
 //!
 //! The general paths decode each f16 to f64, compute, and round back bit by bit per value. Here
 //! the arithmetic is f32, which holds every f16 exactly, and the conversions are branch-free bit
-//! arithmetic the compiler vectorises (for AVX2 through `cpu::v3_fn`): a product of two f16s is
-//! exact in f32, and a sum is checked exact (its rounding error, from the two-sum identity, is
+//! arithmetic the compiler vectorises (wider through `cpu::multiversion`): a product of two f16s
+//! is exact in f32, and a sum is checked exact (its rounding error, from the two-sum identity, is
 //! zero), so one rounding to f16 gives the hardware's correctly rounded result. Lanes where that
 //! does not hold (an inexact sum, an infinity or NaN operand) are recomputed on the general
 //! path, so the results are the same bits. The paths run only under the modes and modifiers
 //! they implement (nearest-even rounding, no clamp, no output modifier, no DPP/SDWA but the
 //! word selects of `v_cvt_f32_f16`) and return `None` otherwise.
 
-use super::super::cpu::v3_fn;
+use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::round::f16_from_f64;
@@ -160,7 +160,7 @@ fn lanes3(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], m: &F32Mods, f: impl Fn
     }
 }
 
-v3_fn! {
+multiversion! {
     /// [`f32_op`]'s arithmetic on every lane, one loop per op.
     fn f32_lanes(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], op: F32Op, m: &F32Mods) {
         match op {
@@ -207,7 +207,7 @@ struct DotMods {
     flush_out32: bool,
 }
 
-v3_fn! {
+multiversion! {
     /// [`dot2c_f32_f16`]'s arithmetic on every lane (`s`: the two f16x2 sources, the addend).
     fn dot2_lanes(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], m: &DotMods) {
         for (l, o) in out.iter_mut().enumerate() {
@@ -243,7 +243,7 @@ fn cvt_f32_f16(w: &mut Wave, inst: &Inst, shift: u32) -> Exec {
     Ok(Flow::Next)
 }
 
-v3_fn! {
+multiversion! {
     /// [`cvt_f32_f16`]'s lanes: half at `shift`, `& clear`, `^ flip`, flushed if `flush`.
     fn widen(out: &mut [u32; LANES], src: &[u32; LANES], shift: u32, clear: u32, flip: u32, flush: bool) {
         for (o, &v) in out.iter_mut().zip(src) {
@@ -301,7 +301,7 @@ struct Halves {
     mul: bool,
 }
 
-v3_fn! {
+multiversion! {
     /// [`pk_f16`]'s arithmetic on every lane: results into `out`, the halves to recompute on the
     /// general path marked in `redo`.
     fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[[u32; LANES]; 2], m: &Halves) {

@@ -6,7 +6,7 @@
 //! which is at least as accurate as the hardware's ~1 ulp approximations; tests compare them
 //! with tolerances.
 
-use super::super::cpu::v3_fn;
+use super::super::cpu::multiversion;
 use super::super::step::Exec;
 use super::super::wave::{LANES, Ty, Wave};
 use super::{fetch32, flush_in32, flush_in64, fmod32, fmod64, out32, out64, plain32, require_rne, write_plain32, write32};
@@ -97,14 +97,14 @@ fn f32_n(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) 
     }
 }
 
-// The FMAs compiled with FMA instructions where the CPU has them (`cpu::v3_fn`), not a library
-// call per lane.
-v3_fn! {
+// The FMAs compiled with FMA instructions where the CPU has them (`cpu::multiversion`), not a
+// library call per lane.
+multiversion! {
     fn fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
         f32_n(w, inst, 3, |a, b, c| a.mul_add(b, c))
     }
 }
-v3_fn! {
+multiversion! {
     fn fmac_f32(w: &mut Wave, inst: &Inst) -> Exec {
         f32_acc(w, inst, |a, b, c| a.mul_add(b, c))
     }

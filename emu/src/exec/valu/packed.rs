@@ -10,7 +10,7 @@
 //! default op_sel_hi the high half of `1.0` reads 0.0; LLVM's operand folding (SIFoldOperands,
 //! `tryFoldImmWithOpSel`) relies on exactly this, clearing op_sel_hi to splat a constant.
 
-use super::super::cpu::v3_fn;
+use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow, not_implemented};
 use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
 use super::f16::minmax16;
@@ -71,19 +71,19 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32)
     Ok(Flow::Next)
 }
 
-// Compiled with FMA instructions where the CPU has them (`cpu::v3_fn`), not a library call per
-// lane, and wider vectors.
-v3_fn! {
+// Compiled with FMA instructions where the CPU has them (`cpu::multiversion`), not a library
+// call per lane, and wider vectors.
+multiversion! {
     fn pk_add_f32(w: &mut Wave, inst: &Inst) -> Exec {
         pk_f32(w, inst, 2, |a, b, _| a + b)
     }
 }
-v3_fn! {
+multiversion! {
     fn pk_mul_f32(w: &mut Wave, inst: &Inst) -> Exec {
         pk_f32(w, inst, 2, |a, b, _| a * b)
     }
 }
-v3_fn! {
+multiversion! {
     fn pk_fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
         pk_f32(w, inst, 3, |a, b, c| a.mul_add(b, c))
     }
