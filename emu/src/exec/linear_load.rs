@@ -5,7 +5,7 @@
 //!
 //! The general path (`vmem::load`) builds a list of pieces per lane, looks each lane's memory up,
 //! copies bytes through a staging buffer and lists the accesses again for the counters: a
-//! model decode step spent a sixth of its time in 128-bit buffer loads. Here addresses are
+//! model decode step spent a tenth of its time in 128-bit buffer loads. Here addresses are
 //! computed once into an array, the allocation is found once for the whole span, and dwords
 //! go straight into the destination registers. The results, faults and counters are the
 //! general path's: anything this path does not handle (a lane partly in range, an unaligned or
@@ -17,8 +17,8 @@ use super::step::{Ctx, Exec, Flow};
 use super::wave::{LANES, Ty, Wave};
 use crate::isa::{Enc, Inst, Opnd, flags};
 
-/// Runs `inst`, a MUBUF load of `bytes` (4, 8, 12 or 16) into VGPRs, if it is the common case
-/// (module docs); `None` leaves it to the general path.
+/// Runs `inst`, a MUBUF or GLOBAL load of `bytes` (4, 8, 12 or 16) into VGPRs, if it is the
+/// common case (module docs); `None` leaves it to the general path.
 pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> Option<Exec> {
     if inst.flags & flags::LDS != 0 || !matches!(bytes, 4 | 8 | 12 | 16) {
         return None;
