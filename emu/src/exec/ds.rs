@@ -153,12 +153,10 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Wide
     Ok(Flow::Next)
 }
 
-/// Single-address store of `bytes` from DATA0; `hi16` stores from the high half of the dword.
 /// A single-address load of whole dwords (`ds_read_b32` .. `ds_read_b128`, most LDS reads):
-/// straight into
-/// arrays of registers and accesses on the stack, without staging the old register values (no
-/// lane keeps any part of them). The same results, faults (the destination checked first, then
-/// the lanes in order) and counters.
+/// straight into arrays of registers and accesses on the stack, without staging the old
+/// register values (no lane keeps any part of them). The same results, faults (the destination
+/// checked first, then the lanes in order) and counters.
 fn load_dwords(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> Exec {
     let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
     let b = b.as_ref();
@@ -184,6 +182,7 @@ fn load_dwords(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> E
     Ok(Flow::Next)
 }
 
+/// Single-address store of `bytes` from DATA0; `hi16` stores from the high half of the dword.
 fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
     let addtid = inst.op == Op::DsWriteAddtidB32;
     let b = if addtid { None } else { Some(base(w, inst)?) };
