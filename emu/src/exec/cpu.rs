@@ -10,8 +10,11 @@
 //! hardware (which of two NaN operands comes out may differ, as the emulator does not model it
 //! anywhere).
 
+use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
+
 /// How wide the host's vectors are.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+#[repr(u8)]
 pub(crate) enum Level {
     /// Baseline x86-64 (or another architecture): 128-bit vectors, no FMA.
     Baseline,
@@ -22,9 +25,24 @@ pub(crate) enum Level {
 }
 
 impl Level {
-    /// The widest level this CPU runs (std caches the detection; this is a few loads).
+    /// The widest level this CPU runs: detected once, then one load (every multiversioned call
+    /// asks).
     #[inline]
     pub(crate) fn best() -> Level {
+        static BEST: AtomicU8 = AtomicU8::new(u8::MAX);
+        match BEST.load(Relaxed) {
+            0 => Level::Baseline,
+            1 => Level::V3,
+            2 => Level::Avx512,
+            _ => {
+                let l = Level::detect();
+                BEST.store(l as u8, Relaxed);
+                l
+            }
+        }
+    }
+
+    fn detect() -> Level {
         #[cfg(target_arch = "x86_64")]
         {
             use std::is_x86_feature_detected as has;
@@ -73,3 +91,11 @@ macro_rules! multiversion {
     };
 }
 pub(crate) use multiversion;
+
+multiversion! {
+    /// `*dst = *src` for a vector register: with AVX2/AVX-512 a few wide moves, where baseline
+    /// x86-64 calls `memmove` for 256 bytes (nearly every VALU result goes through here).
+    pub(crate) fn copy_reg(dst: &mut [u32; 64], src: &[u32; 64]) {
+        *dst = *src;
+    }
+}

@@ -402,7 +402,7 @@ impl Wave {
     pub fn write_v32(&mut self, dst: Opnd, mask: u64, vals: &VReg) -> Result<(), FaultKind> {
         let d = self.vreg_mut(dst)?;
         if mask == u64::MAX {
-            *d = *vals;
+            super::cpu::copy_reg(d, vals);
         } else {
             // A select per lane, not a branch: the loop vectorises.
             for (l, (x, &v)) in d.iter_mut().zip(vals).enumerate() {
