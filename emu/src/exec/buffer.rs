@@ -29,6 +29,8 @@
 //!   ROCR's `InitScratchSRD`); the CDNA4 guide renames them.
 
 use super::error::FaultKind;
+use super::wave::{LANES, Ty, VReg, Wave};
+use crate::isa::{Inst, flags};
 
 /// A gfx9 buffer resource, decoded.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -109,6 +111,87 @@ pub(crate) fn buffer_offset(v: &Vsharp, stride: u64, index: u64, offset: u64) ->
         (index / is * stride + offset / e * e) * is + index % is * e + offset % e
     } else {
         offset.wrapping_add(stride.wrapping_mul(index))
+    }
+}
+
+/// One MUBUF instruction's addressing (ISA 9.1.5), worked out once: the resource, SOFFSET, the
+/// stride and range check it gets, and the index/offset VGPRs; per lane, [`Addressing::lane`]
+/// and, on a linear resource, [`Addressing::linear`]. Shared by the general path
+/// (`vmem::mubuf_targets`) and the one-pass load (`linear_load`).
+pub(crate) struct Addressing<'a> {
+    pub v: Vsharp,
+    pub soff: u64,
+    pub stride: u64,
+    pub check: RangeCheck,
+    /// A DATA_FORMAT of 0 marks an unbound resource (ISA 9.1.4) unless those bits are the top of
+    /// an 18-bit add_tid stride.
+    pub unbound: bool,
+    idxen: bool,
+    offen: bool,
+    inst_off: u32,
+    r0: &'a VReg,
+    r1: &'a VReg,
+}
+
+/// Zeros, for the index/offset VGPRs an instruction does not read.
+static NO_VGPR: VReg = [0; LANES];
+
+impl<'a> Addressing<'a> {
+    /// The addressing of `inst` (`format`: a `_format_` instruction). The VGPRs are read only
+    /// when some lane is active (with none, a missing one is no fault, as the lanes would have
+    /// read them).
+    pub fn new(w: &'a Wave, inst: &Inst, format: bool) -> Result<Addressing<'a>, FaultKind> {
+        let v = Vsharp::from_words(w.sregs(inst.src[2])?);
+        let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32)? as u64 };
+        let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
+        let stride = v.stride_for(format);
+        let check = range_check(&v, idxen, stride);
+        let unbound = v.dfmt == 0 && (format || !v.add_tid);
+        let any = w.exec() != 0;
+        let r0 = if any && (idxen || offen) { w.vreg_at(inst.src[0], 0)? } else { &NO_VGPR };
+        let r1 = if any && idxen && offen { w.vreg_at(inst.src[0], 1)? } else { &NO_VGPR };
+        Ok(Addressing { v, soff, stride, check, unbound, idxen, offen, inst_off: inst.imm as u32 & 0xfff, r0, r1 })
+    }
+
+    /// Lane `l`'s index and offset. The VGPR offset and the instruction offset add in 32 bits
+    /// (only they wrap); SOFFSET joins them unwrapped for the range check (module docs).
+    #[inline]
+    pub fn lane(&self, l: usize) -> (u64, u64) {
+        let (vidx, voff) = match (self.idxen, self.offen) {
+            (true, true) => (self.r0[l], self.r1[l]),
+            (true, false) => (self.r0[l], 0),
+            (false, true) => (0, self.r0[l]),
+            (false, false) => (0, 0),
+        };
+        let index = vidx as u64 + if self.v.add_tid { l as u64 } else { 0 };
+        (index, voff.wrapping_add(self.inst_off) as u64)
+    }
+
+    /// On a linear resource, lane `l`'s access of `units` units of `unit` bytes: how many of
+    /// them pass the range check (a prefix: unit k is at the first's address + k * unit), and
+    /// the first's address.
+    #[inline]
+    pub fn linear(&self, l: usize, units: u32, unit: u32) -> (u32, u64) {
+        let (index, offset) = self.lane(l);
+        let in_range = if self.unbound {
+            0
+        } else {
+            match self.check {
+                RangeCheck::None => units,
+                RangeCheck::Index => {
+                    if index >= self.v.num_records {
+                        0
+                    } else {
+                        units
+                    }
+                }
+                RangeCheck::Bytes => {
+                    let start = offset + self.soff;
+                    if start >= self.v.num_records { 0 } else { ((self.v.num_records - start) / unit as u64).min(units as u64) as u32 }
+                }
+            }
+        };
+        (in_range, self.v.base.wrapping_add(self.soff).wrapping_add(buffer_offset(&self.v, self.stride, index, offset)))
     }
 }
 

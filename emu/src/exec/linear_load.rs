@@ -11,7 +11,7 @@
 //! general path's: anything this path does not handle (a lane partly in range, an unaligned or
 //! scattered access, a bad register) is left to it, before anything is written.
 
-use super::buffer::{self, RangeCheck, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE, Vsharp};
+use super::buffer::{self, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE};
 use super::counters::Access;
 use super::step::{Ctx, Exec, Flow};
 use super::wave::{LANES, Ty, Wave};
@@ -73,47 +73,21 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
 /// EXEC read zeros); `None` for what the general path must do (module docs).
 fn mubuf_addrs(w: &Wave, inst: &Inst, bytes: u32, addrs: &mut [u64; LANES]) -> Option<u64> {
     let exec = w.exec();
-    let v = Vsharp::from_words(w.sregs(inst.src[2]).ok()?);
+    let ad = buffer::Addressing::new(w, inst, false).ok()?;
     // Unbound resources and swizzles take the general path.
-    if exec == 0 || v.swizzle || (v.dfmt == 0 && !v.add_tid) {
+    if exec == 0 || ad.v.swizzle || ad.unbound {
         return None;
     }
-    let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32).ok()? as u64 };
-    let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
-    let stride = v.stride_for(false);
-    let check = buffer::range_check(&v, idxen, stride);
-    let inst_off = inst.imm as u32 & 0xfff;
-    let zeros = [0u32; LANES];
-    let r0 = if idxen || offen { w.vreg_at(inst.src[0], 0).ok()? } else { &zeros };
-    let r1 = if idxen && offen { w.vreg_at(inst.src[0], 1).ok()? } else { &zeros };
+    let units = bytes / 4;
     let mut live = 0u64;
     for l in (0..LANES).filter(|&l| exec >> l & 1 == 1) {
-        let (vidx, voff) = match (idxen, offen) {
-            (true, true) => (r0[l], r1[l]),
-            (true, false) => (r0[l], 0),
-            (false, true) => (0, r0[l]),
-            (false, false) => (0, 0),
-        };
-        let index = vidx as u64 + if v.add_tid { l as u64 } else { 0 };
-        // As `vmem::mubuf_targets`: the VGPR and instruction offsets wrap in 32 bits.
-        let offset = voff.wrapping_add(inst_off) as u64;
-        let in_range = match check {
-            RangeCheck::None => true,
-            RangeCheck::Index => index < v.num_records,
-            RangeCheck::Bytes => {
-                let start = offset + soff;
-                if start + bytes as u64 <= v.num_records {
-                    true
-                } else if start >= v.num_records || v.num_records - start < 4 {
-                    false
-                } else {
-                    return None; // some dwords in range, some not
-                }
+        match ad.linear(l, units, 4) {
+            (0, _) => {}
+            (n, addr) if n == units => {
+                addrs[l] = addr;
+                live |= 1 << l;
             }
-        };
-        if in_range {
-            addrs[l] = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
-            live |= 1 << l;
+            _ => return None, // some dwords in range, some not
         }
     }
     Some(live)

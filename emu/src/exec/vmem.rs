@@ -233,62 +233,18 @@ fn targets(w: &Wave, inst: &Inst, bytes: u32, atomic: bool) -> Result<Vec<Piece>
 /// computation (the unit-by-unit loop gives the same pieces; `false` is for the test that
 /// shows it).
 fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>, shortcut: bool) -> Result<(), Trouble> {
-    let v = Vsharp::from_words(w.sregs(inst.src[2])?);
-    let soff = if inst.src[3].is_none() { 0 } else { w.sval32(inst.src[3], inst.literal, Ty::B32)? as u64 };
-    let (offen, idxen) = (inst.flags & flags::OFFEN != 0, inst.flags & flags::IDXEN != 0);
-    let stride = v.stride_for(acc.format);
-    let check = buffer::range_check(&v, idxen, stride);
-    // A DATA_FORMAT of 0 marks an unbound resource (ISA 9.1.4) unless those bits are the top of
-    // an 18-bit add_tid stride.
-    let unbound = v.dfmt == 0 && (acc.format || !v.add_tid);
-    let inst_off = inst.imm as u32 & 0xfff;
-    let exec = w.exec();
-    if exec == 0 {
-        return Ok(());
-    }
-    // The address VGPRs, fetched once (with some lane active, the first lane would fetch them
-    // and fail the same way).
-    let zeros = [0u32; LANES];
-    let r0 = if idxen || offen { w.vreg_at(inst.src[0], 0)? } else { &zeros };
-    let r1 = if idxen && offen { w.vreg_at(inst.src[0], 1)? } else { &zeros };
+    let ad = buffer::Addressing::new(w, inst, acc.format)?;
+    let (v, soff, stride) = (&ad.v, ad.soff, ad.stride);
     let units = acc.bytes / acc.unit;
     debug_assert_eq!(units * acc.unit, acc.bytes);
-    for l in active(exec) {
-        let (vidx, voff) = match (idxen, offen) {
-            (true, true) => (r0[l], r1[l]),
-            (true, false) => (r0[l], 0),
-            (false, true) => (0, r0[l]),
-            (false, false) => (0, 0),
-        };
-        let index = vidx as u64 + if v.add_tid { l as u64 } else { 0 };
-        // The VGPR offset and the instruction offset add in 32 bits (only they wrap); SOFFSET
-        // joins them unwrapped for the range check (module docs).
-        let offset = voff.wrapping_add(inst_off) as u64;
+    for l in active(w.exec()) {
         if shortcut && !v.swizzle {
             // Linear addressing: unit k is at the first unit's address + k * unit, and the range
             // check passes for a prefix of the units, so the lane's pieces are (at most) one in
             // memory and one dropped: what the unit-by-unit loop below builds through
             // `push_unit`, computed directly. (Lanes whose units could reach the scratch window
             // take the loop.)
-            let in_range = if unbound {
-                0
-            } else {
-                match check {
-                    RangeCheck::None => units,
-                    RangeCheck::Index => {
-                        if index >= v.num_records {
-                            0
-                        } else {
-                            units
-                        }
-                    }
-                    RangeCheck::Bytes => {
-                        let start = offset + soff;
-                        if start >= v.num_records { 0 } else { ((v.num_records - start) / acc.unit as u64).min(units as u64) as u32 }
-                    }
-                }
-            };
-            let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
+            let (in_range, addr) = ad.linear(l, units, acc.unit);
             let clear_of_window = match addr.checked_add(acc.bytes as u64) {
                 Some(end) => end <= SCRATCH_WINDOW || addr >= SCRATCH_WINDOW + SCRATCH_WINDOW_SIZE,
                 None => false,
@@ -310,11 +266,12 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>, s
                 continue;
             }
         }
+        let (index, offset) = ad.lane(l);
         let mut at = 0;
         while at < acc.bytes {
             let unit_end = at + acc.unit;
-            let out_of_range = unbound
-                || match check {
+            let out_of_range = ad.unbound
+                || match ad.check {
                     RangeCheck::None => false,
                     RangeCheck::Bytes => offset + soff + unit_end as u64 > v.num_records,
                     RangeCheck::Index => index >= v.num_records,
@@ -332,7 +289,7 @@ fn mubuf_targets(w: &Wave, inst: &Inst, acc: &BufAccess, out: &mut Vec<Piece>, s
                 if v.swizzle {
                     len = len.min((v.elem - offset % v.elem) as u32);
                 }
-                let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(&v, stride, index, offset));
+                let addr = v.base.wrapping_add(soff).wrapping_add(buffer::buffer_offset(v, stride, index, offset));
                 push_addr(l, at, len, len == acc.unit, addr, out);
                 at += len;
             }
