@@ -572,17 +572,22 @@ mod tests {
     /// width` (any dword-aligned base, any subset of lanes, reads, writes and atomics) never
     /// conflict when counted phase by phase; and a pattern the shortcut must not take (a 12-byte
     /// stride, two parts, a misaligned base) still goes through the count.
-    #[test]
-    fn unsorted_footprints_count_what_sorted_ones_do() {
-        // Random lane accesses (widths 0-16, shared lines, repeats, line-straddling spans) in any
-        // order: the table's count equals the sorted pass's on the sorted lists.
-        let mut x = 0x1234_5678_9abc_def1u64;
-        let mut next = move || {
+    /// A small deterministic generator (xorshift64) for the random-pattern tests.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+        let mut x = seed;
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    #[test]
+    fn unsorted_footprints_count_what_sorted_ones_do() {
+        // Random lane accesses (widths 0-16, shared lines, repeats, line-straddling spans) in any
+        // order: the table's count equals the sorted pass's on the sorted lists.
+        let mut next = xorshift(0x1234_5678_9abc_def1);
         for _ in 0..3000 {
             let n = 1 + next() % 64;
             let spans: Vec<(u64, u64)> = (0..n)
@@ -605,13 +610,8 @@ mod tests {
         // Random patterns built to be disjoint-or-repeated half of the time (rows shared by
         // groups of lanes, swizzled offsets) and arbitrary otherwise: whenever the quick check
         // says conflict-free, the exact count agrees; and it does say so for the built ones.
-        let mut x = 0x2545_f491u32;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 17;
-            x ^= x << 5;
-            x
-        };
+        let mut next64 = xorshift(0x2545_f491);
+        let mut next = move || next64() as u32;
         let mut claimed = 0;
         for i in 0..6000u32 {
             let w = [1, 2, 4, 8, 12, 16][(i % 6) as usize];
