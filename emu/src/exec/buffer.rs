@@ -29,7 +29,7 @@
 //!   ROCR's `InitScratchSRD`); the CDNA4 guide renames them.
 
 use super::error::FaultKind;
-use super::wave::{LANES, Ty, VReg, Wave};
+use super::wave::{Ty, VReg, Wave, ZERO_VREG};
 use crate::isa::{Inst, flags};
 
 /// A gfx9 buffer resource, decoded.
@@ -133,9 +133,6 @@ pub(crate) struct Addressing<'a> {
     r1: &'a VReg,
 }
 
-/// Zeros, for the index/offset VGPRs an instruction does not read.
-static NO_VGPR: VReg = [0; LANES];
-
 impl<'a> Addressing<'a> {
     /// The addressing of `inst` (`format`: a `_format_` instruction). The VGPRs are read only
     /// when some lane is active (with none, a missing one is no fault, as the lanes would have
@@ -148,8 +145,8 @@ impl<'a> Addressing<'a> {
         let check = range_check(&v, idxen, stride);
         let unbound = v.dfmt == 0 && (format || !v.add_tid);
         let any = w.exec() != 0;
-        let r0 = if any && (idxen || offen) { w.vreg_at(inst.src[0], 0)? } else { &NO_VGPR };
-        let r1 = if any && idxen && offen { w.vreg_at(inst.src[0], 1)? } else { &NO_VGPR };
+        let r0 = if any && (idxen || offen) { w.vreg_at(inst.src[0], 0)? } else { &ZERO_VREG };
+        let r1 = if any && idxen && offen { w.vreg_at(inst.src[0], 1)? } else { &ZERO_VREG };
         Ok(Addressing { v, soff, stride, check, unbound, idxen, offen, inst_off: inst.imm as u32 & 0xfff, r0, r1 })
     }
 

@@ -29,7 +29,7 @@ use super::counters::{LdsLaneAccess, LdsOp};
 use super::error::{FaultKind, Space};
 use super::staged::Staged;
 use super::step::{Ctx, Exec, Flow, Trouble, not_implemented};
-use super::wave::{LANES, VReg, Wave};
+use super::wave::{LANES, VReg, Wave, ZERO_VREG};
 use crate::isa::{Inst, Op, Opnd, flags};
 
 fn lds_range(cx: &Ctx<'_, '_>, addr: u32, n: u32, lane: usize) -> Result<usize, Trouble> {
@@ -188,7 +188,7 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool
     let b = if addtid { None } else { Some(base(w, inst)?) };
     let exec = w.exec();
     // The data registers, looked up once (where the first active lane would look them up).
-    let data = if exec != 0 { data_regs(w, inst.src[1], bytes.div_ceil(4))? } else { [&ZEROS; 4] };
+    let data = if exec != 0 { data_regs(w, inst.src[1], bytes.div_ceil(4))? } else { [&ZERO_VREG; 4] };
     let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
     let mut m = 0;
     for l in active(exec) {
@@ -205,12 +205,9 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool
     Ok(Flow::Next)
 }
 
-/// A register of zeros, for the unused places of [`data_regs`].
-static ZEROS: VReg = [0; LANES];
-
-/// The `n` (at most 4) consecutive data registers from `op`; the rest are zeros.
+/// The `n` (at most 4) consecutive data registers from `op`; the rest are [`ZERO_VREG`].
 fn data_regs(w: &Wave, op: Opnd, n: u32) -> Result<[&VReg; 4], FaultKind> {
-    let mut regs = [&ZEROS; 4];
+    let mut regs = [&ZERO_VREG; 4];
     for (k, r) in regs.iter_mut().enumerate().take(n as usize) {
         *r = w.vreg_at(op, k as u16)?;
     }
@@ -247,7 +244,7 @@ fn two(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, size: u32, stride: u32, 
     let mut dst = Staged::new(w, if is_store { Opnd::NONE } else { inst.dst }, 2 * dw)?;
     // The data registers, looked up once, where the first active lane would look them up
     // (the second after the first lane's first write).
-    let data0 = if is_store && exec != 0 { data_regs(w, inst.src[1], dw as u32)? } else { [&ZEROS; 4] };
+    let data0 = if is_store && exec != 0 { data_regs(w, inst.src[1], dw as u32)? } else { [&ZERO_VREG; 4] };
     let mut data1 = None;
     for l in active(exec) {
         let (a0, a1) = two_addrs(inst, b[l], size, stride);

@@ -31,6 +31,9 @@ pub mod reg {
 /// One 64-lane vector register.
 pub type VReg = [u32; LANES];
 
+/// A register of zeros, for operands an instruction does not read.
+pub(crate) static ZERO_VREG: VReg = [0; LANES];
+
 /// Operand width classes, which decide how inline constants and literals expand.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Ty {

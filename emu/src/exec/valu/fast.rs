@@ -8,11 +8,13 @@
 //!
 //! The general paths decode each f16 to f64, compute, and round back bit by bit per value. Here
 //! the arithmetic is f32, which holds every f16 exactly, and the conversions are branch-free bit
-//! arithmetic the compiler vectorises (wider through `cpu::multiversion`): a product of two f16s
-//! is exact in f32, and a sum is checked exact (its rounding error, from the two-sum identity, is
-//! zero), so one rounding to f16 gives the hardware's correctly rounded result. Lanes where that
-//! does not hold (an inexact sum, an infinity or NaN operand) are recomputed on the general
-//! path, so the results are the same bits. The paths run only under the modes and modifiers
+//! arithmetic the compiler vectorises (wider through `cpu::multiversion`). A product of two f16s
+//! is exact in f32, so one rounding to f16 gives the hardware's correctly rounded result. So
+//! does a sum: it is inexact in f32 only when the exponents are 14 or more apart (24 bits hold
+//! two 11-bit significands up to 13 apart), and then the smaller is under 2^-13 of the larger,
+//! while the nearest f16 rounding boundary is at least 2^-12 of it away, below as above; the
+//! f32 sum rounds to within 2^-24 and lands on the same side. Lanes with an infinity or NaN
+//! operand are recomputed on the general path, so the results are the same bits. The paths run only under the modes and modifiers
 //! they implement (nearest-even rounding, no clamp, no output modifier, no DPP/SDWA but the
 //! word selects of `v_cvt_f32_f16`) and return `None` otherwise.
 
@@ -20,24 +22,8 @@ use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::round::f16_from_f64;
-use super::{f16_flush_in, out16_bits};
+use super::{f16_flush_in, f16_to_f32_bits, out16_bits};
 use crate::isa::{Enc, Ext, Inst, Op};
-
-/// IEEE binary16 bits (low 16 bits of `h`) -> f32 bits, exactly (NaNs quieted, payload kept, as
-/// [`super::f16_to_f64`]); the three cases are computed side by side and combined with masks.
-#[inline(always)]
-pub(crate) fn f16_to_f32_bits(h: u32) -> u32 {
-    let sign = (h & 0x8000) << 16;
-    let exp = (h >> 10) & 0x1f;
-    let man = h & 0x3ff;
-    // Zero or a denormal: man * 2^-24 = (1 + man / 2^10) * 2^-14 - 2^-14, exact in f32.
-    let small = (f32::from_bits((127 - 14) << 23 | man << 13) - f32::from_bits((127 - 14) << 23)).to_bits();
-    let special = 0x7f80_0000 | man << 13 | ((man != 0) as u32) << 22;
-    let normal = (exp + 112) << 23 | man << 13;
-    let is_small = ((exp == 0) as u32).wrapping_neg();
-    let is_special = ((exp == 31) as u32).wrapping_neg();
-    sign | (small & is_small) | (special & is_special) | (normal & !(is_small | is_special))
-}
 
 /// An f32 that is not NaN -> f16 bits, rounded to nearest even (overflow to infinity),
 /// branch-free.
@@ -315,19 +301,12 @@ multiversion! {
                 };
                 let (xa, xb) = (x(0), x(1));
                 let (a, b) = (f32::from_bits(f16_to_f32_bits(xa)), f32::from_bits(f16_to_f32_bits(xb)));
-                let (s, exact) = if m.mul {
-                    (a * b, true)
-                } else {
-                    // Two-sum: s + err = a + b exactly. (A guard: an inexact f32 sum of two f16s
-                    // needs exponents 14 or more apart, and the smaller is then below half an
-                    // f16 ulp of the larger, so even then the f16 rounding would agree.)
-                    let s = a + b;
-                    let bv = s - a;
-                    let err = (a - (s - bv)) + (b - bv);
-                    (s, err == 0.0)
-                };
+                // A product is exact in f32; a sum is inexact only for exponents 14 or more
+                // apart, and then f32's rounding cannot move it across an f16 rounding boundary
+                // (module docs): one rounding to f16 is right either way.
+                let s = if m.mul { a * b } else { a + b };
                 let special = xa & 0x7c00 == 0x7c00 || xb & 0x7c00 == 0x7c00;
-                bad |= ((special || !exact) as u8) << h;
+                bad |= (special as u8) << h;
                 let o = f32_to_f16_rne(s);
                 let o = if m.flush_out && o & 0x7c00 == 0 { o & 0x8000 } else { o };
                 r |= o << (16 * h);

@@ -335,22 +335,24 @@ pub(crate) fn f16_in(w: &Wave, inst: &Inst, i: usize, x: u32) -> f64 {
 /// out on every value (the VALU decodes two per packed lane, the MFMAs every A and B value).
 #[inline(always)]
 pub(crate) fn f16_to_f64(h: u16) -> f64 {
-    // The three cases computed side by side and combined with masks, with no branch, so that
-    // loops over lanes (the MFMA operands, every f16 VALU source) vectorise.
-    let h = h as u64;
-    let sign = (h & 0x8000) << 48;
+    // f32 holds every f16, NaN payloads included; widening to f64 keeps them.
+    f32::from_bits(f16_to_f32_bits(h as u32)) as f64
+}
+
+/// IEEE binary16 bits (low 16 bits of `h`) -> f32 bits, exactly (NaNs quieted, payload kept, as
+/// [`f16_to_f64`]); the three cases are computed side by side and combined with masks.
+#[inline(always)]
+pub(crate) fn f16_to_f32_bits(h: u32) -> u32 {
+    let sign = (h & 0x8000) << 16;
     let exp = (h >> 10) & 0x1f;
     let man = h & 0x3ff;
-    // Zero or a denormal: man * 2^-24, exactly, as (1 + man / 2^10) * 2^-14 - 2^-14 (an
-    // integer-to-float conversion would not vectorise on baseline x86-64).
-    let pow = f64::from_bits((1023 - 14) << 52);
-    let small = (f64::from_bits((1023 - 14) << 52 | man << 42) - pow).to_bits();
-    // Infinity or NaN (quieted, payload kept).
-    let special = 0x7ff << 52 | man << 42 | ((man != 0) as u64) << 51;
-    let normal = (exp + 1008) << 52 | man << 42;
-    let is_small = ((exp == 0) as u64).wrapping_neg();
-    let is_special = ((exp == 31) as u64).wrapping_neg();
-    f64::from_bits(sign | (small & is_small) | (special & is_special) | (normal & !(is_small | is_special)))
+    // Zero or a denormal: man * 2^-24 = (1 + man / 2^10) * 2^-14 - 2^-14, exact in f32.
+    let small = (f32::from_bits((127 - 14) << 23 | man << 13) - f32::from_bits((127 - 14) << 23)).to_bits();
+    let special = 0x7f80_0000 | man << 13 | ((man != 0) as u32) << 22;
+    let normal = (exp + 112) << 23 | man << 13;
+    let is_small = ((exp == 0) as u32).wrapping_neg();
+    let is_special = ((exp == 31) as u32).wrapping_neg();
+    sign | (small & is_small) | (special & is_special) | (normal & !(is_small | is_special))
 }
 
 /// An f16 bit pattern as f64 with input denormal flushing.
