@@ -429,9 +429,14 @@ pub const GEMV_NORM_HELD: u32 = 4;
 /// workgroup of `waves` waves with RMS_NORM: `waves / rows`, but no more than the row's
 /// 16-byte pieces need at one per lane, and at least 1 (waves left over idle).
 pub const fn gemv_norm_waves_per_row(rows: u32, waves: u32, k: u32, elem_bytes: u32) -> u32 {
-    let wpr = waves / if rows > 0 { rows } else { 1 };
+    gemv_norm_waves_capped(waves / if rows > 0 { rows } else { 1 }, k, elem_bytes)
+}
+
+/// [`gemv_norm_waves_per_row`] from the quotient `waves / rows` (the kernel divides its own
+/// way: [`crate::dsl::math::SmallDiv`]).
+pub const fn gemv_norm_waves_capped(per_row: u32, k: u32, elem_bytes: u32) -> u32 {
     let need = (k * elem_bytes / 16).div_ceil(64);
-    let wpr = if wpr < need { wpr } else { need };
+    let wpr = if per_row < need { per_row } else { need };
     if wpr > 0 { wpr } else { 1 }
 }
 

@@ -236,6 +236,29 @@ unsafe extern "unadjusted" {
     fn llvm_amdgcn_exp2(x: f32) -> f32;
     #[link_name = "llvm.amdgcn.perm"]
     fn llvm_amdgcn_perm(src0: u32, src1: u32, sel: u32) -> u32;
+    #[link_name = "llvm.amdgcn.rcp.f32"]
+    fn llvm_amdgcn_rcp(x: f32) -> f32;
+    #[link_name = "llvm.amdgcn.rsq.f32"]
+    fn llvm_amdgcn_rsq(x: f32) -> f32;
+}
+
+/// `1 / x` as the single instruction `v_rcp_f32` (at most 1 ulp off; no rescaling of denormal
+/// inputs or outputs). Why: `1.0 / x` is LLVM's correctly rounded division, about a dozen
+/// instructions, which a latency-bound kernel's prologue pays in full when the quotient only
+/// needs to be close (a reciprocal that a truncation or an f16/bf16 rounding follows).
+#[inline(always)]
+pub fn rcp_fast(x: f32) -> f32 {
+    // SAFETY: a pure arithmetic instruction.
+    unsafe { llvm_amdgcn_rcp(x) }
+}
+
+/// `1 / sqrt(x)` for `x >= 2^-126` or 0 (+inf), infinity (0) and NaN, as the single instruction
+/// `v_rsq_f32` (at most 1 ulp off), where [`rsqrt`] is a correctly rounded square root and
+/// division (some thirty instructions). Denormal `x` is the caller's to rescale.
+#[inline(always)]
+pub fn rsq_fast(x: f32) -> f32 {
+    // SAFETY: a pure arithmetic instruction.
+    unsafe { llvm_amdgcn_rsq(x) }
 }
 
 /// `v_perm_b32`: byte `i` of the result is byte `sel[i]` of the 8 bytes `hi:lo` (0-3 pick `lo`'s
@@ -255,4 +278,43 @@ pub fn perm(hi: u32, lo: u32, sel: u32) -> u32 {
 pub fn exp2_fast(x: f32) -> f32 {
     // SAFETY: a pure arithmetic instruction.
     unsafe { llvm_amdgcn_exp2(x) }
+}
+
+/// Division by a run-time divisor `d >= 1` of numbers below 2^20, through f32: four vector
+/// instructions for the quotient, where an integer division by a run-time value is about twenty
+/// (scalar or vector). Kernels whose prologue is their critical path (the decode GEMV's) divide
+/// this way.
+///
+/// Why it is exact: `q = trunc((t + 1/2) * rcp(d))`. The exact `(t + 1/2) / d` is at least
+/// `1 / (2d)` from every integer; `t + 1/2` is exact in f32, and `rcp` (1 ulp) and the product
+/// (half an ulp) put the computed value within `(t + 1/2) / d * 2^-22 < 2^20 / d * 2^-22 = 1 / (4d)`
+/// of it, so truncation gives `floor(t / d)`.
+#[derive(Clone, Copy)]
+pub struct SmallDiv {
+    d: u32,
+    inv: f32,
+}
+
+impl SmallDiv {
+    /// Division by `d` (0 is taken as 1).
+    #[inline(always)]
+    pub fn new(d: u32) -> SmallDiv {
+        let d = d.max(1);
+        SmallDiv { d, inv: rcp_fast(d as f32) }
+    }
+
+    /// `(t / d, t % d)` for `t < 2^20`.
+    #[inline(always)]
+    pub fn div_rem(self, t: u32) -> (u32, u32) {
+        // SAFETY: finite, at least 0 and below 2^20 (a plain conversion, not `as`'s saturating
+        // one: four instructions fewer).
+        let q = unsafe { ((t as f32 + 0.5) * self.inv).to_int_unchecked::<u32>() };
+        (q, t - q * self.d)
+    }
+
+    /// `ceil(t / d)` for `t + d <= 2^20`.
+    #[inline(always)]
+    pub fn div_ceil(self, t: u32) -> u32 {
+        self.div_rem(t + self.d - 1).0
+    }
 }

@@ -10,13 +10,13 @@
 //! (through LDS, a barrier, when the group has several waves) and one barrier.
 
 use crate::abi::quant::{
-    GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_per_row, gemv_staged_pitch,
+    GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_capped, gemv_staged_pitch,
 };
 use crate::dsl::dtype::Chunked;
 use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::LdsSlice;
-use crate::dsl::math::sqrt;
+use crate::dsl::math::{SmallDiv, rcp_fast, rsq_fast};
 use crate::dsl::mem::{Buffer, load_b128};
 use crate::dsl::simd::{U32x2, U32x4};
 use crate::dsl::sync::barrier;
@@ -179,15 +179,22 @@ impl<E: Chunked> NormedRows<E> {
     #[inline(always)]
     fn place(a: &QGemvArgs) -> (u32, u32, u32, u32) {
         let wave = readfirstlane(workitem_id_x() / 64);
-        let wpr = gemv_norm_waves_per_row(a.m, workgroup_size_x() / 64, a.k, E::BYTES as u32);
-        (wave / wpr, lane_id() + 64 * (wave % wpr), 64 * wpr, wpr)
+        let per_row = SmallDiv::new(a.m).div_rem(workgroup_size_x() / 64).0;
+        let wpr = readfirstlane(gemv_norm_waves_capped(per_row, a.k, E::BYTES as u32));
+        let (r, w) = SmallDiv::new(wpr).div_rem(wave);
+        (readfirstlane(r), lane_id() + 64 * w, 64 * wpr, wpr)
     }
 
     /// `1 / sqrt(mean square + eps)` in units of the scale `k = 1 / inv` (`sum`: the squares of
     /// the values divided by `k`): the output is `x inv rstd w`.
+    ///
+    /// The mean and the root are the hardware's `v_rcp_f32` and `v_rsq_f32` (1 ulp each), not
+    /// correctly rounded division and square root: about fifty instructions fewer on the
+    /// prologue every wave waits for, and the result is rounded to f16/bf16 (11 or 8 bits)
+    /// anyway.
     #[inline(always)]
     fn rstd(a: &QGemvArgs, sum: f32, inv: f32) -> f32 {
-        let t = sum / a.k as f32 + a.eps * inv * inv;
+        let t = sum * rcp_fast(a.k as f32) + a.eps * inv * inv;
         // t is infinite only for a row holding an infinity (finite rows are scaled into
         // range): NaN throughout, like a NaN. t == 0 with eps > 0: eps / k^2 underflowed on a
         // constant row, whose outputs are then 0 as in the reference.
@@ -196,7 +203,11 @@ impl<E: Chunked> NormedRows<E> {
         } else if t == 0.0 && a.eps > 0.0 {
             f32::MAX
         } else {
-            1.0 / sqrt(t)
+            // v_rsq_f32 takes no denormal input: those are scaled by 2^64 first and the root
+            // by 2^32 after (a row of tiny values with a tiny eps).
+            let small = t < f32::MIN_POSITIVE;
+            let r = rsq_fast(if small { t * f32::from_bits((127 + 64) << 23) } else { t });
+            if small { r * f32::from_bits((127 + 32) << 23) } else { r }
         }
     }
 }
@@ -220,27 +231,21 @@ impl<E: Chunked> ActRows for NormedRows<E> {
     }
 
     /// The lane's pieces (clamped into the row: pieces past it repeat its last, left out of
-    /// everything below).
+    /// everything below; a wave left over by the groups reads the last row's and ignores them).
+    /// Every piece is loaded: with a bound per piece, LLVM zeroed the 32 registers first and
+    /// branched around each load, some sixty instructions to spare at most six loads.
     #[inline(always)]
     unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held {
         let per_row = a.k * E::BYTES as u32 / 16;
         let (r, first, stride, _) = Self::place(a);
+        let r = r.min(a.m.max(1) - 1);
         let mut h = [[[0u32; 4]; HELD]; 2];
-        if r >= a.m {
-            // A wave left over by the groups: nothing to load.
-            return h;
-        }
-        // Pieces a lane holds (the same for the whole group: a uniform bound, no loads for
-        // pieces no lane of the row has).
-        let held = per_row.div_ceil(stride);
         crate::unroll_max!(i < HELD, 4 => {
-            if (i as u32) < held {
-                let j = (first + stride * i as u32).min(per_row - 1);
-                // SAFETY: inside x and the weight.
-                unsafe {
-                    h[0][i] = Self::raw(a, r, j);
-                    h[1][i] = Self::weight(a, j);
-                }
+            let j = (first + stride * i as u32).min(per_row - 1);
+            // SAFETY: inside x and the weight.
+            unsafe {
+                h[0][i] = Self::raw(a, r, j);
+                h[1][i] = Self::weight(a, j);
             }
         });
         h

@@ -31,7 +31,7 @@ use crate::abi::quant::{
 use crate::dsl::dtype::{Chunked, Element};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
-use crate::dsl::math::{self, dot2_f16};
+use crate::dsl::math::{self, SmallDiv, dot2_f16};
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
@@ -208,44 +208,17 @@ fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWord
 /// straight-line part of a wave's table; more go through a loop after the weight loads.
 const TABLE_ROUNDS: usize = 2;
 
-/// How table tasks map to activation rows: a block's `m` (1..=16) rows and `1 / m`; task `t` is
-/// row `t % m` of group `t / m`, divided through f32 ([`TaskSplit::split`]).
-#[derive(Clone, Copy)]
-struct TaskSplit {
-    m: u32,
-    inv: f32,
-}
-
-impl TaskSplit {
-    #[inline(always)]
-    fn new(m: u32) -> TaskSplit {
-        let m = m.max(1);
-        TaskSplit { m, inv: 1.0 / m as f32 }
-    }
-
-    /// `(t / m, t % m)` for `t < 2^20`: `(t + 1/2) / m` is at least `1 / (2m) >= 1/32` from an
-    /// integer and f32 computes it within `t 2^-22 / m < 2^-2 / m` of that, so truncation gives
-    /// the quotient. A wave's tasks are far fewer: its table fits the LDS. Four instructions,
-    /// where an integer division by a run-time `m` is about twenty.
-    #[inline(always)]
-    fn split(self, t: u32) -> (u32, u32) {
-        // SAFETY: finite, at least 0 and below 2^20 (a plain conversion, not `as`'s saturating
-        // one: four instructions fewer).
-        let q = unsafe { ((t as f32 + 0.5) * self.inv).to_int_unchecked::<u32>() };
-        (q, t - q * self.m)
-    }
-}
-
-/// The raw activations of table task `task` of a wave's `tasks` (row `task % m`, group
-/// `g0 + task / m`): 32 values, 4 words per 16-byte piece (2 pieces per 8 words for f32). A task
+/// The raw activations of table task `task` of a wave's `tasks` (one group of one activation
+/// row, a sum of 32 activations: row `task % m`, group `g0 + task / m`, `tasks_of` dividing by
+/// the block's `m` rows): 32 values, 4 words per 16-byte piece (2 pieces per 8 words for f32). A task
 /// past the last reads nothing (an offset past the buffer).
 ///
 /// # Safety
 /// `xb` is readable (`ActRows::finish` done).
 #[inline(always)]
-unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: TaskSplit, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
+unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: SmallDiv, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
-    let (g, row) = tasks_of.split(task);
+    let (g, row) = tasks_of.div_rem(task);
     let at = if task < tasks { row * xb.pitch() + (g0 + g) * GROUP as u32 * es } else { u32::MAX - 64 };
     let mut raw = [[0u32; 4]; 8];
     crate::unroll_max!(q < 8, 8 => {
@@ -310,9 +283,8 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
     let tile_bytes = abi::tile_bytes(F::F, k) as u32;
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
-    // (Nonzero divisors: no division-by-zero branches.)
-    let count = (tiles - first).div_ceil(stride.max(1));
-    let tasks_of = TaskSplit::new(a.m);
+    let count = tile_count(a, first, stride);
+    let tasks_of = SmallDiv::new(a.m);
     // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
     // their kernels have no such path).
     let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
@@ -373,7 +345,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     if F::HAS_MIN {
         let write = |task: u32, sum: f32| {
             if task < tasks {
-                let (g, row) = tasks_of.split(task);
+                let (g, row) = tasks_of.div_rem(task);
                 // SAFETY: inside the wave's table (host-sized: its groups * 16 floats).
                 unsafe { table.write((g * mp + row) as usize, sum) };
             }
@@ -557,8 +529,7 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
     // a mask, where the exact count divided: a 64-bit division per entry).
     let thread = workitem_id_x();
     let threads = workgroup_size_x();
-    let tiles = a.n.div_ceil(TILE_ROWS as u32);
-    let count = (tiles - first).div_ceil(stride.max(1));
+    let count = tile_count(a, first, stride);
     let (m, n) = (a.m as usize, a.n as usize);
     let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
@@ -598,6 +569,19 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
         }
         idx += threads;
     }
+}
+
+/// How many tiles the workgroup takes: `ceil((tiles - first) / stride)` for its first tile
+/// `first < stride` (`grid_x`), which is `tiles_per_group` (`ceil(tiles / grid_x)`) or one less,
+/// whichever puts the last inside the tiles: a comparison, where the division by the run-time
+/// stride was some twenty scalar instructions on the prologue's critical path (twice: the
+/// epilogue needs the count too). Past the contract (a smaller `tiles_per_group`) it is never
+/// more than `tiles_per_group`, which sizes the results in LDS.
+#[inline(always)]
+fn tile_count(a: &QGemvArgs, first: u32, stride: u32) -> u32 {
+    let tiles = a.n.div_ceil(TILE_ROWS as u32);
+    let most = a.tiles_per_group;
+    if most > 0 && first + (most - 1) * stride < tiles { most } else { most.saturating_sub(1) }
 }
 
 /// A workgroup's share of a GEMV launch, set up by [`setup`].
