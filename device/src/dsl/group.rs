@@ -18,7 +18,7 @@ use super::ids::wave_id_x;
 use super::lds::LdsSlice;
 use super::simd::U32x4;
 use super::sync::barrier;
-use super::wave::lane_id;
+use super::wave::{lane_id, readfirstlane};
 use core::arch::amdgpu;
 
 /// A value that can travel between lanes: up to four 32-bit words.
@@ -176,7 +176,9 @@ pub unsafe fn reduce_waves<T: Words>(v: T, waves: u32, lds: LdsSlice<U32x4>, pha
         unsafe { lds.write(slots + wave as usize, U32x4::from_array(v.to_words())) };
     }
     barrier();
-    let first = (wave / waves * waves) as usize;
+    // (Through f32: an integer division by the run-time group size is some twenty scalar
+    // instructions on the caller's critical path.)
+    let first = (wave - readfirstlane(super::math::SmallDiv::new(waves).div_rem(wave).1)) as usize;
     // SAFETY: the slots of this group were written before the barrier; every lane reads the same
     // address (a broadcast, no bank conflict).
     let mut acc = T::from_words(unsafe { lds.read(slots + first) }.to_array());

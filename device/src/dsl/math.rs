@@ -42,6 +42,9 @@ unsafe extern "unadjusted" {
     fn llvm_fdot2(a: super::simd::F16x2, b: super::simd::F16x2, c: f32, clamp: bool) -> f32;
 }
 
+/// Two f16 ones, as a word: `dot2_f16(w, F16_ONES, s)` adds the pair of f16 in `w` to `s`.
+pub const F16_ONES: u32 = 0x3C00_3C00;
+
 /// `v_dot2_f32_f16`: `a.lo * b.lo + a.hi * b.hi + c`, two f16 pairs held as words, accumulated
 /// in f32 (exact products).
 #[inline(always)]

@@ -9,14 +9,15 @@
 //! waves per row, each lane a few 16-byte pieces in registers), one reduction over the group
 //! (through LDS, a barrier, when the group has several waves) and one barrier.
 
+use crate::abi::elementwise::type_code;
 use crate::abi::quant::{
-    GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_capped, gemv_staged_pitch,
+    self as abi, GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_capped, gemv_staged_pitch,
 };
 use crate::dsl::dtype::Chunked;
 use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::LdsSlice;
-use crate::dsl::math::{SmallDiv, rcp_fast, rsq_fast};
+use crate::dsl::math::{F16_ONES, SmallDiv, dot2_f16, rcp_fast, rsq_fast};
 use crate::dsl::mem::{Buffer, load_b128};
 use crate::dsl::simd::{U32x2, U32x4};
 use crate::dsl::sync::barrier;
@@ -50,16 +51,24 @@ pub(super) trait ActRows: Copy {
     /// # Safety
     /// As `issue`; `sums` is empty or holds `GEMV_SUMS_STRIDE` floats per group of K.
     unsafe fn finish(&self, a: &QGemvArgs, held: Self::Held, sums: LdsSlice<f32>);
+    /// The byte offset `at` of a chunk whose first `bytes` bytes the lanes read, made safe to
+    /// read: global rows take any offset (a range-checked buffer: zeros past the rows); the
+    /// LDS copy moves a chunk that would end past the rows back inside its LDS (only a chunk
+    /// read for nothing does: the groups of K lie inside the rows). Once per chunk, so
+    /// that the reads inside it are a base and constant offsets, which the loads take as
+    /// their immediate offsets.
+    fn chunk_at(&self, at: u32, bytes: u32) -> u32;
     /// The 16 bytes at byte `at` (16-byte aligned). Past the rows: zeros, or (LDS) bytes of
-    /// some row, which only ever reach outputs of rows past M (never stored).
+    /// some row or of the norm's scratch, which only ever reach outputs of rows past M (never
+    /// stored) or unused registers.
     ///
     /// # Safety
-    /// After `finish`.
+    /// After `finish`; `at` inside a chunk placed by [`ActRows::chunk_at`].
     unsafe fn b128(&self, at: u32) -> [u32; 4];
     /// The 8 bytes at byte `at` (8-byte aligned), as [`ActRows::b128`].
     ///
     /// # Safety
-    /// After `finish`.
+    /// As [`ActRows::b128`].
     unsafe fn b64(&self, at: u32) -> [u32; 2];
 }
 
@@ -94,6 +103,10 @@ impl ActRows for GlobalRows {
     #[inline(always)]
     unsafe fn finish(&self, _: &QGemvArgs, _: (), _: LdsSlice<f32>) {}
     #[inline(always)]
+    fn chunk_at(&self, at: u32, _bytes: u32) -> u32 {
+        at
+    }
+    #[inline(always)]
     unsafe fn b128(&self, at: u32) -> [u32; 4] {
         // SAFETY: range-checked: past the rows reads zeros.
         unsafe { self.buf.load_b128(at, 0) }.to_array()
@@ -113,8 +126,8 @@ pub(super) struct NormedRows<E> {
     /// `reduce_waves`' slots.
     scratch: LdsSlice<U32x4>,
     pitch: u32,
-    /// The last 16-byte piece of the rows: reads are clamped to it.
-    last: u32,
+    /// Bytes of the rows.
+    rows_bytes: u32,
     _e: core::marker::PhantomData<E>,
 }
 
@@ -130,7 +143,7 @@ impl<E: Chunked> NormedRows<E> {
             lds: lds.sub(slots, lds.len() - slots),
             scratch: lds.sub(0, slots),
             pitch,
-            last: a.m.max(1) * pitch - 16,
+            rows_bytes: a.m.max(1) * pitch,
             _e: core::marker::PhantomData,
         }
     }
@@ -272,10 +285,13 @@ impl<E: Chunked> ActRows for NormedRows<E> {
             barrier();
             return;
         }
-        let mut x = [[0.0f32; 8]; HELD];
-        crate::unroll_max!(i < HELD, 4 => { x[i] = E::unpack(h[0][i]); });
+        let x = |i: usize| E::unpack(h[0][i]);
         let mine = |i: usize| first + stride * (i as u32) < per_row;
+        // f16 pieces are summed as they are, a pair of f16 per v_dot2_f32_f16 (exact products,
+        // f32 sums): no conversions, a quarter of the instructions.
+        let f16 = E::CODE == type_code::F16;
         let (inv, sum) = if may_scale::<E>() {
+            let x: [[f32; 8]; HELD] = core::array::from_fn(x);
             let mut big = 0u32;
             crate::unroll_max!(i < HELD, 4 => {
                 if mine(i) {
@@ -299,7 +315,7 @@ impl<E: Chunked> ActRows for NormedRows<E> {
             let mut sum = 0.0f32;
             crate::unroll_max!(i < HELD, 4 => {
                 if mine(i) {
-                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { sum += x[i][e] * x[i][e]; } });
+                    crate::unroll_max!(q < 4, 4 => { sum = dot2_f16(h[0][i][q], h[0][i][q], sum); });
                 }
             });
             let add = |p: f32, q: f32| p + q;
@@ -313,15 +329,19 @@ impl<E: Chunked> ActRows for NormedRows<E> {
             let j = first + stride * i as u32;
             if j < per_row {
                 let w = if weighted { E::unpack(h[1][i]) } else { [1.0; 8] };
-                let mut y = [0.0f32; 8];
-                crate::unroll_max!(e < 8, 8 => { y[e] = x[i][e] * scale * w[e]; });
+                let (xi, mut y) = (x(i), [0.0f32; 8]);
+                crate::unroll_max!(e < 8, 8 => { y[e] = xi[e] * scale * w[e]; });
                 let packed = E::pack(&y);
                 // SAFETY: piece j of row r, inside the staged rows; this lane's own piece.
                 unsafe { self.lds.write(((r * self.pitch) / 16 + j) as usize, U32x4::from_array(packed)) };
                 if !sums.is_empty() {
-                    let back = E::unpack(packed);
                     let mut part = 0.0f32;
-                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { part += back[e]; } });
+                    if f16 {
+                        crate::unroll_max!(q < 4, 4 => { part = dot2_f16(packed[q], F16_ONES, part); });
+                    } else {
+                        let back = E::unpack(packed);
+                        crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { part += back[e]; } });
+                    }
                     let total = reduce_lanes(part, 4, |p, q| p + q);
                     if j % 4 == 0 {
                         // SAFETY: GEMV_SUMS_STRIDE floats per group of K (host-sized).
@@ -333,16 +353,25 @@ impl<E: Chunked> ActRows for NormedRows<E> {
         barrier();
     }
 
+    /// A chunk ending past the rows starts `bytes` before their end instead, which may be in
+    /// the scratch slots before them (a chunk is at most 512 bytes, the slots as many:
+    /// `GEMV_NORM_SCRATCH_BYTES`), so the offset is signed.
+    #[inline(always)]
+    fn chunk_at(&self, at: u32, bytes: u32) -> u32 {
+        const { assert!(GEMV_NORM_SCRATCH_BYTES as usize >= abi::CHUNK * 2) };
+        (at as i32).min(self.rows_bytes as i32 - bytes as i32) as u32
+    }
+
     #[inline(always)]
     unsafe fn b128(&self, at: u32) -> [u32; 4] {
-        // SAFETY: clamped into the rows (16-byte aligned), written before `finish`'s
-        // barrier.
-        unsafe { self.lds.read((at.min(self.last) / 16) as usize) }.to_array()
+        // SAFETY: inside the rows or the scratch slots before them (`chunk_at`), 16-byte
+        // aligned, written before `finish`'s barrier (or unused).
+        unsafe { ((self.lds.as_ptr() as *const u8).offset(at as i32 as isize) as *const U32x4).read() }.to_array()
     }
 
     #[inline(always)]
     unsafe fn b64(&self, at: u32) -> [u32; 2] {
         // SAFETY: as above, 8-byte aligned.
-        unsafe { ((self.lds.as_ptr() as *const u8).add(at.min(self.last + 8) as usize) as *const U32x2).read() }.to_array()
+        unsafe { ((self.lds.as_ptr() as *const u8).offset(at as i32 as isize) as *const U32x2).read() }.to_array()
     }
 }

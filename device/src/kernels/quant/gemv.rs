@@ -31,7 +31,7 @@ use crate::abi::quant::{
 use crate::dsl::dtype::{Chunked, Element};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
-use crate::dsl::math::{self, SmallDiv, dot2_f16};
+use crate::dsl::math::{self, F16_ONES, SmallDiv, dot2_f16};
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
@@ -110,19 +110,22 @@ fn split3(x: [u32; 4]) -> [Bf16x4; 3] {
 /// `2h, 2h + 1` (16-bit types) or `4h..4h + 4` (f32).
 type XWords = [u32; 8];
 
-/// Loads the lane's activations of global group `kg` (its part's 8 weights of the group) from
-/// the row at byte `row_off` of `xb`; rows past M read as zero (or, staged, are never stored).
+/// Loads the lane's activations of group `g` of a chunk (its part's 8 weights of the group),
+/// the lane's first activation of the chunk at byte `lane_at` of `xb`'s rows; rows past M read
+/// as zero (or, staged, are never stored). The offsets from `lane_at` are constants, which the
+/// loads take as their immediate offsets.
 ///
 /// # Safety
-/// `xb` is readable (`ActRows::finish` done); `kg` is a group inside K.
+/// `xb` is readable (`ActRows::finish` done); `lane_at` comes from [`load_xs`].
 #[inline(always)]
-unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, kg: usize, part: usize) -> XWords {
+unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, lane_at: u32, g: usize) -> XWords {
     let es = if X == dtype::F32 { 4 } else { 2 };
     let mut out = [0u32; 8];
     crate::unroll_max!(h < 2, 2 => {
-        let e = (GROUP * kg + element(F::F, part, 4 * h)) as u32;
-        let at = row_off + e * es;
-        // SAFETY: inside the activation rows (or past them: zeros).
+        // (element(f, p, t) is element(f, p, 0) + element(f, 0, t).)
+        let at = lane_at + ((GROUP * g + element(F::F, 0, 4 * h)) * es) as u32;
+        // SAFETY: inside the activation rows (or past them: zeros), inside the chunk `lane_at`
+        // was made safe for.
         unsafe {
             if X == dtype::F32 {
                 let v = xb.b128(at);
@@ -141,17 +144,22 @@ unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, kg: 
     out
 }
 
-/// The lane's activations of the `nb` groups of chunk `c`.
+/// The lane's activations of the `nb` groups of chunk `c` of the row at byte `row_off`.
 ///
 /// # Safety
-/// As [`load_x`].
+/// `xb` is readable; `nb` groups of chunk `c` are inside K, or the chunk is read for nothing
+/// (a wave without full chunks loads chunk 0 ahead, unused).
 #[inline(always)]
 unsafe fn load_xs<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, c: usize, nb: usize, part: usize) -> [XWords; CHUNK_GROUPS] {
+    let es = if X == dtype::F32 { 4 } else { 2 };
+    let chunk = (abi::CHUNK * es) as u32;
+    // (The bytes of the groups read: a row's partial last chunk ends with the row.)
+    let lane_at = xb.chunk_at(row_off + c as u32 * chunk, (nb * GROUP * es) as u32) + (element(F::F, part, 0) * es) as u32;
     let mut x = [[0u32; 8]; CHUNK_GROUPS];
     crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
         if g < nb {
-            // SAFETY: group c * 8 + g is inside K (caller).
-            x[g] = unsafe { load_x::<F, X, R>(xb, row_off, c * CHUNK_GROUPS + g, part) };
+            // SAFETY: as above.
+            x[g] = unsafe { load_x::<F, X, R>(xb, lane_at, g) };
         }
     });
     x
@@ -214,7 +222,7 @@ const TABLE_ROUNDS: usize = 2;
 /// past the last reads nothing (an offset past the buffer).
 ///
 /// # Safety
-/// `xb` is readable (`ActRows::finish` done).
+/// `xb` is global rows (staged rows come with their sums), readable.
 #[inline(always)]
 unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: SmallDiv, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
@@ -229,9 +237,6 @@ unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: SmallDiv, g0: u
     });
     raw
 }
-
-/// Two f16 ones.
-const F16_ONES: u32 = 0x3C00_3C00;
 
 /// The f32 sum of a task's 32 activations (left to right; f16 pairs through `v_dot2_f32_f16`).
 #[inline(always)]
@@ -296,9 +301,12 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let mp = GEMV_SUMS_STRIDE as u32;
     let g0 = c0 * CHUNK_GROUPS as u32;
     let gw = (c1 * CHUNK_GROUPS as u32).min(a.k / GROUP as u32).saturating_sub(g0);
-    let sums_at = |kg: u32| ((kg - g0) * mp + 4 * part as u32) as usize;
+    // Group g of chunk c: the chunk's place in the table, then a constant offset per group
+    // (which the read takes as its immediate offset; computed per group from the group's
+    // index, it cost four instructions a group).
+    let sums_at = |c: u32, g: usize| ((c * CHUNK_GROUPS as u32 - g0) * mp + 4 * part as u32) as usize + g * mp as usize;
     // SAFETY (reads): inside the wave's table, written by this wave before.
-    let sums = |kg: u32| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(kg)) } } else { F32x4::splat(0.0) };
+    let sums = |c: u32, g: usize| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(c, g)) } } else { F32x4::splat(0.0) };
     // (Staged rows come with their sums: `finish` writes every group's into the waves' tables.)
     let tasks = if F::HAS_MIN && !R::STAGED { a.m * gw } else { 0 };
     // f32 activations take one straight-line round (their raw words are twice as many).
@@ -306,19 +314,16 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let fast = tasks <= 64 * rounds as u32;
     // The table's activations go out first (unconditionally: past the tasks, nothing is read),
     // so that their sums can wait for them alone while the weights are in flight. Staged rows
-    // exist only after `finish`, below.
+    // have no tasks: nothing to load.
     let lane32 = lane as u32;
-    let table_raw = || -> [[[u32; 4]; 8]; TABLE_ROUNDS] {
-        core::array::from_fn(|r| {
-            if r < rounds {
-                // SAFETY: xb is readable (global rows need nothing; staged rows call this after finish).
-                unsafe { table_load::<X, R>(&xb, tasks_of, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
-            } else {
-                [[0; 4]; 8]
-            }
-        })
-    };
-    let early = if R::STAGED { [[[0; 4]; 8]; TABLE_ROUNDS] } else { table_raw() };
+    let t_raw: [[[u32; 4]; 8]; TABLE_ROUNDS] = core::array::from_fn(|r| {
+        if r < rounds && !R::STAGED {
+            // SAFETY: global rows need no `finish`.
+            unsafe { table_load::<X, R>(&xb, tasks_of, g0, lane32 + 64 * r as u32, if fast { tasks } else { 0 }) }
+        } else {
+            [[0; 4]; 8]
+        }
+    });
 
     let mg = magic();
     let f_end = c1.min(full_chunks);
@@ -333,7 +338,6 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let mut regs = unsafe { load_full_chunk::<F>(&wb, at(if has_full { 0 } else { count }, c0), part, row) };
     // SAFETY: as for `issue`; the tables hold GEMV_SUMS_STRIDE floats per group of K.
     unsafe { xb.finish(a, held, if F::HAS_MIN { tables } else { tables.sub(0, 0) }) };
-    let t_raw = if R::STAGED { table_raw() } else { early };
     let mut xs = if X == dtype::F32 {
         [[0u32; 8]; CHUNK_GROUPS]
     } else {
@@ -392,7 +396,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
                 $nxt_x = unsafe { load_xs::<F, X, R>(&xb, row_off, nc as usize, CHUNK_GROUPS, part) };
             }
             crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
-                group::<F, X>(&mut acc, &$cur_r, g, &$cur_x[g], sums(c * CHUNK_GROUPS as u32 + g as u32), mg);
+                group::<F, X>(&mut acc, &$cur_r, g, &$cur_x[g], sums(c, g), mg);
             });
             if c + 1 == f_end {
                 // (A select, not an index: an indexed pair of slices would live in scratch.)
@@ -450,7 +454,7 @@ fn partial_chunk<F: Format, const X: u32, R: ActRows, const NB: usize>(
     row_off: u32,
     part: usize,
     row: usize,
-    sums: &impl Fn(u32) -> F32x4,
+    sums: &impl Fn(u32, usize) -> F32x4,
 ) -> F32x4 {
     let mut acc = F32x4::splat(0.0);
     // SAFETY: the row's last chunk of the tile, of `NB` groups inside K.
@@ -458,7 +462,7 @@ fn partial_chunk<F: Format, const X: u32, R: ActRows, const NB: usize>(
         unsafe { (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, R>(xb, row_off, full_chunks as usize, NB, part)) };
     crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
         if g < NB {
-            group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks * CHUNK_GROUPS as u32 + g as u32), magic());
+            group::<F, X>(&mut acc, &tregs, g, &txs[g], sums(full_chunks, g), magic());
         }
     });
     acc
