@@ -525,7 +525,8 @@ crate::kernel_abi! {
         pub chunks_per_wave: u32,
         /// Activation rows per workgroup (at most [`GEMV_ROWS`]).
         pub m_block: u32,
-        /// The most tiles a workgroup takes (`ceil(tiles / grid_x)`; sizes its results in LDS).
+        /// The most tiles a workgroup takes: exactly `ceil(tiles / grid_x)` (sizes its results
+        /// in LDS; a workgroup's own count is this or one less, which the kernel derives from it).
         pub tiles_per_group: u32,
         /// Workgroups along x (the stride between a workgroup's tiles).
         pub grid_x: u32,

@@ -579,8 +579,8 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) 
 /// `first < stride` (`grid_x`), which is `tiles_per_group` (`ceil(tiles / grid_x)`) or one less,
 /// whichever puts the last inside the tiles: a comparison, where the division by the run-time
 /// stride was some twenty scalar instructions on the prologue's critical path (twice: the
-/// epilogue needs the count too). Past the contract (a smaller `tiles_per_group`) it is never
-/// more than `tiles_per_group`, which sizes the results in LDS.
+/// epilogue needs the count too). It is never more than `tiles_per_group`, which sizes the
+/// results in LDS, whatever the arguments.
 #[inline(always)]
 fn tile_count(a: &QGemvArgs, first: u32, stride: u32) -> u32 {
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
