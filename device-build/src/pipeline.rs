@@ -63,7 +63,7 @@ pub struct BuildRequest {
     pub out_dir: PathBuf,
     /// Architectures, e.g. `["gfx942"]`.
     pub archs: Vec<String>,
-    /// Accept kernels that spill registers.
+    /// Accept kernels that spill registers or use scratch memory.
     pub allow_spills: bool,
     /// Let the nested cargo print its progress (the xtask does; build scripts do not).
     pub show_progress: bool,
@@ -130,7 +130,7 @@ pub enum BuildError {
     MissingOutput(PathBuf),
     /// The produced code object does not validate.
     CodeObject(String),
-    /// Kernels spill registers and spills were not allowed.
+    /// Kernels spill registers or use scratch memory, and spills were not allowed.
     Spills {
         /// The architecture.
         arch: String,
@@ -180,7 +180,11 @@ impl fmt::Display for BuildError {
             BuildError::MissingOutput(p) => write!(f, "the device build did not produce {}", p.display()),
             BuildError::CodeObject(e) => write!(f, "the built code object is invalid: {e}"),
             BuildError::Spills { arch, kernels } => {
-                write!(f, "kernels spill registers on {arch}: {}. Fix the kernels, or pass --allow-spills to accept it", kernels.join(", "))
+                write!(
+                    f,
+                    "kernels spill registers or use scratch memory on {arch}: {}. Fix the kernels, or pass --allow-spills to accept it",
+                    kernels.join(", ")
+                )
             }
             BuildError::Io(p, e) => write!(f, "{}: {e}", p.display()),
         }
@@ -470,11 +474,13 @@ fn build_arch(req: &BuildRequest, toolchain: &str, tools: &Tools, arch: &str, so
     };
     write_if_changed(&report_path, crate::report::json(&build).as_bytes())?;
 
+    // Scratch without spills is a stack object (an array indexed at run time, a closure's
+    // captured references): as slow as a spill, and refused with them.
     let spilling: Vec<String> = build
         .kernels
         .iter()
-        .filter(|k| k.spills())
-        .map(|k| format!("{} ({} VGPR / {} SGPR spills)", k.name, k.vgpr_spills, k.sgpr_spills))
+        .filter(|k| k.spills() || k.scratch > 0)
+        .map(|k| format!("{} ({} VGPR / {} SGPR spills, {} scratch bytes)", k.name, k.vgpr_spills, k.sgpr_spills, k.scratch))
         .collect();
     if !spilling.is_empty() && !req.allow_spills {
         return Err(BuildError::Spills { arch: arch.to_string(), kernels: spilling });

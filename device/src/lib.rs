@@ -33,6 +33,8 @@
 #[macro_use]
 pub mod abi;
 
+pub mod num;
+
 #[cfg(target_arch = "amdgpu")]
 pub mod dsl;
 

@@ -285,13 +285,7 @@ pub fn exp2_fast(x: f32) -> f32 {
 
 /// Division by a run-time divisor `d >= 1` of numbers below 2^20, through f32: four vector
 /// instructions for the quotient, where an integer division by a run-time value is about twenty
-/// (scalar or vector). Kernels whose prologue is their critical path (the decode GEMV's) divide
-/// this way.
-///
-/// Why it is exact: `q = trunc((t + 1/2) * rcp(d))`. The exact `(t + 1/2) / d` is at least
-/// `1 / (2d)` from every integer; `t + 1/2` is exact in f32, and `rcp` (1 ulp) and the product
-/// (half an ulp) put the computed value within `(t + 1/2) / d * 2^-22 < 2^20 / d * 2^-22 = 1 / (4d)`
-/// of it, so truncation gives `floor(t / d)`.
+/// (scalar or vector). Exact: [`crate::num::quotient`] argues it and its tests check it.
 #[derive(Clone, Copy)]
 pub struct SmallDiv {
     d: u32,
@@ -309,9 +303,7 @@ impl SmallDiv {
     /// `(t / d, t % d)` for `t < 2^20`.
     #[inline(always)]
     pub fn div_rem(self, t: u32) -> (u32, u32) {
-        // SAFETY: finite, at least 0 and below 2^20 (a plain conversion, not `as`'s saturating
-        // one: four instructions fewer).
-        let q = unsafe { ((t as f32 + 0.5) * self.inv).to_int_unchecked::<u32>() };
+        let q = crate::num::quotient(t, self.inv);
         (q, t - q * self.d)
     }
 

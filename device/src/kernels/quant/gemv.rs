@@ -304,9 +304,11 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     // Group g of chunk c: the chunk's place in the table, then a constant offset per group
     // (which the read takes as its immediate offset; computed per group from the group's
     // index, it cost four instructions a group).
-    let sums_at = |c: u32, g: usize| ((c * CHUNK_GROUPS as u32 - g0) * mp + 4 * part as u32) as usize + g * mp as usize;
+    // (`move`: captured by reference, their variables lived in scratch memory in the kernels
+    // whose partial chunks take `sums` by reference.)
+    let sums_at = move |c: u32, g: usize| ((c * CHUNK_GROUPS as u32 - g0) * mp + 4 * part as u32) as usize + g * mp as usize;
     // SAFETY (reads): inside the wave's table, written by this wave before.
-    let sums = |c: u32, g: usize| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(c, g)) } } else { F32x4::splat(0.0) };
+    let sums = move |c: u32, g: usize| if F::HAS_MIN { unsafe { table.read_as::<F32x4>(sums_at(c, g)) } } else { F32x4::splat(0.0) };
     // (Staged rows come with their sums: `finish` writes every group's into the waves' tables.)
     let tasks = if F::HAS_MIN && !R::STAGED { a.m * gw } else { 0 };
     // f32 activations take one straight-line round (their raw words are twice as many).
