@@ -142,8 +142,9 @@ pub const DECODE_COLS: u32 = 16;
 pub const PAGE_QUANTUM: u32 = 16;
 
 /// Dynamic LDS of a decode launch: each wave's V step stored transposed (`head_dim` rows of
-/// [`DECODE_STEP`] keys, 2 bytes each), reused at the end for the cross-wave combination (three
-/// waves' f32 accumulators and statistics, which the last wave folds into its own: smaller).
+/// [`DECODE_STEP`] keys, 2 bytes each), reused at the end for the cross-wave combination (each
+/// output tile's f32 accumulators of the three waves that do not fold it, and every wave's
+/// statistics: as large for `head_dim` 32, smaller above).
 pub const fn decode_lds_bytes(head_dim: u32) -> u32 {
     DECODE_WAVES * DECODE_STEP * head_dim * 2
 }

@@ -3,8 +3,9 @@
 //! A workgroup takes one sequence, one key/value head and up to 16 query columns (the rows of
 //! that head's query heads: GQA shares every K and V read among them) over one split of the
 //! keys; its 4 waves walk interleaved 32-key steps (wave `w` takes steps `w, w + 4, ...`), each
-//! with its own online softmax, and the last wave folds the other three into its own at the end
-//! (through LDS) and writes the output, or the split's normalised output and log-sum-exp.
+//! with its own online softmax; at the end (through LDS) each pair of 16-wide output tiles is
+//! folded by one wave from the four waves' accumulators and written, the output or the split's
+//! normalised output and log-sum-exp.
 //!
 //! Decode streams the cache once: the design goal is bytes in flight, not MFMA rate. Per step a
 //! wave loads 32 keys of K straight into MFMA fragments (16x16 layout: the four lanes of a key
@@ -15,7 +16,7 @@
 
 use super::output;
 use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
-use crate::abi::attention::{DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs};
+use crate::abi::attention::{DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs, decode_lds_bytes};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::math::exp2_fast;
@@ -233,49 +234,61 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         st = next;
     }
 
-    // Combine: waves 0, 1, 2 leave their accumulators (tile dt of a wave at 16-byte slot
-    // dt * 64 + lane: consecutive per lane for the writes and for the last wave's reads, which
-    // land in its own registers' layout) and statistics in LDS; wave 3 folds them into its own.
+    // Combine, tile pair by tile pair: pair `a` (tiles 2a, 2a + 1) belongs to wave `a % 4`,
+    // which folds the other waves' accumulators of it into its own and writes it. Every wave
+    // leaves in LDS its statistics and the tiles of the pairs it does not own (tile dt of the
+    // w-th other wave of the owner at 16-byte slot (w * 2dk + dt) * 64 + lane: consecutive
+    // per lane, in the owner's registers' layout). Why not one wave for all: the fold and the
+    // output were a quarter of a short decode's launch, on one wave while three idled
+    // (modeled `attention_decode bf16 b1 h9 kv3 c64 d64 p16`).
     let l_own = on.row_sum(0);
     barrier();
-    let slots = 2 * dk * 64;
     let mut ar = LdsArena::new();
-    let region = ar.take::<F32x4>((WAVES - 1) * slots);
-    let stats = ar.take::<[f32; 2]>((WAVES - 1) * 64);
-    if wave < WAVES - 1 {
-        crate::unroll_max!(dt < 2 * dk, 16 => {
-            // SAFETY: inside the wave's region (every V tile is done: barrier above).
-            unsafe { region.write(wave * slots + dt * 64 + lane, o[dt]) };
-        });
-        // SAFETY: the wave's statistics slot of the lane.
-        unsafe { stats.write(wave * 64 + lane, [on.m[0], l_own]) };
-    }
+    let region = ar.take::<F32x4>((WAVES - 1) * 2 * dk * 64);
+    let stats = ar.take::<[f32; 2]>(WAVES * 64);
+    const { assert!((WAVES - 1) * 2 * (D / 32) * 64 * 16 + WAVES * 64 * 8 <= decode_lds_bytes(D as u32) as usize) };
+    let owner = |dt: usize| (dt / 2) % WAVES;
+    // The place of wave `w` among the other waves of `owner`.
+    let other = |w: usize, owner: usize| if w > owner { w - 1 } else { w };
+    crate::unroll_max!(dt < 2 * dk, 16 => {
+        if owner(dt) != wave {
+            // SAFETY: this wave's slot of tile dt (every V tile is done: barrier above).
+            unsafe { region.write((other(wave, owner(dt)) * 2 * dk + dt) * 64 + lane, o[dt]) };
+        }
+    });
+    // SAFETY: the wave's statistics slot of the lane.
+    unsafe { stats.write(wave * 64 + lane, [on.m[0], l_own]) };
     barrier();
-    if wave != WAVES - 1 {
+    if wave >= dk {
+        // Owns no pair (there are D / 32).
         return;
     }
-    let mut st_w = [[0.0f32; 2]; WAVES - 1];
-    let mut mx = on.m[0];
-    crate::unroll_max!(w < 3, 3 => {
-        // SAFETY: written before the barrier.
+    let mut st_w = [[0.0f32; 2]; WAVES];
+    let mut mx = f32::NEG_INFINITY;
+    crate::unroll_max!(w < WAVES, 4 => {
+        // SAFETY: written before the barrier (this wave's own too).
         st_w[w] = unsafe { stats.read(w * 64 + lane) };
         mx = mx.max(st_w[w][0]);
     });
     let m_use = if mx == f32::NEG_INFINITY { 0.0 } else { mx };
-    let own = exp2_fast(on.m[0] - m_use);
-    let mut l = l_own * own;
-    crate::unroll_max!(dt < 2 * dk, 16 => {
-        o[dt] = scale(o[dt], own);
+    let mut l = 0.0f32;
+    let mut f = [0.0f32; WAVES];
+    crate::unroll_max!(w < WAVES, 4 => {
+        f[w] = exp2_fast(st_w[w][0] - m_use);
+        l += st_w[w][1] * f[w];
     });
-    crate::unroll_max!(w < 3, 3 => {
-        let f = exp2_fast(st_w[w][0] - m_use);
-        l += st_w[w][1] * f;
-        crate::unroll_max!(dt < 2 * dk, 16 => {
-            // SAFETY: written before the barrier.
-            let x = unsafe { region.read(w * slots + dt * 64 + lane) };
-            // SAFETY: lane-wise arithmetic of plain f32 vectors.
-            o[dt] = unsafe { simd_fma(x, F32x4::splat(f), o[dt]) };
-        });
+    crate::unroll_max!(dt < 2 * dk, 16 => {
+        if owner(dt) == wave {
+            o[dt] = scale(o[dt], f[wave]);
+            crate::unroll_max!(w < WAVES, 4 => {
+                if w != wave {
+                    // SAFETY: written before the barrier.
+                    let x = unsafe { region.read((other(w, wave) * 2 * dk + dt) * 64 + lane) };
+                    // SAFETY: lane-wise arithmetic of plain f32 vectors.
+                    o[dt] = unsafe { simd_fma(x, F32x4::splat(f[w]), o[dt]) };
+                }
+            });
+        }
     });
 
     // Output: the columns of real query rows; a split without keys gives 0 and -inf.
@@ -284,20 +297,25 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     let inv = if l == 0.0 { 0.0 } else { 1.0 / l };
     if args.splits == 1 {
         crate::unroll_max!(a < dk, 8 => {
-            let (d0, v) = output::chunk::<E>(o[2 * a], o[2 * a + 1], inv, a, lane);
-            if valid {
-                // SAFETY: a row of O (`[batch, rows, heads, d]`, host-sized), 16-byte aligned.
-                unsafe { (args.o.add((out_row * D + d0) * 2) as *mut U32x4).write(v) };
+            if a % WAVES == wave {
+                let (d0, v) = output::chunk::<E>(o[2 * a], o[2 * a + 1], inv, a, lane);
+                if valid {
+                    // SAFETY: a row of O (`[batch, rows, heads, d]`, host-sized), 16-byte aligned.
+                    unsafe { (args.o.add((out_row * D + d0) * 2) as *mut U32x4).write(v) };
+                }
             }
         });
     } else {
         let at = split as usize * args.split_rows as usize + out_row;
         if valid {
             crate::unroll_max!(dt < 2 * dk, 16 => {
-                // SAFETY: the split's row of the partials (host-sized), 16-byte aligned.
-                unsafe { (args.partial_o.add(at * D + 16 * dt + 4 * (lane / 16)) as *mut F32x4).write(scale(o[dt], inv)) };
+                if owner(dt) == wave {
+                    // SAFETY: the split's row of the partials (host-sized), 16-byte aligned.
+                    unsafe { (args.partial_o.add(at * D + 16 * dt + 4 * (lane / 16)) as *mut F32x4).write(scale(o[dt], inv)) };
+                }
             });
-            if lane < 16 {
+            // (Every owner has the same statistics: pair 0's writes the log-sum-exp.)
+            if lane < 16 && wave == 0 {
                 let lse = if l == 0.0 { f32::NEG_INFINITY } else { (m_use + crate::dsl::math::log2(l)) * core::f32::consts::LN_2 };
                 // SAFETY: as above.
                 unsafe { args.partial_lse.add(at).write(lse) };
