@@ -18,7 +18,7 @@ use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math::{F16_ONES, SmallDiv, dot2_f16, rcp_fast, rsq_fast};
-use crate::dsl::mem::{Buffer, load_b128};
+use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{U32x2, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
@@ -162,27 +162,18 @@ fn merge(p: SumSq, q: SumSq) -> SumSq {
 }
 
 impl<E: Chunked> NormedRows<E> {
-    /// The norm's weight at piece `j` (below `per_row`), raw; without NORM_WEIGHT `x`'s first
-    /// row is read instead (a valid address) and [`NormedRows::finish`] uses ones.
-    ///
-    /// # Safety
-    /// The arguments describe the buffers.
+    /// The norm's weight as a range-checked buffer of its `k` elements; without NORM_WEIGHT
+    /// `x`'s first row instead (valid bytes), and [`NormedRows::finish`] uses ones.
     #[inline(always)]
-    unsafe fn weight(a: &QGemvArgs, j: u32) -> [u32; 4] {
+    fn weight(a: &QGemvArgs) -> Buffer {
         let base = if a.flags & flags::NORM_WEIGHT != 0 { a.norm_weight } else { a.x };
-        // SAFETY: piece j of the weight (or of x's first row), 16-byte aligned.
-        unsafe { load_b128(base.add(16 * j as usize) as *const u32) }.to_array()
+        Buffer::new(base, a.k * E::BYTES as u32)
     }
 
-    /// Piece `j` of row `r` of `x`, raw.
-    ///
-    /// # Safety
-    /// Both inside x.
+    /// `x`'s `m` rows as a range-checked buffer.
     #[inline(always)]
-    unsafe fn raw(a: &QGemvArgs, r: u32, j: u32) -> [u32; 4] {
-        let es = E::BYTES as u32;
-        // SAFETY: inside x (16-byte aligned rows).
-        unsafe { load_b128(a.x.add((r * a.ldx * es + 16 * j) as usize) as *const u32) }.to_array()
+    fn rows(a: &QGemvArgs) -> Buffer {
+        Buffer::new(a.x, a.m * a.ldx * E::BYTES as u32)
     }
 
     /// The wave's part of the work: `(row, first piece, pieces apart, its group's waves)`.
@@ -225,6 +216,9 @@ impl<E: Chunked> NormedRows<E> {
     }
 }
 
+/// A buffer offset past every buffer's range: the load returns zeros without a memory access.
+const PAST: u32 = u32::MAX - 4096;
+
 /// Pieces of 16 bytes of a row each lane holds in registers ([`gemv_norm_fits`]).
 const HELD: usize = GEMV_NORM_HELD as usize;
 
@@ -243,22 +237,26 @@ impl<E: Chunked> ActRows for NormedRows<E> {
         row.min(m.max(1) - 1) * self.pitch
     }
 
-    /// The lane's pieces (clamped into the row: pieces past it repeat its last, left out of
-    /// everything below; a wave left over by the groups reads the last row's and ignores them).
-    /// Every piece is loaded: with a bound per piece, LLVM zeroed the 32 registers first and
-    /// branched around each load, some sixty instructions to spare at most six loads.
+    /// The lane's pieces; a piece past the row reads zeros (an offset past the buffer: no
+    /// memory access) and everything below leaves it out; a wave left over by the groups reads
+    /// the last row's pieces and ignores them. Unconditional loads: with a bound per piece,
+    /// LLVM zeroed the 32 registers first and branched around each load (some sixty
+    /// instructions); clamped into the row instead, every lane past it read the row's last
+    /// piece again (the counters: three times the norm's bytes).
     #[inline(always)]
     unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held {
         let per_row = a.k * E::BYTES as u32 / 16;
         let (r, first, stride, _) = Self::place(a);
-        let r = r.min(a.m.max(1) - 1);
+        let row_at = r.min(a.m.max(1) - 1) * a.ldx * E::BYTES as u32;
+        let (xb, wb) = (Self::rows(a), Self::weight(a));
         let mut h = [[[0u32; 4]; HELD]; 2];
         crate::unroll_max!(i < HELD, 4 => {
-            let j = (first + stride * i as u32).min(per_row - 1);
-            // SAFETY: inside x and the weight.
+            let j = first + stride * i as u32;
+            let (xo, wo) = if j < per_row { (row_at + 16 * j, 16 * j) } else { (PAST, PAST) };
+            // SAFETY: inside x's rows and the weight, or past them (zeros).
             unsafe {
-                h[0][i] = Self::raw(a, r, j);
-                h[1][i] = Self::weight(a, j);
+                h[0][i] = xb.load_b128(xo, 0).to_array();
+                h[1][i] = wb.load_b128(wo, 0).to_array();
             }
         });
         h
