@@ -306,10 +306,4 @@ impl SmallDiv {
         let q = crate::num::quotient(t, self.inv);
         (q, t - q * self.d)
     }
-
-    /// `ceil(t / d)` for `t + d <= 2^20`.
-    #[inline(always)]
-    pub fn div_ceil(self, t: u32) -> u32 {
-        self.div_rem(t + self.d - 1).0
-    }
 }
