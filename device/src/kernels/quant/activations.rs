@@ -128,6 +128,9 @@ pub(super) struct NormedRows<E> {
     pitch: u32,
     /// Bytes of the rows.
     rows_bytes: u32,
+    /// The wave's part of the norm ([`NormedRows::place`]), worked out once for `issue` and
+    /// `finish`.
+    place: (u32, u32, u32, u32),
     _e: core::marker::PhantomData<E>,
 }
 
@@ -144,6 +147,7 @@ impl<E: Chunked> NormedRows<E> {
             scratch: lds.sub(0, slots),
             pitch,
             rows_bytes: a.m.max(1) * pitch,
+            place: Self::place(a),
             _e: core::marker::PhantomData,
         }
     }
@@ -177,7 +181,7 @@ impl<E: Chunked> NormedRows<E> {
     }
 
     /// The wave's part of the work: `(row, first piece, pieces apart, its group's waves)`.
-    /// Waves form groups of `wpr` ([`gemv_norm_waves_per_row`]), group `g` taking row `g`
+    /// Waves form groups of `wpr` ([`gemv_norm_waves_per_row`](crate::abi::quant::gemv_norm_waves_per_row)), group `g` taking row `g`
     /// (waves left over have a row past M: no work); a wave's lanes hold pieces
     /// `first + stride i` (consecutive lanes, consecutive pieces).
     #[inline(always)]
@@ -246,7 +250,7 @@ impl<E: Chunked> ActRows for NormedRows<E> {
     #[inline(always)]
     unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held {
         let per_row = a.k * E::BYTES as u32 / 16;
-        let (r, first, stride, _) = Self::place(a);
+        let (r, first, stride, _) = self.place;
         let row_at = r.min(a.m.max(1) - 1) * a.ldx * E::BYTES as u32;
         let (xb, wb) = (Self::rows(a), Self::weight(a));
         let mut h = [[[0u32; 4]; HELD]; 2];
@@ -273,7 +277,7 @@ impl<E: Chunked> ActRows for NormedRows<E> {
     #[inline(always)]
     unsafe fn finish(&self, a: &QGemvArgs, h: Self::Held, sums: LdsSlice<f32>) {
         let per_row = a.k * E::BYTES as u32 / 16;
-        let (r, first, stride, wpr) = Self::place(a);
+        let (r, first, stride, wpr) = self.place;
         if r >= a.m {
             // A wave left over by the groups: only the barriers (its group's reduction's, when
             // groups have several waves, and the last).
