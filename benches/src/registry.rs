@@ -79,6 +79,9 @@ pub fn registry() -> Vec<Case> {
         // inside (what the model runs): what the norm adds to the launch.
         qmatmul_case(QuantFormat::Q4_1, 1, 3072, 576),
         qmatmul_norm_case(QuantFormat::Q4_1, 1, 3072, 576),
+        // Its QKV projection as the model runs it in decode: the norm inside, the rotary
+        // embedding and the KV-cache write in the epilogue.
+        qkv_rope_case(QuantFormat::Q4_1, 1, 576, 9, 3, 64, true),
         // The memory-bound family (issue 4) at 16M elements.
         membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
         membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
@@ -244,17 +247,38 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             Ok(attention_decode(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]))
         }
         "qmatmul" => {
-            let (fmt, dims_word, norm) = match words[..] {
-                [f, d] => (f, d, false),
-                [f, d, "norm"] => (f, d, true),
-                _ => return Err(format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm]\" (FORMAT Q4_0 ... Q6_K)")),
+            let usage = || format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [ropeH:KV]\" (FORMAT Q4_0 ... Q6_K)");
+            let (fmt, dims_word, rest) = match words[..] {
+                [f, d, ref rest @ ..] => (f, d, rest),
+                _ => return Err(usage()),
+            };
+            let (norm, rest) = match rest {
+                ["norm", rest @ ..] => (true, rest),
+                _ => (false, rest),
+            };
+            let rope = match rest {
+                [] => None,
+                [r] => {
+                    let (h, kv) = r.strip_prefix("rope").and_then(|r| r.split_once(':')).ok_or_else(usage)?;
+                    Some((h.parse::<usize>().map_err(|_| usage())?, kv.parse::<usize>().map_err(|_| usage())?))
+                }
+                _ => return Err(usage()),
             };
             let format = QuantFormat::ALL
                 .into_iter()
                 .find(|f| f.name().eq_ignore_ascii_case(fmt))
                 .ok_or_else(|| format!("{fmt:?} is not a GGML format ferrocm reads"))?;
             let (m, n, k) = mnk(dims_word)?;
-            Ok(if norm { qmatmul_norm_case(format, m, n, k) } else { qmatmul_case(format, m, n, k) })
+            Ok(match rope {
+                Some((heads, kv_heads)) => {
+                    if heads == 0 || kv_heads == 0 || !n.is_multiple_of(heads + 2 * kv_heads) {
+                        return Err(format!("{n} rows are not {heads} + 2 * {kv_heads} heads of one size"));
+                    }
+                    qkv_rope_case(format, m, k, heads, kv_heads, n / (heads + 2 * kv_heads), norm)
+                }
+                None if norm => qmatmul_norm_case(format, m, n, k),
+                None => qmatmul_case(format, m, n, k),
+            })
         }
         other => Err(format!(
             "no benchmark for op {other:?} (known: fill_u32, copy_u32, saxpy, gemm, gemm_fp8_blockscaled, attention_prefill, attention_decode, qmatmul)"
@@ -415,6 +439,45 @@ pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
 /// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
 pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
     qmatmul_bench(format, m, n, k, true)
+}
+
+/// A decode step's fused QKV projection with its rotary embedding and KV-cache write
+/// (`attention::qkv_rope_write_kv`): `m` sequences of one token at position 100 over a paged f16
+/// cache, the projection's rows `heads + 2 kv_heads` heads of `d`, with the RMSNorm of the
+/// activations when `norm`. Shape `FORMAT MxNxK [norm] ropeH:KV`. The compulsory bytes are
+/// [`qmatmul_case`]'s (the queries, keys and values written are the product's outputs) plus
+/// the cos/sin rows read.
+pub fn qkv_rope_case(format: QuantFormat, m: usize, k: usize, heads: usize, kv_heads: usize, d: usize, norm: bool) -> Case {
+    let n = (heads + 2 * kv_heads) * d;
+    let weight = n.div_ceil(16) * 16 * format.row_bytes(k).unwrap_or(0);
+    Case {
+        op: "qmatmul",
+        shape: format!("{} {m}x{n}x{k}{} rope{heads}:{kv_heads}", format.name(), if norm { " norm" } else { "" }),
+        flops: 2.0 * (m * n * k) as f64,
+        min_bytes: (weight + 2 * m * k + 2 * m * n + if norm { 2 * k } else { 0 } + 4 * m * d) as u64,
+        math: MathKind::F16,
+        sample_workgroups: 8,
+        prepare: Box::new(move |dev, seed| {
+            let mut g = Normal::new(seed);
+            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
+            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
+            let nw = if norm { Some(g.tensor(dev, DType::F16, &[k], 1.0)?) } else { None };
+            let (positions, page) = (128, 16);
+            let cos = g.tensor(dev, DType::F32, &[positions, d / 2], 1.0)?;
+            let sin = g.tensor(dev, DType::F32, &[positions, d / 2], 1.0)?;
+            let offsets = Tensor::from_slice(dev, &vec![100i32; m], &[m])?;
+            let pages = m * positions / page;
+            let cache = PagedKvCache::new(dev, 1, pages, page, kv_heads, d, DType::F16)?;
+            // Sequence s's position 100 in its own run of pages.
+            let slots: Vec<i32> = (0..m).map(|s| (s * positions + 100) as i32).collect();
+            let slots = Tensor::from_slice(dev, &slots, &[m])?;
+            Ok(boxed(move || {
+                let rms_norm = nw.as_ref().map(|w| qmatmul::RmsNorm { weight: Some(w), eps: 1e-5 });
+                let rope = attention::RopeKv { cos: &cos, sin: &sin, offsets: &offsets };
+                attention::qkv_rope_write_kv(&x, &w, rms_norm, heads, &rope, &cache, 0, &slots).map(drop)
+            }))
+        }),
+    }
 }
 
 fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> Case {

@@ -13,7 +13,9 @@ use crate::error::Result;
 use ferrocm::ops::attention::{self as attn, BlockTable, DecodeOptions, FlashOptions, PageAllocator, PagedKvCache, RopeKv};
 use ferrocm::ops::elementwise as ew;
 use ferrocm::ops::gemm::{self, GemmOptions};
+use ferrocm::ops::qmatmul::RmsNorm;
 use ferrocm::ops::softmax;
+use ferrocm::quant::QuantTensor;
 use ferrocm::{DType, Device, Tensor};
 
 /// The keys and values of every layer for a batch of sequences that advance together.
@@ -174,6 +176,27 @@ impl KvCache {
     pub(crate) fn rope_write(&self, layer: usize, step: &Step, qkv: &Tensor, heads: usize, rope: &RopeKv<'_>) -> Result<Tensor> {
         match (&self.store, &step.paged) {
             (Store::Paged { cache, .. }, Some((_, slots))) => Ok(attn::rope_write_kv(qkv, heads, rope, cache, layer, slots)?),
+            _ => unreachable!("fuses_rope admits paged caches only, whose steps carry slots"),
+        }
+    }
+
+    /// [`KvCache::rope_write`] of the fused QKV projection `rms_norm(x) w^T` (`w` quantized,
+    /// `x` `[batch * tokens, hidden]`), in the projection's own launch where the decode GEMV
+    /// runs it; returns the rotated queries `[batch, tokens, heads, head_dim]`. Only where
+    /// [`KvCache::fuses_rope`] says so.
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn project_rope_write(
+        &self,
+        layer: usize,
+        step: &Step,
+        x: &Tensor,
+        w: &QuantTensor,
+        rms: Option<RmsNorm<'_>>,
+        heads: usize,
+        rope: &RopeKv<'_>,
+    ) -> Result<Tensor> {
+        match (&self.store, &step.paged) {
+            (Store::Paged { cache, .. }, Some((_, slots))) => Ok(attn::qkv_rope_write_kv(x, w, rms, heads, rope, cache, layer, slots)?),
             _ => unreachable!("fuses_rope admits paged caches only, whose steps carry slots"),
         }
     }

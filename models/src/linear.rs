@@ -56,6 +56,15 @@ impl Linear {
         }
     }
 
+    /// The quantized weight of a layer without a bias (whose product ops beyond `qmatmul` can
+    /// run, such as the fused QKV projection with its rotary epilogue), else `None`.
+    pub(crate) fn quantized_weight(&self) -> Option<&QuantTensor> {
+        match self {
+            Linear::Quantized { w, bias: None } => Some(w),
+            _ => None,
+        }
+    }
+
     /// `x [M, in] -> [M, out]`.
     pub(crate) fn forward(&self, x: &Tensor, e: Epilogue<'_>) -> Result<Tensor> {
         self.forward_normed(x, None, e)

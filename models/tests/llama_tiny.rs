@@ -196,6 +196,15 @@ fn a_decode_step_is_modeled_launch_by_launch_on_the_emulator() {
     for stage in ["embed", "qkv", "attention", "lm_head"] {
         assert!(stages.contains(&stage), "{stage} missing from {stages:?}");
     }
+    // Quantized projections: the rotary embedding and the cache write run in the QKV
+    // projection's epilogue, so a layer is 5 launches (qkv, attention, o_proj, gate_up, down).
+    assert!(!stages.contains(&"rope_kv"), "a rope_kv launch in {stages:?}");
+    let per_layer = ["qkv", "attention", "o_proj", "gate_up", "down"];
+    for s in step.by_stage() {
+        if per_layer.contains(&s.stage) {
+            assert_eq!(s.launches, TinyLlama::default().layers, "{} launches", s.stage);
+        }
+    }
     // A tiny model's step is launch-bound: microseconds per launch, not more than a
     // millisecond each.
     assert!(step.launch_count() >= stages.len());

@@ -407,6 +407,17 @@ pub mod flags {
     pub const RMS_NORM: u32 = 1 << 3;
     /// With RMS_NORM: multiply by `norm_weight` (K elements of `x`'s type; else by 1).
     pub const NORM_WEIGHT: u32 = 1 << 4;
+    /// GEMV only, f16/bf16 output, without BIAS, RESIDUAL, SWIGLU or an activation: a decode
+    /// step's fused QKV projection with its rotary embedding and KV-cache write in the
+    /// epilogue. W's `n = (heads + 2 kv_heads) head_dim` rows are query heads, then key heads,
+    /// then value heads; each product is rounded to `out_type`, then query heads are rotated
+    /// into `y` (`[m][ldy]`, `ldy >= heads head_dim`: only their columns are written), key heads
+    /// rotated into slot `rope_slots[t]` of `k_cache`, value heads copied into the same slot
+    /// of `v_cache`. The rotation and the bad-slot rule are `abi::attention::RopeWriteKvArgs`'
+    /// (interleaved pairs below `rot_dim`, at position `rope_offsets[t / rope_seq] + t %
+    /// rope_seq`, NaN outside the tables): the bits are those of the plain GEMV followed by
+    /// `rope_write_kv`.
+    pub const ROPE_KV: u32 = 1 << 5;
 }
 
 /// Bytes from one staged activation row to the next in LDS (RMS_NORM, format `f`): the row's
@@ -534,6 +545,38 @@ crate::kernel_abi! {
         pub norm_weight: Ptr<u8>,
         /// RMSNorm's epsilon (with `flags::RMS_NORM`).
         pub eps: f32,
+        /// i32 slot of each token (activation row) in the paged KV cache (with
+        /// `flags::ROPE_KV`, as every `rope_`/cache field below).
+        pub rope_slots: Ptr<i32>,
+        /// i32 position of each sequence's first token, `m / rope_seq` of them.
+        pub rope_offsets: Ptr<i32>,
+        /// cos table `[cache_rows][rot_dim / 2]` f32.
+        pub rope_cos: Ptr<f32>,
+        /// sin table, as `rope_cos`.
+        pub rope_sin: Ptr<f32>,
+        /// The layer's K cache, `[pages][kv_heads][page_size][head_dim]` of `out_type`.
+        pub k_cache: PtrMut<u8>,
+        /// The layer's V cache, as `k_cache`.
+        pub v_cache: PtrMut<u8>,
+        /// One u32 set to `token + 1` on a bad slot.
+        pub rope_error: PtrMut<u32>,
+        /// Tokens per sequence (activation row `t` is token `t % rope_seq` of sequence
+        /// `t / rope_seq`).
+        pub rope_seq: u32,
+        /// Query heads.
+        pub heads: u32,
+        /// Key/value heads.
+        pub kv_heads: u32,
+        /// Values per head (a multiple of 8).
+        pub head_dim: u32,
+        /// Rotated values per head (a multiple of 8, at most `head_dim`).
+        pub rot_dim: u32,
+        /// Rows of the cos/sin tables.
+        pub cache_rows: u32,
+        /// Tokens per page.
+        pub page_size: u32,
+        /// `pages * page_size`.
+        pub slots_total: u32,
     }
     kernels {
         /// `Q4_0` weights.

@@ -211,6 +211,43 @@ pub fn dequantize(w: &QuantTensor, dtype: DType) -> Result<Tensor> {
 /// [`norm::rms_norm`] (a weight not `[K]` of `x`'s dtype, a
 /// negative, infinite or NaN `eps`); allocation and launch errors.
 pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result<Tensor> {
+    Ok(product(x, w, opts, None)?.expect("without a rotary epilogue every product runs"))
+}
+
+/// A fused QKV projection's rotary embedding and KV-cache write (`abi::quant::flags::ROPE_KV`),
+/// its operands checked by [`qkv_rope_write_kv`](crate::ops::attention::qkv_rope_write_kv): the
+/// rows of W are `heads` query heads, then `kv_heads` key heads, then as many value heads.
+pub(crate) struct RopeEpilogue<'a> {
+    pub(crate) heads: usize,
+    pub(crate) kv_heads: usize,
+    pub(crate) head_dim: usize,
+    pub(crate) rot_dim: usize,
+    /// Tokens per sequence (x's rows are sequence-major).
+    pub(crate) seq: usize,
+    pub(crate) page_size: usize,
+    pub(crate) slots_total: usize,
+    /// f32 `[positions, rot_dim / 2]`, contiguous.
+    pub(crate) cos: &'a Tensor,
+    pub(crate) sin: &'a Tensor,
+    /// i32 `[m / seq]` and `[m]`, contiguous.
+    pub(crate) offsets: &'a Tensor,
+    pub(crate) slots: &'a Tensor,
+    pub(crate) k_cache: &'a Tensor,
+    pub(crate) v_cache: &'a Tensor,
+    /// One u32, set by a bad slot.
+    pub(crate) error: &'a Tensor,
+}
+
+/// `qmatmul` with the rotary epilogue in the GEMV: the rotated queries `[m, heads head_dim]`, or
+/// `None` (nothing launched) where the GEMV does not run the product (`opts.out_dtype` is the
+/// cache's).
+pub(crate) fn fused_rope(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: &RopeEpilogue<'_>) -> Result<Option<Tensor>> {
+    product(x, w, opts, Some(rope))
+}
+
+/// [`qmatmul`], with `rope` the rotary epilogue (`None` returned when the GEMV does not run the
+/// product).
+fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<&RopeEpilogue<'_>>) -> Result<Option<Tensor>> {
     const OP: &str = "qmatmul";
     let [n, k] = w.shape();
     if x.rank() == 0 || x.shape()[x.rank() - 1] != k {
@@ -240,8 +277,17 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         }
         fl |= flags::SWIGLU;
     }
-    // The output's columns: N, or N / 2 with the gate fused.
-    let cols = if opts.swiglu { n / 2 } else { n };
+    if rope.is_some() {
+        // (The caller asks for no bias, residual, activation or gate.)
+        fl |= flags::ROPE_KV;
+    }
+    // The output's columns: N, or N / 2 with the gate fused, or the query heads' with the
+    // rotary epilogue.
+    let cols = match rope {
+        Some(r) => r.heads * r.head_dim,
+        None if opts.swiglu => n / 2,
+        None => n,
+    };
     shape.push(cols);
     let y = Tensor::empty(dev, &shape, out_dtype)?;
 
@@ -269,7 +315,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         None => DevPtr::NULL,
     };
     if m == 0 || n == 0 {
-        return Ok(y);
+        return Ok(Some(y));
     }
     let fc = w.format().abi_code();
     ops.u32("W bytes", w.device_bytes().len())?;
@@ -284,6 +330,10 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         }
         forced => forced,
     };
+    // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`).
+    if rope.is_some() && (kernel != QKernel::Gemv || n >= 1 << 20 || m >= 1 << 20) {
+        return Ok(None);
+    }
     // The GEMV's launch shape and LDS, and whether it can take the norm in.
     let gemv = GemvPlan::new(fc, n, k);
     let rows = m.min(GEMV_ROWS as usize) as u32;
@@ -329,7 +379,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         // kernel clamps its block's rows inside it); y and the residual are [m][n] contiguous of
         // the output dtype; the bias has n f32.
         unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
-        return Ok(y);
+        return Ok(Some(y));
     }
     let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = gemv;
     if lds > LDS_LIMIT_BYTES {
@@ -376,6 +426,21 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
         grid_x: grid_x as u32,
         norm_weight,
         eps,
+        rope_slots: rope.map_or(Ok(DevPtr::NULL), |r| ops.input::<i32>("slots", r.slots))?,
+        rope_offsets: rope.map_or(Ok(DevPtr::NULL), |r| ops.input::<i32>("offsets", r.offsets))?,
+        rope_cos: rope.map_or(Ok(DevPtr::NULL), |r| ops.input::<f32>("cos table", r.cos))?,
+        rope_sin: rope.map_or(Ok(DevPtr::NULL), |r| ops.input::<f32>("sin table", r.sin))?,
+        k_cache: rope.map_or(Ok(DevPtr::NULL), |r| ops.output_bytes("k cache", r.k_cache))?,
+        v_cache: rope.map_or(Ok(DevPtr::NULL), |r| ops.output_bytes("v cache", r.v_cache))?,
+        rope_error: rope.map_or(Ok(DevPtr::NULL), |r| ops.output::<u32>("error flag", r.error))?,
+        rope_seq: rope.map_or(0, |r| r.seq as u32),
+        heads: rope.map_or(0, |r| r.heads as u32),
+        kv_heads: rope.map_or(0, |r| r.kv_heads as u32),
+        head_dim: rope.map_or(0, |r| r.head_dim as u32),
+        rot_dim: rope.map_or(0, |r| r.rot_dim as u32),
+        cache_rows: rope.map_or(Ok(0), |r| ops.u32("table rows", r.cos.shape()[0]))?,
+        page_size: rope.map_or(0, |r| r.page_size as u32),
+        slots_total: rope.map_or(Ok(0), |r| ops.u32("slots", r.slots_total))?,
     };
     // The activation rows are one range-checked buffer of 32-bit size.
     ops.u32("x bytes", m * k * x.dtype().size())?;
@@ -385,7 +450,7 @@ pub fn qmatmul(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>) -> Result
     // the residual are [m][n] contiguous of the output dtype; the bias has n f32; the norm's
     // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows.
     unsafe { ops.launch(kernel, cfg, &args)? };
-    Ok(y)
+    Ok(Some(y))
 }
 
 /// The GEMV's launch shape for `[m, k] x [n, k]^T` and the LDS it needs without the norm.

@@ -365,20 +365,32 @@ impl<'m> Session<'m> {
         let fused_rope = self.cache.fuses_rope(&step, c.rope_dim);
         // The residual stream: each block's output projection adds into it in its epilogue,
         // and each RMSNorm runs inside the projection that reads it (the decode GEMV normalises
-        // its rows itself; otherwise a norm launch goes first): 6 launches a layer in decode.
+        // its rows itself; otherwise a norm launch goes first), and a decode step's rotary
+        // embedding and cache write run in the quantized QKV projection's epilogue: 5 launches a
+        // layer in decode.
         let mut res = x;
         let eps = c.rms_eps;
         for (li, l) in m.layers.iter().enumerate() {
             stage(&mut tracer, "qkv");
             let attn_norm = RmsNorm { weight: Some(&l.attn_norm), eps };
-            let qkv = l.qkv.forward_normed(&res, Some(attn_norm), Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?;
+            let qkv = |x: &Tensor| -> Result<Tensor> {
+                Ok(l.qkv.forward_normed(x, Some(attn_norm), Epilogue::default())?.reshape(&[b, t, h + 2 * kvh, d])?)
+            };
             let a = if fused_rope {
-                // Decoding: queries and keys rotate on their way to the cache, one launch.
-                stage(&mut tracer, "rope_kv");
-                let q = self.cache.rope_write(li, &step, &qkv, h, &rope_kv)?;
+                // Decoding: queries and keys rotate on their way to the cache, inside the
+                // quantized projection's launch (else in one launch after it).
+                let q = match l.qkv.quantized_weight() {
+                    Some(w) => self.cache.project_rope_write(li, &step, &res, w, Some(attn_norm), h, &rope_kv)?,
+                    None => {
+                        let qkv = qkv(&res)?;
+                        stage(&mut tracer, "rope_kv");
+                        self.cache.rope_write(li, &step, &qkv, h, &rope_kv)?
+                    }
+                };
                 stage(&mut tracer, "attention");
                 attention::cached(&q, &self.cache, li, &step)?
             } else {
+                let qkv = qkv(&res)?;
                 stage(&mut tracer, "rope");
                 // Queries and keys rotate together: one launch over their H + KVH heads.
                 let qk = rope::rope(&qkv.narrow(2, 0, h + kvh)?, &rope_opts)?;

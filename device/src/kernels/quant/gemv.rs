@@ -23,13 +23,14 @@
 
 use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, Regs, load_full_chunk, load_partial_chunk};
+use super::rope_kv;
 use crate::abi::Bf16;
 use crate::abi::quant::{
     self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GEMV_SUMS_STRIDE, GROUP, QGemvArgs, TILE_ROWS, dtype, element, flags, gemv_staged_bytes,
     split_halves,
 };
 use crate::dsl::dtype::{Chunked, Element};
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
+use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math::{self, F16_ONES, SmallDiv, dot2_f16};
 use crate::dsl::mem::Buffer;
@@ -273,8 +274,14 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
 /// reduced over the waves as it ends ([`reduce`]).
 #[inline(always)]
-fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> rope_kv::Fetched {
     let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;
+    let count = tile_count(a, first, stride);
+    // The rotary epilogue's first loads (flags::ROPE_KV), ahead of everything: its table loads
+    // depend on them and go out once the rows are in.
+    let rope = a.flags & flags::ROPE_KV != 0;
+    // SAFETY: with ROPE_KV the arguments describe the rope buffers.
+    let ahead = if rope { unsafe { rope_kv::ahead(a, count, workitem_id_x()) } } else { rope_kv::Ahead::NONE };
     // Staged rows: their loads go out first (their latency overlaps the weights').
     // SAFETY: the arguments describe the buffers; every wave calls it once.
     let held = unsafe { xb.issue(a) };
@@ -288,7 +295,6 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
     let tile_bytes = abi::tile_bytes(F::F, k) as u32;
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
-    let count = tile_count(a, first, stride);
     let tasks_of = SmallDiv::new(a.m);
     // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
     // their kernels have no such path).
@@ -340,6 +346,8 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
     let mut regs = unsafe { load_full_chunk::<F>(&wb, at(if has_full { 0 } else { count }, c0), part, row) };
     // SAFETY: as for `issue`; the tables hold GEMV_SUMS_STRIDE floats per group of K.
     unsafe { xb.finish(a, held, if F::HAS_MIN { tables } else { tables.sub(0, 0) }) };
+    // SAFETY: as for `ahead`.
+    let fetched = if rope { unsafe { rope_kv::tables(a, first, stride, count, workitem_id_x(), ahead) } } else { rope_kv::Fetched::NONE };
     let mut xs = if X == dtype::F32 {
         [[0u32; 8]; CHUNK_GROUPS]
     } else {
@@ -440,6 +448,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) {
             ti += 1;
         }
     }
+    fetched
 }
 
 /// The sums of a row's partial last chunk (`NB` < 8 groups of a 32-weight format; the chunk at
@@ -528,14 +537,24 @@ fn wave_sum<const W: usize>(red: LdsSlice<f32>, at: usize, waves: u32) -> f32 {
 /// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
 /// and the stores to `y`, after the last tile's reduction.
 #[inline(always)]
-fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>) {
+fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, fetched: rope_kv::Fetched) {
     barrier();
+    if a.flags & flags::ROPE_KV != 0 {
+        // Its arguments read again, here: loaded at the kernel's entry, they would hold a
+        // dozen scalar registers across the K loop, which has none to spare.
+        // SAFETY: the kernel's own kernarg segment and argument struct.
+        let mut r = unsafe { kernargs_at::<QGemvArgs>(kernarg_address()) };
+        to_block(&mut r);
+        // SAFETY: the host gives ROPE_KV its buffers; the reductions wrote every tile's results.
+        unsafe { rope_kv::epilogue(&r, first, stride, tile_count(&r, first, stride), results, fetched) };
+        return;
+    }
+    let count = tile_count(a, first, stride);
     // One flat loop over every tile's entries, 32-bit: entry `idx` is entry `idx % span` of
     // tile `idx / span`, `span` the entries per tile rounded up to a power of two (a shift and
     // a mask, where the exact count divided: a 64-bit division per entry).
     let thread = workitem_id_x();
     let threads = workgroup_size_x();
-    let count = tile_count(a, first, stride);
     let (m, n) = (a.m as usize, a.n as usize);
     let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
@@ -612,15 +631,7 @@ struct Share {
 /// results, each wave's table of activation sums, then (RMS_NORM) the staged rows.
 #[inline(always)]
 fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
-    let m0 = (workgroup_id_y() * a.m_block) as usize;
-    let (xs, os) = (if a.x_type == dtype::F32 { 4 } else { 2 }, if a.out_type == dtype::F32 { 4 } else { 2 });
-    // SAFETY: the host launched ceil(m / m_block) row blocks; offsets inside x, y, residual.
-    unsafe {
-        a.x = a.x.add(m0 * a.ldx as usize * xs);
-        a.y = a.y.add(m0 * a.ldy as usize * os);
-        a.residual = a.residual.add(m0 * a.ldr as usize * os);
-    }
-    a.m = (a.m - m0 as u32).min(a.m_block);
+    to_block(a);
     let wave = readfirstlane(workitem_id_x() / 64);
     let waves = workgroup_size_x() / 64;
     let chunks = (a.k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
@@ -647,17 +658,32 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     Share { c0, c1, first: workgroup_id_x(), stride: a.grid_x.max(1), table, tables, red, results, staged: arena.take::<U32x4>(staged_len) }
 }
 
+/// Moves `a` to the workgroup's block of activation rows: `x`, `y` and the residual to its
+/// first row, `m` to its rows.
+#[inline(always)]
+fn to_block(a: &mut QGemvArgs) {
+    let m0 = (workgroup_id_y() * a.m_block) as usize;
+    let (xs, os) = (if a.x_type == dtype::F32 { 4 } else { 2 }, if a.out_type == dtype::F32 { 4 } else { 2 });
+    // SAFETY: the host launched ceil(m / m_block) row blocks; offsets inside x, y, residual.
+    unsafe {
+        a.x = a.x.add(m0 * a.ldx as usize * xs);
+        a.y = a.y.add(m0 * a.ldy as usize * os);
+        a.residual = a.residual.add(m0 * a.ldr as usize * os);
+    }
+    a.m = (a.m - m0 as u32).min(a.m_block);
+}
+
 /// The `quant_gemv_*` kernel for format `F`: workgroup (x, y) computes activation rows
 /// `m_block * y ..` of tiles `x, x + grid_x, ..` (16 columns of `y` each).
 #[inline(always)]
 pub fn gemv<F: Format>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
-    match a.x_type {
+    let fetched = match a.x_type {
         dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), &s),
         dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), &s),
         _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), &s),
-    }
-    epilogue_all(&a, s.first, s.stride, s.results);
+    };
+    epilogue_all(&a, s.first, s.stride, s.results, fetched);
 }
 
 /// The `quant_gemv_norm_*` kernel for format `F` and activations of type `E` (f16 or bf16;
@@ -668,10 +694,7 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
 pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
     let rows = NormedRows::<E>::new(&a, F::F, s.staged);
-    if E::CODE == Bf16::CODE {
-        run::<F, { dtype::BF16 }, _>(&a, rows, &s);
-    } else {
-        run::<F, { dtype::F16 }, _>(&a, rows, &s);
-    }
-    epilogue_all(&a, s.first, s.stride, s.results);
+    let fetched =
+        if E::CODE == Bf16::CODE { run::<F, { dtype::BF16 }, _>(&a, rows, &s) } else { run::<F, { dtype::F16 }, _>(&a, rows, &s) };
+    epilogue_all(&a, s.first, s.stride, s.results, fetched);
 }

@@ -4,6 +4,7 @@
 //! - [`dequant`]: weights to f32/f16/bf16;
 //! - [`gemv`]: the decode GEMV / skinny GEMM (M <= 16) on the codes, scales applied per group;
 //!   `activations`: where it reads its activation rows (global memory, or their RMSNorm in LDS);
+//!   `rope_kv`: its epilogue for a fused QKV projection (rotary embedding, KV-cache write);
 //! - [`gemm`]: the prefill GEMM, weight tiles dequantized into LDS for the tile layer's pipeline.
 
 mod activations;
@@ -12,6 +13,7 @@ mod entries;
 pub mod format;
 pub mod gemm;
 pub mod gemv;
+mod rope_kv;
 
 /// GEMM's epilogue parameters for a quantized product `y = x W^T`: no scaling or `beta * C`;
 /// the bias, activation, residual and output type the kernel's arguments name (`flags` in

@@ -35,4 +35,4 @@ mod rope_kv;
 
 pub use flash::{FlashOptions, flash, flash_with_lse};
 pub use paged::{BlockTable, DecodeOptions, PageAllocator, PagedKvCache, decode, write_kv};
-pub use rope_kv::{RopeKv, rope_write_kv};
+pub use rope_kv::{RopeKv, qkv_rope_write_kv, rope_write_kv};
