@@ -448,7 +448,10 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     let cfg = LaunchConfig { grid, block: [waves * 64, 1, 1], dynamic_lds_bytes: lds };
     // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned; y and
     // the residual are [m][n] contiguous of the output dtype; the bias has n f32; the norm's
-    // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows.
+    // weight (with NORM_WEIGHT) k elements of x's dtype, and the LDS holds the staged rows;
+    // with ROPE_KV (its operands checked by `qkv_rope_write_kv`) y is [m][heads head_dim], the
+    // tables [cache_rows][rot_dim / 2] f32, m slots and m / seq offsets, and every slot below
+    // slots_total is inside both caches (their shape).
     unsafe { ops.launch(kernel, cfg, &args)? };
     Ok(Some(y))
 }

@@ -19,7 +19,8 @@
 //! (`x = hi + mid + lo` by truncation), three bf16 MFMAs each.
 //!
 //! The waves' partial sums meet in LDS; the workgroup adds them in wave order (deterministic)
-//! and runs GEMM's per-element epilogue (bias, activation, residual, conversion).
+//! and runs GEMM's per-element epilogue (bias, activation, residual, conversion), SwiGLU's
+//! gate, or a fused QKV projection's rotary embedding and KV-cache write ([`rope_kv`]).
 
 use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, Regs, load_full_chunk, load_partial_chunk};
@@ -272,7 +273,8 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// not a multiple of 256) is a wave's whole share ([`setup`]): that wave computes it per tile
 /// and hands it to the tile's reduction like any wave's sum ([`partial_chunk`]). The table of
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
-/// reduced over the waves as it ends ([`reduce`]).
+/// reduced over the waves as it ends ([`reduce`]). Returns what the rotary epilogue
+/// (flags::ROPE_KV) fetched for the lane's first entry before the K loop ([`rope_kv`]).
 #[inline(always)]
 fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> rope_kv::Fetched {
     let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;

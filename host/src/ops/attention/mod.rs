@@ -1,6 +1,7 @@
 //! Attention on the matrix cores: the flash forward for prefill and encoders ([`flash`]), and
 //! decode over a paged KV cache ([`PagedKvCache`], [`write_kv`], [`decode`]; [`rope_write_kv`]
-//! rotates a decode step's queries and keys and writes the cache in one launch).
+//! rotates a decode step's queries and keys and writes the cache in one launch, and
+//! [`qkv_rope_write_kv`] does it inside a quantized QKV projection's launch).
 //!
 //! `O = softmax(scale * Q K^T + mask) V` with f32 scores, statistics and accumulation; inputs
 //! f16 or bf16, output in the input dtype; the score matrix is never materialised. The log-sum-exp

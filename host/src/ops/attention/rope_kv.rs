@@ -1,6 +1,8 @@
 //! A decode step's rotary embedding and KV-cache write in one launch ([`rope_write_kv`]): what
 //! [`rope`](crate::ops::rope::rope) over the query and key heads followed by
-//! [`write_kv`](super::write_kv) does, straight from a fused QKV projection's output.
+//! [`write_kv`](super::write_kv) does, straight from a fused QKV projection's output; or inside
+//! that projection's own launch when its weights are quantized ([`qkv_rope_write_kv`]: the
+//! decode GEMV's epilogue rotates and writes).
 
 use super::PagedKvCache;
 use crate::dtype::DType;
