@@ -239,8 +239,8 @@ pub(crate) struct RopeEpilogue<'a> {
 }
 
 /// `qmatmul` with the rotary epilogue in the GEMV: the rotated queries `[m, heads head_dim]`, or
-/// `None` (nothing launched) where the GEMV does not run the product (`opts.out_dtype` is the
-/// cache's).
+/// `None` (nothing launched) where the GEMV does not run the product or its epilogue cannot
+/// index the operands (`opts.out_dtype` is the cache's).
 pub(crate) fn fused_rope(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: &RopeEpilogue<'_>) -> Result<Option<Tensor>> {
     product(x, w, opts, Some(rope))
 }
@@ -330,8 +330,11 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         }
         forced => forced,
     };
-    // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`).
-    if rope.is_some() && (kernel != QKernel::Gemv || n >= 1 << 20 || m >= 1 << 20) {
+    // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`) and
+    // addresses the tables with 32-bit byte offsets.
+    if let Some(r) = rope
+        && (kernel != QKernel::Gemv || n >= 1 << 20 || m >= 1 << 20 || r.cos.numel() * 4 > u32::MAX as usize)
+    {
         return Ok(None);
     }
     // The GEMV's launch shape and LDS, and whether it can take the norm in.
