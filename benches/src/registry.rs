@@ -449,19 +449,16 @@ pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> C
 /// the cos/sin rows read.
 pub fn qkv_rope_case(format: QuantFormat, m: usize, k: usize, heads: usize, kv_heads: usize, d: usize, norm: bool) -> Case {
     let n = (heads + 2 * kv_heads) * d;
-    let weight = n.div_ceil(16) * 16 * format.row_bytes(k).unwrap_or(0);
     Case {
         op: "qmatmul",
         shape: format!("{} {m}x{n}x{k}{} rope{heads}:{kv_heads}", format.name(), if norm { " norm" } else { "" }),
         flops: 2.0 * (m * n * k) as f64,
-        min_bytes: (weight + 2 * m * k + 2 * m * n + if norm { 2 * k } else { 0 } + 4 * m * d) as u64,
+        min_bytes: (qmatmul_bytes(format, m, n, k, norm) + 4 * m * d) as u64,
         math: MathKind::F16,
         sample_workgroups: 8,
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
-            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
-            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
-            let nw = if norm { Some(g.tensor(dev, DType::F16, &[k], 1.0)?) } else { None };
+            let (w, x, nw) = qmatmul_operands(dev, &mut g, format, m, n, k, norm)?;
             let (positions, page) = (128, 16);
             let cos = g.tensor(dev, DType::F32, &[positions, d / 2], 1.0)?;
             let sin = g.tensor(dev, DType::F32, &[positions, d / 2], 1.0)?;
@@ -480,20 +477,41 @@ pub fn qkv_rope_case(format: QuantFormat, m: usize, k: usize, heads: usize, kv_h
     }
 }
 
-fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> Case {
+/// The compulsory bytes of a quantized product: the weight (its device layout, GGML's bytes
+/// padded to 16 rows), the f16 activations and output, and the norm's weight.
+fn qmatmul_bytes(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> usize {
     let weight = n.div_ceil(16) * 16 * format.row_bytes(k).unwrap_or(0);
+    weight + 2 * m * k + 2 * m * n + if norm { 2 * k } else { 0 }
+}
+
+/// A quantized product's operands: the weight `[n, k]`, f16 activations `[m, k]` and (with
+/// `norm`) the norm's f16 weight `[k]`.
+fn qmatmul_operands(
+    dev: &Device,
+    g: &mut Normal,
+    format: QuantFormat,
+    m: usize,
+    n: usize,
+    k: usize,
+    norm: bool,
+) -> Result<(QuantTensor, Tensor, Option<Tensor>)> {
+    let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
+    let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
+    let nw = if norm { Some(g.tensor(dev, DType::F16, &[k], 1.0)?) } else { None };
+    Ok((w, x, nw))
+}
+
+fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> Case {
     Case {
         op: "qmatmul",
         shape: format!("{} {m}x{n}x{k}{}", format.name(), if norm { " norm" } else { "" }),
         flops: 2.0 * (m * n * k) as f64,
-        min_bytes: (weight + 2 * m * k + 2 * m * n + if norm { 2 * k } else { 0 }) as u64,
+        min_bytes: qmatmul_bytes(format, m, n, k, norm) as u64,
         math: MathKind::F16,
         sample_workgroups: 8,
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
-            let w = QuantTensor::from_blocks(dev, format, [n, k], &g.quant_blocks(format, n, k, 0.01)?)?;
-            let x = g.tensor(dev, DType::F16, &[m, k], 1.0)?;
-            let nw = if norm { Some(g.tensor(dev, DType::F16, &[k], 1.0)?) } else { None };
+            let (w, x, nw) = qmatmul_operands(dev, &mut g, format, m, n, k, norm)?;
             Ok(boxed(move || {
                 let rms_norm = nw.as_ref().map(|w| qmatmul::RmsNorm { weight: Some(w), eps: 1e-5 });
                 qmatmul::qmatmul(&x, &w, &qmatmul::QMatmulOptions { rms_norm, ..Default::default() }).map(drop)

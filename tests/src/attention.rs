@@ -1,9 +1,9 @@
 //! Error bounds of attention outputs against the f64 reference (the suites' tolerances; see
 //! `tests/tests/attention.rs` for their derivation).
 
-use crate::tensors::{close, rounding};
-use ferrocm::DType;
+use crate::tensors::{close, rounding, uniform};
 use ferrocm::reference::attention::Mask;
+use ferrocm::{DType, Tensor};
 use proptest::prelude::*;
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -109,4 +109,26 @@ pub fn compare(
         }
     }
     Ok(())
+}
+
+/// cos/sin tables (`[rows, half]` f32) of real rotary angles, `p * 10^(-i / half)` for
+/// position `p` and pair `i`: the rotary suites' tables.
+pub fn rope_tables(rows: usize, half: usize) -> (Tensor, Tensor) {
+    let dev = crate::device();
+    let angles: Vec<f64> = (0..rows * half).map(|i| (i / half) as f64 * 10f64.powf(-((i % half) as f64) / half as f64)).collect();
+    let cos = Tensor::from_slice(dev, &angles.iter().map(|a| a.cos() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
+    let sin = Tensor::from_slice(dev, &angles.iter().map(|a| a.sin() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
+    (cos, sin)
+}
+
+/// i32 slots `[tokens]` for a paged cache of `pages` pages of 16: the slots dealt in a shuffled
+/// order (Fisher-Yates on `seed`).
+pub fn shuffled_slots(tokens: usize, pages: usize, seed: &mut u64) -> Tensor {
+    let mut order: Vec<usize> = (0..pages * 16).collect();
+    for i in (1..order.len()).rev() {
+        let j = ((uniform(seed) + 1.0) / 2.0 * (i + 1) as f64) as usize % (i + 1);
+        order.swap(i, j);
+    }
+    let slots: Vec<i32> = order[..tokens].iter().map(|&s| s as i32).collect();
+    Tensor::from_slice(crate::device(), &slots, &[tokens]).unwrap()
 }

@@ -110,3 +110,13 @@ pub fn close(got: f64, want: f64, tol: f64) -> bool {
     }
     (got - want).abs() <= tol
 }
+
+/// The raw 16-bit values of an f16 or bf16 tensor, for bit-for-bit comparisons (NaNs compared
+/// by their bits).
+pub fn bits16(t: &Tensor) -> Vec<u16> {
+    match t.dtype() {
+        DType::F16 => t.to_vec::<f16>().unwrap().iter().map(|x| x.to_bits()).collect(),
+        DType::Bf16 => t.to_vec::<bf16>().unwrap().iter().map(|x| x.to_bits()).collect(),
+        d => panic!("not a 2-byte float: {d}"),
+    }
+}

@@ -17,9 +17,10 @@
 use ferrocm::ops::attention::{self, PagedKvCache, RopeKv};
 use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions, RmsNorm};
 use ferrocm::quant::{QuantFormat, QuantTensor};
-use ferrocm::{DType, Error, Tensor, bf16, f16};
+use ferrocm::{DType, Error, Tensor};
+use ferrocm_tests::attention::{rope_tables, shuffled_slots};
 use ferrocm_tests::quant::random_blocks;
-use ferrocm_tests::tensors::{random, uniform};
+use ferrocm_tests::tensors::{bits16, random};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
 
@@ -41,35 +42,6 @@ struct Case {
     seed: u64,
 }
 
-/// The raw 16-bit values of a 2-byte tensor (NaNs compared by their bits).
-fn bits(t: &Tensor) -> Vec<u16> {
-    match t.dtype() {
-        DType::F16 => t.to_vec::<f16>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        DType::Bf16 => t.to_vec::<bf16>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        d => panic!("not a 2-byte float: {d}"),
-    }
-}
-
-/// Slots of `tokens` tokens dealt from `pages` pages of 16 in a shuffled order.
-fn shuffled_slots(tokens: usize, pages: usize, seed: &mut u64) -> Tensor {
-    let mut order: Vec<usize> = (0..pages * 16).collect();
-    for i in (1..order.len()).rev() {
-        let j = ((uniform(seed) + 1.0) / 2.0 * (i + 1) as f64) as usize % (i + 1);
-        order.swap(i, j);
-    }
-    let slots: Vec<i32> = order[..tokens].iter().map(|&s| s as i32).collect();
-    Tensor::from_slice(device(), &slots, &[tokens]).unwrap()
-}
-
-/// cos/sin tables of real angles for `rows` positions, `half` pairs each.
-fn tables(rows: usize, half: usize) -> (Tensor, Tensor) {
-    let dev = device();
-    let angles: Vec<f64> = (0..rows * half).map(|i| (i / half) as f64 * 10f64.powf(-((i % half) as f64) / half as f64)).collect();
-    let cos = Tensor::from_slice(dev, &angles.iter().map(|a| a.cos() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
-    let sin = Tensor::from_slice(dev, &angles.iter().map(|a| a.sin() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
-    (cos, sin)
-}
-
 /// Runs the fused op and the two it fuses on the same operands; asserts equal bits.
 fn check(c: &Case, kernel_of_plain: QKernel) -> Result<(), TestCaseError> {
     let dev = device();
@@ -84,7 +56,7 @@ fn check(c: &Case, kernel_of_plain: QKernel) -> Result<(), TestCaseError> {
     let (norm_w, _) = random(&[k], x_dtype, 1.5, &mut seed);
     let rms = c.norm.then_some(RmsNorm { weight: Some(&norm_w), eps: 1e-5 });
     // 40 positions; sequence 2 starts at 37, so its later tokens are past the tables (NaN).
-    let (cos, sin) = tables(40, c.rot / 2);
+    let (cos, sin) = rope_tables(40, c.rot / 2);
     let starts: Vec<i32> = (0..c.batch).map(|b| if b == 2 { 37 } else { (b * 17 + c.seed as usize % 5) as i32 }).collect();
     let offsets = Tensor::from_slice(dev, &starts, &[c.batch]).unwrap();
     let rope = RopeKv { cos: &cos, sin: &sin, offsets: &offsets };
@@ -101,14 +73,14 @@ fn check(c: &Case, kernel_of_plain: QKernel) -> Result<(), TestCaseError> {
     let one = PagedKvCache::new(dev, 2, pages, 16, kvh, d, c.dtype).unwrap();
     let q = attention::qkv_rope_write_kv(&x, &w, rms, h, &rope, &one, 1, &slots).map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(q.shape(), &[c.batch, c.seq, h, d]);
-    prop_assert!(bits(&q) == bits(&want_q), "queries differ ({:?})", c);
+    prop_assert!(bits16(&q) == bits16(&want_q), "queries differ ({:?})", c);
     let (k1, v1) = one.layer(1).unwrap();
     let (k2, v2) = two.layer(1).unwrap();
-    prop_assert!(bits(k1) == bits(k2), "K caches differ ({:?})", c);
-    prop_assert!(bits(v1) == bits(v2), "V caches differ ({:?})", c);
+    prop_assert!(bits16(k1) == bits16(k2), "K caches differ ({:?})", c);
+    prop_assert!(bits16(v1) == bits16(v2), "V caches differ ({:?})", c);
     // Layer 0 untouched, and something was written.
-    prop_assert!(bits(one.layer(0).unwrap().0).iter().all(|&b| b == 0));
-    prop_assert!(bits(v1).iter().any(|&b| b != 0));
+    prop_assert!(bits16(one.layer(0).unwrap().0).iter().all(|&b| b == 0));
+    prop_assert!(bits16(v1).iter().any(|&b| b != 0));
     Ok(())
 }
 
@@ -215,7 +187,7 @@ fn a_product_for_the_prefill_gemm_takes_two_launches_with_the_same_bits() {
 fn bad_input_is_a_typed_error() {
     let dev = device();
     let cache = PagedKvCache::new(dev, 1, 4, 16, 1, 32, DType::F16).unwrap();
-    let (cos, sin) = tables(8, 16);
+    let (cos, sin) = rope_tables(8, 16);
     let offsets = Tensor::from_slice(dev, &[0i32], &[1]).unwrap();
     let rope = RopeKv { cos: &cos, sin: &sin, offsets: &offsets };
     let w = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [160, 64], &random_blocks(QuantFormat::Q8_0, 160, 64, 0.05, 1)).unwrap();

@@ -11,8 +11,9 @@
 
 use ferrocm::ops::attention::{self, PagedKvCache, RopeKv, write_kv};
 use ferrocm::ops::rope::{self, RopeLayout, RopeOptions, RopeTable};
-use ferrocm::{DType, Error, Tensor, bf16, f16};
-use ferrocm_tests::tensors::{tensor, uniform};
+use ferrocm::{DType, Error, Tensor};
+use ferrocm_tests::attention::{rope_tables, shuffled_slots};
+use ferrocm_tests::tensors::{bits16, tensor, uniform};
 use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
 
@@ -30,15 +31,6 @@ struct Case {
     seed: u64,
 }
 
-/// The raw 16-bit values of a 2-byte tensor (NaNs compared by their bits).
-fn bits(t: &Tensor) -> Vec<u16> {
-    match t.dtype() {
-        DType::F16 => t.to_vec::<f16>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        DType::Bf16 => t.to_vec::<bf16>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        d => panic!("not a 2-byte float: {d}"),
-    }
-}
-
 fn check(c: &Case) -> Result<(), TestCaseError> {
     let dev = device();
     let mut seed = c.seed;
@@ -47,10 +39,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let tokens = c.batch * c.seq;
     // cos/sin of real angles for 40 positions; a sequence may start past them (NaN rows).
     let rows = 40;
-    let half = c.rot / 2;
-    let angles: Vec<f64> = (0..rows * half).map(|i| (i / half) as f64 * 10f64.powf(-((i % half) as f64) / half as f64)).collect();
-    let cos = Tensor::from_slice(dev, &angles.iter().map(|a| a.cos() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
-    let sin = Tensor::from_slice(dev, &angles.iter().map(|a| a.sin() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
+    let (cos, sin) = rope_tables(rows, c.rot / 2);
     let starts: Vec<i32> = (0..c.batch).map(|b| if b == 2 { 39 } else { (b * 17 + c.seed as usize % 5) as i32 }).collect();
     let offsets = Tensor::from_slice(dev, &starts, &[c.batch]).unwrap();
     // The projection, padded per token when strided.
@@ -59,13 +48,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let qkv = full.narrow(2, c.pad, all).unwrap();
     // Slots: pages of 16 dealt in a shuffled order.
     let pages = tokens.div_ceil(16) + 3;
-    let mut order: Vec<usize> = (0..pages * 16).collect();
-    for i in (1..order.len()).rev() {
-        let j = ((uniform(&mut seed) + 1.0) / 2.0 * (i + 1) as f64) as usize % (i + 1);
-        order.swap(i, j);
-    }
-    let slots: Vec<i32> = order[..tokens].iter().map(|&s| s as i32).collect();
-    let slots = Tensor::from_slice(dev, &slots, &[tokens]).unwrap();
+    let slots = shuffled_slots(tokens, pages, &mut seed);
 
     // The two ops it fuses.
     let two = PagedKvCache::new(dev, 2, pages, 16, kvh, d, c.dtype).unwrap();
@@ -85,16 +68,16 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let q = attention::rope_write_kv(&qkv, h, &RopeKv { cos: &cos, sin: &sin, offsets: &offsets }, &one, 1, &slots)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(q.shape(), &[c.batch, c.seq, h, d]);
-    prop_assert!(bits(&q) == bits(&want_q), "queries differ ({:?})", c);
+    prop_assert!(bits16(&q) == bits16(&want_q), "queries differ ({:?})", c);
     let (k1, v1) = one.layer(1).unwrap();
     let (k2, v2) = two.layer(1).unwrap();
-    prop_assert!(bits(k1) == bits(k2), "K caches differ ({:?})", c);
-    prop_assert!(bits(v1) == bits(v2), "V caches differ ({:?})", c);
+    prop_assert!(bits16(k1) == bits16(k2), "K caches differ ({:?})", c);
+    prop_assert!(bits16(v1) == bits16(v2), "V caches differ ({:?})", c);
     // Layer 0 untouched.
-    prop_assert!(bits(one.layer(0).unwrap().0).iter().all(|&b| b == 0));
+    prop_assert!(bits16(one.layer(0).unwrap().0).iter().all(|&b| b == 0));
     // The rotation happened: a rotated position's query is not its input.
     if starts[0] > 0 {
-        prop_assert!(bits(&q.narrow(0, 0, 1).unwrap()) != bits(&qkv.narrow(0, 0, 1).unwrap().narrow(2, 0, h).unwrap()));
+        prop_assert!(bits16(&q.narrow(0, 0, 1).unwrap()) != bits16(&qkv.narrow(0, 0, 1).unwrap().narrow(2, 0, h).unwrap()));
     }
     Ok(())
 }
