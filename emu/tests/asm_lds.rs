@@ -119,3 +119,35 @@ fn bank_conflict_counter_matches_the_measured_mi300x_values() {
     assert_eq!(lds.conflicted_instructions, 5);
     assert_eq!(lds.instructions, 7);
 }
+
+#[test]
+fn lean_counting_computes_the_same_and_leaves_out_only_the_footprints() {
+    use ferrocm_emu::exec::{Counting, LaunchOptions};
+    use ferrocm_emu::{EmuError, LaunchParams};
+    let gpu = Gpu::new("lds");
+    let run = |counting: Counting| {
+        let out = gpu.zeros(64 * 48);
+        let params = LaunchParams { grid: [1, 1, 1], block: [64, 1, 1], dynamic_lds: 0, kernargs: out.to_le_bytes().to_vec() };
+        let stats = gpu.emu.launch_with(&gpu.module, "lds_ops", &params, &LaunchOptions { counting, ..LaunchOptions::default() });
+        (gpu.u32s(out, 64 * 47), stats.unwrap_or_else(|e| panic!("{e}")).counters)
+    };
+    let (full_out, full) = run(Counting::Full);
+    let (lean_out, lean) = run(Counting::Lean);
+    assert_eq!(lean_out, full_out);
+    assert!(full.global.lines > 0 && !full.global.lane_accesses_by_width.is_empty());
+    let mut expected = full.clone();
+    expected.global.lines = 0;
+    expected.global.partially_used_line_instructions = 0;
+    expected.global.lane_accesses_by_width.clear();
+    expected.lds.bank_conflict_cycles = 0;
+    expected.lds.conflicted_instructions = 0;
+    expected.counting = Counting::Lean;
+    assert_eq!(lean, expected);
+    // A trace's events carry the footprints: a lean traced launch is refused.
+    let conflicts = LaunchParams { grid: [1, 1, 1], block: [64, 1, 1], dynamic_lds: 0, kernargs: Vec::new() };
+    let traced = LaunchOptions { trace: true, counting: Counting::Lean, ..LaunchOptions::default() };
+    match gpu.emu.launch_with(&gpu.module, "lds_conflicts", &conflicts, &traced) {
+        Err(EmuError::Launch { reason, .. }) => assert!(reason.contains("Counting::Full"), "{reason}"),
+        other => panic!("expected a launch error, got {other:?}"),
+    }
+}

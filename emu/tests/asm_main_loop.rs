@@ -15,7 +15,7 @@ fn a_main_loop_of_4_mfmas_of_32_cycles_and_8_valu_ops_is_80_percent_mfma() {
     let (workgroups, waves_per_workgroup, iterations) = (2u64, 4u64, 5u64);
     let params =
         LaunchParams { grid: [workgroups as u32, 1, 1], block: [256, 1, 1], dynamic_lds: 0, kernargs: iterations.to_le_bytes().to_vec() };
-    let opts = LaunchOptions { sample: None, trace: true };
+    let opts = LaunchOptions { sample: None, trace: true, ..LaunchOptions::default() };
     let stats = gpu.emu.launch_with(&gpu.module, "main_loop_mix", &params, &opts).unwrap_or_else(|e| panic!("{e}"));
     let trace = stats.trace.as_ref().expect("traced");
     let waves = workgroups * waves_per_workgroup;

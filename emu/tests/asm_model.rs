@@ -15,7 +15,7 @@ use harness::Gpu;
 fn run(gpu: &Gpu, kernel: &str, grid: u32, sample: u64, args: &[u64], hbm_bytes: Option<u64>) -> (LaunchStats, Modeled) {
     let kernargs = args.iter().flat_map(|a| a.to_le_bytes()).collect();
     let params = LaunchParams { grid: [grid, 1, 1], block: [256, 1, 1], dynamic_lds: 0, kernargs };
-    let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(grid as u64, sample)), trace: true };
+    let opts = LaunchOptions { sample: Some(LaunchOptions::spread_sample(grid as u64, sample)), trace: true, ..LaunchOptions::default() };
     let stats = gpu.emu.launch_with(&gpu.module, kernel, &params, &opts).unwrap_or_else(|e| panic!("{e}"));
     let k = gpu.module.co.kernel(kernel).unwrap();
     let m = model(stats.trace.as_ref().unwrap(), &KernelShape::of(k, 0), &Workload::mi300x(grid as u64, hbm_bytes))

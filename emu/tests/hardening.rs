@@ -223,7 +223,7 @@ fn the_workgroup_limit_bounds_a_launch_but_not_a_sample_of_it() {
     let p = LaunchParams { grid: [4000, 1, 1], block: [64, 1, 1], dynamic_lds: 0, kernargs };
     let reason = launch_error(emu.launch(&module, "copy_u32", &p));
     assert!(reason.contains("4000 workgroups") && reason.contains("max_workgroups"), "{reason}");
-    let sample = LaunchOptions { sample: Some(LaunchOptions::spread_sample(4000, 10)), trace: false };
+    let sample = LaunchOptions { sample: Some(LaunchOptions::spread_sample(4000, 10)), trace: false, ..LaunchOptions::default() };
     let stats = emu.launch_with(&module, "copy_u32", &p, &sample).unwrap();
     assert_eq!((stats.counters.workgroups, stats.grid_workgroups), (10, 4000));
 }

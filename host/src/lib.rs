@@ -78,7 +78,7 @@ pub mod hip {
 pub mod emulator {
     pub use crate::backend::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
     pub use ferrocm_emu::exec::report::{counters_json, launch_json};
-    pub use ferrocm_emu::exec::{Counters, GlobalCounters, LdsCounters, Trace};
+    pub use ferrocm_emu::exec::{Counters, Counting, GlobalCounters, LdsCounters, Trace};
     pub use ferrocm_emu::model::{Bottleneck, ModelError, Modeled};
     pub use ferrocm_emu::{LaunchParams, LaunchStats, Module};
 }

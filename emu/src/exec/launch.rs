@@ -1,7 +1,7 @@
 //! A kernel launch as the HSA runtime and the hardware dispatcher would do it: kernarg segment with
 //! hidden arguments, dispatch packet, per-wave initial registers, then workgroups on CPU threads.
 
-use super::counters::Counters;
+use super::counters::{Counters, Counting};
 use super::error::{EmuError, Fault, FaultKind};
 use super::memory::{MemView, PRIVATE_APERTURE, SHARED_APERTURE};
 use super::program::Module;
@@ -58,7 +58,8 @@ pub struct LaunchParams {
     pub kernargs: Vec<u8>,
 }
 
-/// How to run a launch beyond what the kernel sees: which workgroups, and whether to trace.
+/// How to run a launch beyond what the kernel sees: which workgroups, whether to trace, how
+/// much to count.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LaunchOptions {
     /// Run only these workgroups (linear indices, x fastest; out-of-grid ones are an error).
@@ -67,6 +68,9 @@ pub struct LaunchOptions {
     pub sample: Option<Vec<u64>>,
     /// Record a per-wave instruction trace of every workgroup run ([`LaunchStats::trace`]).
     pub trace: bool,
+    /// How much of [`LaunchStats::counters`] to count. A trace's events carry the footprint
+    /// counts, so a traced launch must count [`Counting::Full`] (a lean one is refused).
+    pub counting: Counting,
 }
 
 impl LaunchOptions {
@@ -224,6 +228,9 @@ impl Emulator {
             volume(params.grid).ok_or_else(|| launch_err(k, format!("grid {:?} has more than 2^64 workgroups", params.grid)))?;
         if let Some(bad) = opts.sample.as_ref().and_then(|s| s.iter().find(|&&i| i >= grid_workgroups)) {
             return Err(launch_err(k, format!("sampled workgroup {bad} is outside the grid of {grid_workgroups}")));
+        }
+        if opts.trace && opts.counting != Counting::Full {
+            return Err(launch_err(k, "a traced launch counts fully: its events carry the footprint counts (Counting::Full)"));
         }
         let to_run = opts.sample.as_ref().map_or(grid_workgroups, |s| s.len() as u64);
         if to_run > self.config.max_workgroups {
@@ -509,11 +516,11 @@ fn run_all(
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
-    let merged = Mutex::new(Counters::default());
+    let merged = Mutex::new(Counters::new(opts.counting));
 
     let worker = || {
         let mut run = WorkgroupRun::new(info.module.code_words());
-        let mut counters = Counters::default();
+        let mut counters = Counters::new(opts.counting);
         loop {
             if stop.load(Ordering::Relaxed) {
                 break;

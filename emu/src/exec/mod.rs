@@ -34,7 +34,7 @@ mod vmem;
 pub mod wave;
 mod workgroup;
 
-pub use counters::{Access, Class, Counters, GlobalCounters, LdsCounters};
+pub use counters::{Access, Class, Counters, Counting, GlobalCounters, LdsCounters};
 pub use error::{EmuError, Fault, FaultKind, Space};
 pub use launch::{
     LDS_SIZE, LaunchOptions, LaunchParams, LaunchStats, MAX_KERNARG_BYTES, MAX_SCRATCH_PER_LANE, MAX_THREADS, MAX_WORKGROUP_SIZE, volume,

@@ -35,6 +35,7 @@ pub fn counters_json(c: &Counters) -> Value {
             "conflicted_instructions": c.lds.conflicted_instructions,
         },
         "barriers": c.barriers,
+        "counting": c.counting.name(),
     })
 }
 

@@ -74,6 +74,7 @@ pub fn modeled_launch(
     let sample = LaunchOptions {
         sample: Some(LaunchOptions::sample_for(module, kernel, total, opts.sample_workgroups, opts.chip.xcds)),
         trace: true,
+        ..LaunchOptions::default()
     };
     let stats = emu.launch_with(module, kernel, params, &sample)?;
     let trace = stats.trace.clone().ok_or(ModelError::NoTrace)?;
