@@ -147,12 +147,14 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
     acc: &mut [[f32; M]; M],
     at: &[[f64; M]; KK],
     b: &[[f64; M]; KK],
+    a_rows_same: bool,
 ) {
     const { assert!(KK % G == 0) };
     // Every row of A and of C the same, bit for bit (a GEMV's padded rows): every row's result
-    // is row 0's, so only row 0 is computed, then copied.
+    // is row 0's, so only row 0 is computed, then copied. `a_rows_same` says the caller knows
+    // A's rows are (from the lanes' bits).
     let same = |x: f64, y: f64| x.to_bits() == y.to_bits();
-    let uniform = at.iter().all(|k| k.iter().all(|&x| same(x, k[0])))
+    let uniform = (a_rows_same || at.iter().all(|k| k.iter().all(|&x| same(x, k[0]))))
         && acc.iter().all(|r| r.iter().zip(&acc[0]).all(|(x, y)| x.to_bits() == y.to_bits()));
     let rows = if uniform { 1 } else { M };
     for g in 0..KK / G {
@@ -324,7 +326,9 @@ mod tests {
             {
                 let name = "rows_generic";
                 let mut got = c;
-                rows_generic::<M, KK, G, false>(&mut got, &at, &b);
+                // What the caller knows from the lanes' bits: whether every row of A is the same.
+                let a_rows_same = a.iter().all(|r| r.iter().zip(&a[0]).all(|(x, y)| x.to_bits() == y.to_bits()));
+                rows_generic::<M, KK, G, false>(&mut got, &at, &b, a_rows_same);
                 for i in 0..M {
                     for j in 0..M {
                         if want[i][j].is_nan() {

@@ -381,7 +381,10 @@ mod tests {
 
     /// `op` on random operands in v0.. (A), v4.. (B), v8.. (C), D into v40..: every output
     /// against the lane layout of GFX942.md and the fused-group definition, element by element.
-    fn check_against_definition(op: Op, blgp: u8, seed: u64) {
+    /// With `repeat`, every row of A copies row 0 (a skinny GEMM's padding), and with `repeat
+    /// > 1` every row of C too (all rows the same), so the decoding of A's runs once per run of
+    /// lanes and the one-row result are checked as well.
+    fn check_against_definition(op: Op, blgp: u8, seed: u64, repeat: u8) {
         use crate::isa::{Enc, Ext, Mods};
         let sh = shape(op).expect("an MFMA");
         let (m, kk, kpl) = (sh.m, sh.k, sh.a.per_lane());
@@ -400,6 +403,24 @@ mod tests {
                 // Keep most C values ordinary floats; A/B take any bit pattern (NaN, inf included).
                 let v = if r >= 8 { ((bits as f32 / u32::MAX as f32) - 0.5).to_bits() } else { bits };
                 w.vreg_at_mut(Opnd::vgpr(r as u16), 0).expect("in range")[lane] = v;
+            }
+        }
+        if repeat > 0 {
+            // A's row i is lane i of each run of m lanes.
+            for r in 0..2 {
+                let reg = w.vreg_at_mut(Opnd::vgpr(r as u16), 0).expect("in range");
+                for lane in 0..LANES {
+                    reg[lane] = reg[lane - lane % m];
+                }
+            }
+        }
+        if repeat > 1 {
+            for i in 1..m {
+                for j in 0..m {
+                    let ((r0, l0), (r, l)) = (c_pos(m, 0, j), c_pos(m, i, j));
+                    let v = w.vreg_at(Opnd::vgpr(8 + r0 as u16), 0).expect("in range")[l0];
+                    w.vreg_at_mut(Opnd::vgpr(8 + r as u16), 0).expect("in range")[l] = v;
+                }
             }
         }
         let inst = Inst {
@@ -467,7 +488,9 @@ mod tests {
         .enumerate()
         {
             for blgp in [0, 3] {
-                check_against_definition(op, blgp, 0x2545_f491_4f6c_dd1d ^ (n as u64 * 7919 + blgp as u64));
+                for repeat in 0..3 {
+                    check_against_definition(op, blgp, 0x2545_f491_4f6c_dd1d ^ (n as u64 * 7919 + blgp as u64), repeat);
+                }
             }
         }
     }

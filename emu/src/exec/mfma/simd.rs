@@ -57,15 +57,27 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
     let mut at = [[0f64; M]; KK];
     let mut bm = [[0f64; M]; KK];
     let mut vals = [0f64; LANES];
+    // Every row of A the same, bit for bit (a skinny GEMM's rows padded with copies of the
+    // last: every MFMA of the quantized decode GEMV): each run of M lanes holds one value, so
+    // it is decoded once, not M times.
+    let a_rows_same = ra[..a.regs() as usize].iter().all(|reg| reg.chunks_exact(M).all(|run| run.iter().all(|&v| v == run[0])));
     for e in 0..kpl {
-        for (ty, raw, out) in [(a, ra, &mut at), (b, rb, &mut bm)] {
-            decode_elements(ty, raw, e, &mut vals);
+        if a_rows_same {
+            for q in 0..LANES / M {
+                at[q * kpl + e] = [a.value([ra[0][q * M], ra[1][q * M]], e); M];
+            }
+        } else {
+            decode_elements(a, ra, e, &mut vals);
             for (q, run) in vals.chunks_exact(M).enumerate() {
-                out[q * kpl + e].copy_from_slice(run);
+                at[q * kpl + e].copy_from_slice(run);
             }
         }
+        decode_elements(b, rb, e, &mut vals);
+        for (q, run) in vals.chunks_exact(M).enumerate() {
+            bm[q * kpl + e].copy_from_slice(run);
+        }
     }
-    fused::rows_generic::<M, KK, G, HW>(acc, &at, &bm);
+    fused::rows_generic::<M, KK, G, HW>(acc, &at, &bm, a_rows_same);
 }
 
 /// [`core`] compiled for x86-64-v3.
@@ -133,7 +145,15 @@ mod tests {
                         })
                     })
                 };
-                let (ra, rb) = (raw(), raw());
+                let (mut ra, rb) = (raw(), raw());
+                // Every third round, every row of A the same (the GEMV's padded rows).
+                if round % 3 == 2 {
+                    for reg in ra.iter_mut() {
+                        for lane in 0..LANES {
+                            reg[lane] = reg[lane - lane % M];
+                        }
+                    }
+                }
                 let acc: [[f32; M]; M] = core::array::from_fn(|_| core::array::from_fn(|_| f32::from_bits(next() as u32)));
                 let mut want = acc;
                 at_level::<M, KK, G>(Level::Baseline, a, b, &ra, &rb, &mut want);
