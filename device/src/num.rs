@@ -24,9 +24,103 @@ pub fn quotient(t: u32, inv: f32) -> u32 {
     unsafe { ((t as f32 + 0.5) * inv).to_int_unchecked::<u32>() }
 }
 
+/// Exact division of any u32 by a divisor fixed for a launch: the host computes a multiplier
+/// and a shift once ([`Divisor::new`], passed in the kernel's arguments), and the kernel divides
+/// with a high multiply, a subtraction, an addition and two shifts ([`Divisor::div_rem`]),
+/// scalar when the dividend is uniform, where a run-time division is about twenty instructions
+/// with a transcendental reciprocal among them. For dividends [`quotient`] cannot take (it stops
+/// at 2^20): positions in a context, slots of a paged cache.
+///
+/// The method is Granlund and Montgomery's for invariant divisors ("Division by invariant
+/// integers using multiplication", 1994, figure 4.1): with `l = ceil(log2 d)` and `m = floor(2^32
+/// (2^l - d) / d) + 1`, `t1 = mulhi(m, n)` and `q = (t1 + ((n - t1) >> min(l, 1))) >> max(l - 1,
+/// 0)` is `floor(n / d)` for every 32-bit `n`. The tests check it against `/` on edge and
+/// random dividends for divisors of every size.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Divisor {
+    /// The divisor (at least 1).
+    pub d: u32,
+    /// `m` above (below 2^32 for every `d`).
+    pub magic: u32,
+    /// `l` above, 0 to 32.
+    pub shift: u32,
+}
+
+impl Divisor {
+    /// The multiplier and shift for `d` (0 is taken as 1).
+    pub const fn new(d: u32) -> Divisor {
+        let d = if d == 0 { 1 } else { d };
+        // ceil(log2 d): 0 for 1, 32 for d above 2^31.
+        let l = 32 - (d - 1).leading_zeros();
+        let magic = (((1u64 << l) - d as u64) << 32) / d as u64 + 1;
+        Divisor { d, magic: magic as u32, shift: l }
+    }
+
+    /// The parts as a kernel receives them (the host's [`Divisor::new`] values).
+    #[inline(always)]
+    pub const fn from_parts(d: u32, magic: u32, shift: u32) -> Divisor {
+        Divisor { d, magic, shift }
+    }
+
+    /// `(n / d, n % d)` for any `n`.
+    #[inline(always)]
+    pub const fn div_rem(self, n: u32) -> (u32, u32) {
+        let t1 = ((self.magic as u64 * n as u64) >> 32) as u32;
+        let (sh1, sh2) = if self.shift == 0 { (0, 0) } else { (1, self.shift - 1) };
+        let q = (t1 + ((n - t1) >> sh1)) >> sh2;
+        (q, n - q * self.d)
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    extern crate std;
     use super::*;
+    use std::vec;
+    use std::vec::Vec;
+
+    #[test]
+    fn invariant_division_is_exact_for_every_divisor_size() {
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let mut divisors: Vec<u32> = (1..=300).collect();
+        for b in 2..32 {
+            divisors.extend([(1u32 << b) - 1, 1 << b, (1 << b) + 1, 3 << (b - 1)]);
+        }
+        divisors.extend([u32::MAX, u32::MAX - 1, (1 << 31) + 1, 1 << 31, 0x8000_0001, 0x7fff_ffff]);
+        divisors.extend((0..200).map(|_| next() as u32 >> (next() % 32)).filter(|&d| d > 0));
+        for &d in &divisors {
+            let div = Divisor::new(d);
+            let mut dividends = vec![0, 1, d - 1, d, d.wrapping_add(1), u32::MAX, u32::MAX - 1, 1 << 31, (1 << 31) - 1, 1 << 30];
+            dividends.extend((1..8u64).map(|k| (k * d as u64).min(u32::MAX as u64) as u32));
+            dividends.extend((1..8u64).map(|k| (k * d as u64).saturating_sub(1).min(u32::MAX as u64) as u32));
+            dividends.extend((0..500).map(|_| next() as u32 >> (next() % 32)));
+            for n in dividends {
+                assert_eq!(div.div_rem(n), (n / d, n % d), "{n} / {d}");
+            }
+        }
+        // Small divisors against every dividend up to 2^20 (the paged caches' page sizes).
+        for d in [16u32, 48, 64, 256] {
+            let div = Divisor::new(d);
+            for n in 0..1 << 20 {
+                assert_eq!(div.div_rem(n), (n / d, n % d), "{n} / {d}");
+            }
+        }
+        assert_eq!(Divisor::new(0), Divisor::new(1));
+    }
+
+    #[test]
+    fn a_wrong_multiplier_gives_wrong_quotients() {
+        // The check above can fail: one less in the multiplier of 7 truncates some quotient.
+        let good = Divisor::new(7);
+        let bad = Divisor { magic: good.magic - 1, ..good };
+        assert!((0..1u32 << 20).any(|n| bad.div_rem(n) != (n / 7, n % 7)));
+    }
 
     #[test]
     fn quotients_are_exact_for_every_reciprocal_within_an_ulp() {

@@ -6,8 +6,8 @@
 //! causal). Decode against prefill: the sum of both outputs' bounds.
 //!
 //! Cases: ragged contexts (not multiples of a step or a page), 1-3 new rows (speculative
-//! decoding), every head dimension, GQA ratios 1, 2, 3, 4 and 8, pages of 16 and 32 tokens
-//! handed out shuffled, forced key splits (the two-launch path) and the chooser's; the K/V rows
+//! decoding), every head dimension, GQA ratios 1, 2, 3, 4 and 8, pages of 16, 32 and 48 tokens
+//! (48: the kernel's page division by a multiplier that is not a shift) handed out shuffled, forced key splits (the two-launch path) and the chooser's; the K/V rows
 //! go in through `write_kv`, whose slots and the block tables are checked on the device.
 
 use ferrocm::ops::attention::{self, BlockTable, DecodeOptions, FlashOptions, PagedKvCache, write_kv};
@@ -128,7 +128,7 @@ fn case() -> impl Strategy<Value = Case> {
         1usize..4,
         1usize..3,
         prop::sample::select(vec![1usize, 2, 3, 4, 8]),
-        prop::sample::select(vec![16usize, 32]),
+        prop::sample::select(vec![16usize, 32, 48]),
         prop::option::weighted(0.4, 1usize..6),
         any::<u64>(),
     )

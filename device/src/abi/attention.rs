@@ -198,6 +198,10 @@ crate::kernel_abi! {
         pub pages: u32,
         /// Tokens per page (a multiple of [`PAGE_QUANTUM`]).
         pub page_size: u32,
+        /// `page_size` as an invariant divisor: `crate::num::Divisor::new(page_size).magic`.
+        pub page_magic: u32,
+        /// And its `shift`.
+        pub page_shift: u32,
         /// Key/value heads.
         pub kv_heads: u32,
         /// Query heads.

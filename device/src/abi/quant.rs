@@ -575,6 +575,10 @@ crate::kernel_abi! {
         pub cache_rows: u32,
         /// Tokens per page.
         pub page_size: u32,
+        /// `page_size` as an invariant divisor: `crate::num::Divisor::new(page_size).magic`.
+        pub page_magic: u32,
+        /// And its `shift`.
+        pub page_shift: u32,
         /// `pages * page_size`.
         pub slots_total: u32,
     }

@@ -79,6 +79,7 @@ use ferrocm_device::abi::quant::{
     GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags,
     gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
 };
+use ferrocm_device::num::Divisor;
 
 /// Compute units of an MI300X (GFX942.md), for the launch shape.
 const CUS: usize = 304;
@@ -443,6 +444,8 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         rot_dim: rope.map_or(0, |r| r.rot_dim as u32),
         cache_rows: rope.map_or(Ok(0), |r| ops.u32("table rows", r.cos.shape()[0]))?,
         page_size: rope.map_or(0, |r| r.page_size as u32),
+        page_magic: rope.map_or(0, |r| Divisor::new(r.page_size as u32).magic),
+        page_shift: rope.map_or(0, |r| Divisor::new(r.page_size as u32).shift),
         slots_total: rope.map_or(Ok(0), |r| ops.u32("slots", r.slots_total))?,
     };
     // The activation rows are one range-checked buffer of 32-bit size.

@@ -19,11 +19,12 @@ use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
 use crate::abi::attention::{DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs, decode_lds_bytes};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
-use crate::dsl::math::exp2_fast;
+use crate::dsl::math::{SmallDiv, exp2_fast};
 use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{ballot, lane_id, readfirstlane};
+use crate::num::Divisor;
 use crate::tile::mma::mma16;
 use crate::tile::transposed::{QuadRole, TransposedTile};
 use core::intrinsics::simd::simd_fma;
@@ -59,7 +60,8 @@ struct Keys {
     table_row: u32,
     error: *mut u32,
     pages: u32,
-    page_size: u32,
+    /// Tokens per page: positions reach 2^30, past [`SmallDiv`]'s range.
+    page: Divisor,
     /// Bytes of a page, and of this head's part of a page (`page_size` rows) and its offset.
     page_bytes: usize,
     head_off: usize,
@@ -71,7 +73,7 @@ impl Keys {
     /// entry outside the cache is reported and read as page 0 (the op then fails).
     #[inline(always)]
     fn tile<const D: usize>(&self, t0: u32) -> usize {
-        let idx = t0 / self.page_size;
+        let (idx, off) = self.page.div_rem(t0);
         // SAFETY: idx < ceil(ctx / page_size), within the row (host-checked); uniform.
         let page = unsafe { self.table.load_scalar_b32(readfirstlane(4 * idx)) };
         let page = if page < self.pages {
@@ -81,7 +83,7 @@ impl Keys {
             unsafe { self.error.write(self.table_row + idx + 1) };
             0
         };
-        page as usize * self.page_bytes + self.head_off + (t0 % self.page_size) as usize * D * 2
+        page as usize * self.page_bytes + self.head_off + off as usize * D * 2
     }
 
     /// The cache offsets of the two 16-key tiles from `k0` (0 for a tile past the context).
@@ -138,7 +140,8 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     let lane = lane_id() as usize;
     let wave = readfirstlane(workitem_id_x() / 64) as usize;
     let (split, y, b) = (workgroup_id_x(), workgroup_id_y(), workgroup_id_z());
-    let (kvh, cg) = (y / args.col_groups, y % args.col_groups);
+    // (Grid y is below 2^16 and query columns below 16 times that: within `SmallDiv`'s 2^20.)
+    let (kvh, cg) = SmallDiv::new(args.col_groups).div_rem(y);
     // SAFETY: the host sized the length table to the grid's batch.
     let ctx = readfirstlane(unsafe { args.context_lens.add(b as usize).read() });
     let (ks, ke) = (split * args.split_keys, ((split + 1) * args.split_keys).min(ctx));
@@ -148,7 +151,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     // duplicate the last one; never stored).
     let ncols = args.group * args.rows;
     let col = (cg * DECODE_COLS + (lane % 16) as u32).min(ncols - 1);
-    let (g, n) = (col / args.rows, col % args.rows);
+    let (g, n) = SmallDiv::new(args.rows).div_rem(col);
     let head = kvh * args.group + g;
     let qrow = b as u64 * args.q_batch_stride + n as u64 * args.q_row_stride as u64 + head as u64 * args.q_head_stride as u64;
     let mut qf = [U32x4::splat(0); 8];
@@ -168,7 +171,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         table_row: b * args.table_stride,
         error: args.error,
         pages: args.pages,
-        page_size: args.page_size,
+        page: Divisor::from_parts(args.page_size, args.page_magic, args.page_shift),
         page_bytes,
         head_off: kvh as usize * args.page_size as usize * D * 2,
         ctx,

@@ -18,6 +18,7 @@ use crate::dsl::ids::{workgroup_id_y, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math::SmallDiv;
 use crate::dsl::mem::Buffer;
+use crate::num::Divisor;
 
 /// The workgroup's entries: `count` tiles of `rows` activation rows of 8 pairs.
 #[derive(Clone, Copy)]
@@ -205,7 +206,7 @@ unsafe fn entry(a: &QGemvArgs, entries: Entries, d: SmallDiv, first: u32, stride
     }
     let value = head >= a.heads + a.kv_heads;
     let kh = head - a.heads - if value { a.kv_heads } else { 0 };
-    let (page, off) = (f.slot / a.page_size, f.slot % a.page_size);
+    let (page, off) = Divisor::from_parts(a.page_size, a.page_magic, a.page_shift).div_rem(f.slot);
     let dst = (((page as usize * a.kv_heads as usize + kh as usize) * a.page_size as usize + off as usize) * a.head_dim as usize
         + e as usize)
         * 2;

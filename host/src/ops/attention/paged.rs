@@ -31,6 +31,7 @@ use ferrocm_device::abi::Kernel;
 use ferrocm_device::abi::attention::{
     self as abi, ATTENTION_SMALL_BLOCK, DECODE_COLS, DECODE_STEP, DECODE_WAVES, DecodeArgs, DecodeCombineArgs, PAGE_QUANTUM, WriteKvArgs,
 };
+use ferrocm_device::num::{Divisor, QUOTIENT_LIMIT};
 use std::sync::Mutex;
 
 /// Compute units of an MI300X (GFX942.md): how many workgroups a decode launch should have
@@ -598,6 +599,16 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     let q = if ok { q.clone() } else { contiguous_aligned(q)? };
     let group = heads / cache.kv_heads;
     let col_groups = (group * rows).div_ceil(DECODE_COLS as usize);
+    // The kernel splits grid y and the query columns with `num::quotient` (below 2^20).
+    if cache.kv_heads * col_groups * DECODE_COLS as usize >= QUOTIENT_LIMIT as usize {
+        return Err(Error::Unsupported {
+            op,
+            what: format!(
+                "{} key/value heads of {group} query heads x {rows} rows (the kernel takes fewer than 2^20 query columns)",
+                cache.kv_heads
+            ),
+        });
+    }
     let blocks = batch * cache.kv_heads * col_groups;
     let max_ctx = table.context_lens.iter().copied().max().unwrap_or(0);
     let (splits, split_keys) = choose_splits(blocks, max_ctx, opts.splits);
@@ -625,6 +636,8 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         table_stride: width as u32,
         pages: cache.pages as u32,
         page_size: cache.page_size as u32,
+        page_magic: Divisor::new(cache.page_size as u32).magic,
+        page_shift: Divisor::new(cache.page_size as u32).shift,
         kv_heads: cache.kv_heads as u32,
         heads: ops.u32("heads", heads)?,
         group: group as u32,
