@@ -52,7 +52,7 @@ impl Class {
     }
 }
 
-/// How much of [`Counters`] a launch counts ([`crate::LaunchOptions::counting`]).
+/// How much of [`Counters`] a launch counts ([`crate::exec::LaunchOptions::counting`]).
 ///
 /// Counting is exact either way; `Lean` leaves out the two counts that cost the emulator most
 /// per memory instruction: the 64-byte lines of every global access (and with them the
