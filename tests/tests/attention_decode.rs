@@ -284,3 +284,20 @@ fn entries_and_slots_outside_the_cache_are_refused() {
     assert!(matches!(attention::decode(&q32, &f.cache, 0, &ok, &DecodeOptions::default()), Err(Error::Shape { .. })));
     assert!(matches!(attention::decode(&q, &f.cache, 1, &ok, &DecodeOptions::default()), Err(Error::InvalidArgument { .. })));
 }
+
+/// The kernel splits its grid and query columns through `num::quotient`: 2^20 columns or more
+/// (16 per group of query heads and new rows, per key/value head) are refused before anything
+/// runs.
+#[test]
+fn too_many_query_columns_are_unsupported() {
+    let dev = device();
+    let mut seed = 9;
+    let f = fill(&[40], 1, 32, 16, DType::Bf16, 0, &mut seed);
+    let table = BlockTable::new(dev, &f.pages, &[40]).unwrap();
+    // 65,536 query heads of one key/value head, 16 new rows: 2^20 columns.
+    let q = Tensor::zeros(dev, &[1, 16, 1 << 16, 32], DType::Bf16).unwrap();
+    match attention::decode(&q, &f.cache, 0, &table, &DecodeOptions::default()) {
+        Err(Error::Unsupported { what, .. }) => assert!(what.contains("1048576 columns"), "{what}"),
+        other => panic!("expected Unsupported, got {other:?}"),
+    }
+}

@@ -408,6 +408,8 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         }
         _ => (DevPtr::NULL, 0.0, lds, GEMV_KERNELS[fc as usize]),
     };
+    // (Without the epilogue the kernel reads none of the page fields.)
+    let page = Divisor::new(rope.map_or(1, |r| r.page_size as u32));
     let args = QGemvArgs {
         w: ops.buffer("W", w.device_bytes())?,
         x: ops.input_bytes("x", &x)?,
@@ -444,8 +446,8 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         rot_dim: rope.map_or(0, |r| r.rot_dim as u32),
         cache_rows: rope.map_or(Ok(0), |r| ops.u32("table rows", r.cos.shape()[0]))?,
         page_size: rope.map_or(0, |r| r.page_size as u32),
-        page_magic: rope.map_or(0, |r| Divisor::new(r.page_size as u32).magic),
-        page_shift: rope.map_or(0, |r| Divisor::new(r.page_size as u32).shift),
+        page_magic: page.magic,
+        page_shift: page.shift,
         slots_total: rope.map_or(Ok(0), |r| ops.u32("slots", r.slots_total))?,
     };
     // The activation rows are one range-checked buffer of 32-bit size.

@@ -140,7 +140,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     let lane = lane_id() as usize;
     let wave = readfirstlane(workitem_id_x() / 64) as usize;
     let (split, y, b) = (workgroup_id_x(), workgroup_id_y(), workgroup_id_z());
-    // (Grid y is below 2^16 and query columns below 16 times that: within `SmallDiv`'s 2^20.)
+    // (The host keeps the query columns, 16 per grid y, below `SmallDiv`'s 2^20.)
     let (kvh, cg) = SmallDiv::new(args.col_groups).div_rem(y);
     // SAFETY: the host sized the length table to the grid's batch.
     let ctx = readfirstlane(unsafe { args.context_lens.add(b as usize).read() });

@@ -600,12 +600,12 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     let group = heads / cache.kv_heads;
     let col_groups = (group * rows).div_ceil(DECODE_COLS as usize);
     // The kernel splits grid y and the query columns with `num::quotient` (below 2^20).
-    if cache.kv_heads * col_groups * DECODE_COLS as usize >= QUOTIENT_LIMIT as usize {
+    let columns = cache.kv_heads * col_groups * DECODE_COLS as usize;
+    if columns >= QUOTIENT_LIMIT as usize {
         return Err(Error::Unsupported {
             op,
             what: format!(
-                "{} key/value heads of {group} query heads x {rows} rows (the kernel takes fewer than 2^20 query columns)",
-                cache.kv_heads
+                "{heads} query heads x {rows} new rows in column groups of 16 per key/value head: {columns} columns, 2^20 or more"
             ),
         });
     }
@@ -620,6 +620,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         None => (ferrocm_device::abi::DevPtr::NULL, ferrocm_device::abi::DevPtr::NULL),
     };
     let o_ptr = ops.output_bytes("out", &out)?;
+    let page = Divisor::new(cache.page_size as u32);
     let args = DecodeArgs {
         q: ops.input_bytes("q", &q)?,
         k_cache: ops.input_bytes("k cache", kc)?,
@@ -635,9 +636,9 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
         q_head_stride: ops.u32("q's head stride", q.strides()[2])?,
         table_stride: width as u32,
         pages: cache.pages as u32,
-        page_size: cache.page_size as u32,
-        page_magic: Divisor::new(cache.page_size as u32).magic,
-        page_shift: Divisor::new(cache.page_size as u32).shift,
+        page_size: page.d,
+        page_magic: page.magic,
+        page_shift: page.shift,
         kv_heads: cache.kv_heads as u32,
         heads: ops.u32("heads", heads)?,
         group: group as u32,
