@@ -10,7 +10,8 @@
 
 use super::{Backend, BackendKind, DeviceInfo, Launch, RawEvent, RawFunction, RawStream};
 use crate::error::{Error, Result};
-use ferrocm_codeobj::CodeObject;
+use ferrocm_codeobj::{CodeObject, ValueKind};
+
 use ferrocm_emu::exec::{Counters, Counting, LaunchOptions};
 use ferrocm_emu::model::machine::Chip;
 use ferrocm_emu::model::{KernelShape, Modeled, Workload};
@@ -40,6 +41,10 @@ pub struct ProfiledLaunch {
     pub params: LaunchParams,
     /// Counters (of the sampled workgroups), wall time and trace.
     pub stats: LaunchStats,
+    /// The bytes of the distinct device allocations the launch's pointer arguments pointed
+    /// into when it ran (`None` when none did): its compulsory HBM traffic as
+    /// [`EmulatorDevice::model`] takes it.
+    pub operand_bytes: Option<u64>,
 }
 
 /// A device backed by the gfx942 emulator.
@@ -178,8 +183,12 @@ impl EmulatorDevice {
 
     /// The modeled MI300X time of a profiled launch: its traced sample of workgroups replayed
     /// through the emulator's cycle model of one CU, scaled to the chip's 304 CUs and the
-    /// launch's whole grid (streaming memory traffic; `ferrocm_emu::model` documents the model,
-    /// its constants and what it leaves out). Every figure it returns is modeled, not measured.
+    /// launch's whole grid (`ferrocm_emu::model` documents the model, its constants and what it
+    /// leaves out). Memory: each distinct allocation the launch's pointer arguments point into
+    /// moves between HBM and the chip once ([`ProfiledLaunch::operand_bytes`], the rule the
+    /// bench registry's compulsory bytes follow); the rest of the requested bytes hit in L2
+    /// (a GEMV's rows of x that every workgroup reads, say). Every figure it returns is
+    /// modeled, not measured.
     ///
     /// # Errors
     /// [`Error::KernelNotFound`] for a launch of another device's code object;
@@ -192,8 +201,31 @@ impl EmulatorDevice {
             .ok_or_else(|| Error::KernelNotFound { kernel: launch.kernel.clone(), arch: self.info.arch.clone() })?;
         let modeling = |source| Error::Modeling { kernel: launch.kernel.clone(), source };
         let trace = launch.stats.trace.as_ref().ok_or_else(|| modeling(ferrocm_emu::model::ModelError::NoTrace))?;
-        let load = Workload::mi300x(launch.stats.grid_workgroups, None);
+        let load = Workload::mi300x(launch.stats.grid_workgroups, launch.operand_bytes);
         ferrocm_emu::model::model(trace, &KernelShape::of(kernel, launch.params.dynamic_lds), &load).map_err(modeling)
+    }
+
+    /// [`ProfiledLaunch::operand_bytes`] of a launch of `kernel` with `params`: the sizes of
+    /// the distinct allocations its global-buffer arguments point into (the pool's blocks, so
+    /// up to a quarter more than the tensors), each counted once however many arguments point
+    /// into it.
+    fn operand_bytes(&self, kernel: &str, params: &LaunchParams) -> Option<u64> {
+        let info = self.module.co.kernel(kernel)?;
+        let mem = self.emu.memory().view();
+        let mut bases: Vec<u64> = Vec::new();
+        let mut bytes = 0u64;
+        for a in info.meta.explicit_args().filter(|a| a.value_kind == ValueKind::GlobalBuffer) {
+            let at = a.offset as usize;
+            let Some(word) = params.kernargs.get(at..at + 8) else { continue };
+            let addr = u64::from_le_bytes(word.try_into().expect("8 bytes"));
+            if let Some((region, _)) = mem.find(addr, 1)
+                && !bases.contains(&region.base)
+            {
+                bases.push(region.base);
+                bytes += region.size;
+            }
+        }
+        (!bases.is_empty()).then_some(bytes)
     }
 
     /// The emulator's loaded module (decoded instructions at their addresses, image base), for
@@ -322,7 +354,9 @@ impl Backend for EmulatorDevice {
                 let sample = LaunchOptions::sample_for(&self.module, l.name, total, p.sample_workgroups, Chip::MI300X.xcds);
                 let opts = LaunchOptions { sample: Some(sample), trace: true, ..LaunchOptions::default() };
                 let stats = self.emu.launch_with(&self.module, l.name, &params, &opts)?;
-                let rec = ProfiledLaunch { kernel: l.name.to_string(), params, stats: stats.clone() };
+                // Sized now, while the launch's operands are certainly alive.
+                let operand_bytes = self.operand_bytes(l.name, &params);
+                let rec = ProfiledLaunch { kernel: l.name.to_string(), params, stats: stats.clone(), operand_bytes };
                 lock(&self.profiled).push(rec);
                 stats
             }
