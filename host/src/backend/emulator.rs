@@ -11,7 +11,6 @@
 use super::{Backend, BackendKind, DeviceInfo, Launch, RawEvent, RawFunction, RawStream};
 use crate::error::{Error, Result};
 use ferrocm_codeobj::{CodeObject, ValueKind};
-
 use ferrocm_emu::exec::{Counters, Counting, LaunchOptions};
 use ferrocm_emu::model::machine::Chip;
 use ferrocm_emu::model::{KernelShape, Modeled, Workload};
@@ -208,7 +207,8 @@ impl EmulatorDevice {
     /// [`ProfiledLaunch::operand_bytes`] of a launch of `kernel` with `params`: the sizes of
     /// the distinct allocations its global-buffer arguments point into (the pool's blocks, so
     /// up to a quarter more than the tensors), each counted once however many arguments point
-    /// into it.
+    /// into it. A launch that reads a little of a large allocation (an embedding lookup) is
+    /// charged all of it, which the model caps at what the launch requests.
     fn operand_bytes(&self, kernel: &str, params: &LaunchParams) -> Option<u64> {
         let info = self.module.co.kernel(kernel)?;
         let mem = self.emu.memory().view();
