@@ -56,12 +56,6 @@ impl Divisor {
         Divisor { d, magic: magic as u32, shift: l }
     }
 
-    /// The parts as a kernel receives them (the host's [`Divisor::new`] values).
-    #[inline(always)]
-    pub const fn from_parts(d: u32, magic: u32, shift: u32) -> Divisor {
-        Divisor { d, magic, shift }
-    }
-
     /// `(n / d, n % d)` for any `n`.
     #[inline(always)]
     pub const fn div_rem(self, n: u32) -> (u32, u32) {

@@ -7,8 +7,9 @@
 //!
 //! Cases: ragged contexts (not multiples of a step or a page), 1-3 new rows (speculative
 //! decoding), every head dimension, GQA ratios 1, 2, 3, 4 and 8, pages of 16, 32 and 48 tokens
-//! (48: the kernel's page division by a multiplier that is not a shift) handed out shuffled, forced key splits (the two-launch path) and the chooser's; the K/V rows
-//! go in through `write_kv`, whose slots and the block tables are checked on the device.
+//! (48: the kernel's page division by a multiplier that is not a shift) handed out shuffled,
+//! forced key splits (the two-launch path) and the chooser's; the K/V rows go in through
+//! `write_kv`, whose slots and the block tables are checked on the device.
 
 use ferrocm::ops::attention::{self, BlockTable, DecodeOptions, FlashOptions, PagedKvCache, write_kv};
 use ferrocm::reference::attention::{self as reference, Mask};

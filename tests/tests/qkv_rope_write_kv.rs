@@ -9,10 +9,10 @@
 //! Cases: every format; f16 and bf16 caches, activations of the cache's type or f32; with and
 //! without the fused RMSNorm; head dims 32, 64 and 128; GQA 1:1, 3:1 and 4:1; the whole head
 //! rotated or half of it; batches of 1-3 sequences of 1-6 tokens at different positions
-//! (up to 18 rows: two blocks of GEMV rows), slots spread over shuffled pages of 16 or 48 tokens; K with and
-//! without a partial last chunk. Deterministic cases: workgroups with several tiles and more
-//! entries than work-items (the epilogue's loads past the first), a product the prefill GEMM
-//! runs (the two-launch path), bad input.
+//! (up to 18 rows: two blocks of GEMV rows), slots spread over shuffled pages of 16 or 48
+//! tokens; K with and without a partial last chunk. Deterministic cases: workgroups with
+//! several tiles and more entries than work-items (the epilogue's loads past the first), a
+//! product the prefill GEMM runs (the two-launch path), bad input.
 
 use ferrocm::ops::attention::{self, PagedKvCache, RopeKv};
 use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions, RmsNorm};

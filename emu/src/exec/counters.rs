@@ -210,6 +210,19 @@ impl Counters {
         Counters { counting, ..Counters::default() }
     }
 
+    /// These counts without the footprints [`Counting::Lean`] leaves out: what a lean launch of
+    /// the same work counts.
+    pub fn as_lean(&self) -> Counters {
+        let mut c = self.clone();
+        c.global.lines = 0;
+        c.global.partially_used_line_instructions = 0;
+        c.global.lane_accesses_by_width.clear();
+        c.lds.bank_conflict_cycles = 0;
+        c.lds.conflicted_instructions = 0;
+        c.counting = Counting::Lean;
+        c
+    }
+
     /// Instructions of one class.
     pub fn class(&self, c: Class) -> u64 {
         self.by_class.get(&c).copied().unwrap_or(0)
@@ -910,6 +923,7 @@ mod tests {
         expected.lds.conflicted_instructions = 0;
         expected.counting = Counting::Lean;
         assert_eq!(lean, expected);
+        assert_eq!(full.as_lean(), expected);
 
         let mut total = Counters::default();
         total.merge(&full);

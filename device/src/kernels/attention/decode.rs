@@ -171,7 +171,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         table_row: b * args.table_stride,
         error: args.error,
         pages: args.pages,
-        page: Divisor::from_parts(args.page_size, args.page_magic, args.page_shift),
+        page: Divisor { d: args.page_size, magic: args.page_magic, shift: args.page_shift },
         page_bytes,
         head_off: kvh as usize * args.page_size as usize * D * 2,
         ctx,

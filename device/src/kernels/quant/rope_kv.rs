@@ -206,7 +206,7 @@ unsafe fn entry(a: &QGemvArgs, entries: Entries, d: SmallDiv, first: u32, stride
     }
     let value = head >= a.heads + a.kv_heads;
     let kh = head - a.heads - if value { a.kv_heads } else { 0 };
-    let (page, off) = Divisor::from_parts(a.page_size, a.page_magic, a.page_shift).div_rem(f.slot);
+    let (page, off) = Divisor { d: a.page_size, magic: a.page_magic, shift: a.page_shift }.div_rem(f.slot);
     let dst = (((page as usize * a.kv_heads as usize + kh as usize) * a.page_size as usize + off as usize) * a.head_dim as usize
         + e as usize)
         * 2;
