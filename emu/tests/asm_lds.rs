@@ -144,3 +144,27 @@ fn lean_counting_computes_the_same_and_leaves_out_only_the_footprints() {
         other => panic!("expected a launch error, got {other:?}"),
     }
 }
+
+/// Launches reuse their per-thread run state (waves, LDS, the per-pc table): whatever ran
+/// before on the device, a launch's counters are its own, equal to a fresh device's.
+#[test]
+fn a_launch_counts_only_itself_after_other_launches() {
+    let fresh = |kernel: &str, grid: u32| {
+        let gpu = Gpu::new("lds");
+        let out = gpu.zeros(64 * 48);
+        let args = if kernel == "lds_ops" { vec![out] } else { vec![] };
+        gpu.launch(kernel, grid, 64, &args).counters
+    };
+    let (ops, conflicts) = (fresh("lds_ops", 1), fresh("lds_conflicts", 3));
+    assert!(ops.instructions > 0 && !ops.per_pc.is_empty());
+    let gpu = Gpu::new("lds");
+    let out = gpu.zeros(64 * 48);
+    for round in 0..3 {
+        assert_eq!(gpu.launch("lds_conflicts", 3, 64, &[]).counters, conflicts, "round {round}");
+        assert_eq!(gpu.launch("lds_ops", 1, 64, &[out]).counters, ops, "round {round}");
+    }
+    // A launch that faults leaves its counts behind in the state it gives back: the next one
+    // still counts only itself.
+    assert!(gpu.try_launch("lds_ops", 1, 64, &[u64::MAX - 0xfff]).is_err());
+    assert_eq!(gpu.launch("lds_conflicts", 3, 64, &[]).counters, conflicts);
+}

@@ -355,7 +355,7 @@ impl Emulator {
 
         // ---- run the workgroups ----
         let sequential = self.config.threads <= 1 || module.kernel_has_global_atomics(kernel);
-        let result = run_all(&info, &mem.view(), &self.config, sequential, opts, to_run);
+        let result = run_all(&info, &mem.view(), &self.config, &self.runs, sequential, opts, to_run);
         scratchpad.free()?;
         let (counters, threads, trace) = result?;
         Ok(LaunchStats { counters, wall_time: started.elapsed(), threads, sequential, grid_workgroups, trace: trace.map(Arc::new) })
@@ -504,6 +504,7 @@ fn run_all(
     info: &LaunchInfo<'_>,
     mem: &MemView,
     config: &EmuConfig,
+    runs: &Mutex<Vec<WorkgroupRun>>,
     sequential: bool,
     opts: &LaunchOptions,
     total: u64,
@@ -519,7 +520,7 @@ fn run_all(
     let merged = Mutex::new(Counters::new(opts.counting));
 
     let worker = || {
-        let mut run = WorkgroupRun::new(info.module.code_words());
+        let mut run = WorkgroupRun::take(runs, info.module.code_words());
         let mut counters = Counters::new(opts.counting);
         loop {
             if stop.load(Ordering::Relaxed) {
@@ -547,6 +548,7 @@ fn run_all(
             }
         }
         run.hot.fold_into(&mut counters, info.module);
+        run.give_back(runs);
         merged.lock().expect("counter lock").merge(&counters);
     };
     if threads == 1 {

@@ -78,6 +78,8 @@ impl Default for EmuConfig {
 pub struct Emulator {
     pub(crate) memory: Memory,
     pub(crate) config: EmuConfig,
+    /// The launches' per-thread run state, kept between launches (`WorkgroupRun::take`).
+    pub(crate) runs: std::sync::Mutex<Vec<workgroup::WorkgroupRun>>,
 }
 
 impl std::fmt::Debug for Emulator {
@@ -89,7 +91,7 @@ impl std::fmt::Debug for Emulator {
 impl Emulator {
     /// A new emulated device.
     pub fn new(config: EmuConfig) -> Emulator {
-        Emulator { memory: Memory::new(config.memory_limit), config }
+        Emulator { memory: Memory::new(config.memory_limit), config, runs: Default::default() }
     }
 
     /// The settings.

@@ -22,6 +22,7 @@ use super::step::{Ctx, Flow, Trouble, step};
 use super::trace::{Event, Snapshot};
 use super::wave::{LANES, Wave, WaveStatus};
 use crate::isa::{Enc, Op};
+use std::sync::Mutex;
 
 /// Instructions a wave runs before the next wave's turn: one, so the waves of a workgroup advance
 /// together as on the hardware (module docs).
@@ -58,6 +59,20 @@ impl HotCounters {
         self.touched = (self.touched.0.min(slot), self.touched.1.max(slot + 1));
     }
 
+    /// Zeroes every count, as [`WorkgroupRun::new`] makes them, for `code_words` slots: only
+    /// the touched range is cleared (the rest is still zero), so a run kept for the next
+    /// launch costs no rewrite of the whole table.
+    fn reset(&mut self, code_words: usize) {
+        let (lo, hi) = self.touched;
+        if let Some(t) = self.per_word.get_mut(lo..hi) {
+            t.fill(0);
+        }
+        self.per_word.resize(code_words, 0);
+        self.by_class = [0; Class::ALL.len()];
+        self.by_op.fill(0);
+        self.touched = (usize::MAX, 0);
+    }
+
     /// Adds these counts to `c` (instruction totals, class mix, per-pc map).
     pub fn fold_into(&self, c: &mut Counters, module: &Module) {
         for class in Class::ALL {
@@ -83,6 +98,7 @@ impl HotCounters {
 }
 
 impl WorkgroupRun {
+    /// A run for a module of `code_words` dwords of code: every count zero, no waves yet.
     pub fn new(code_words: usize) -> Self {
         WorkgroupRun {
             waves: Vec::new(),
@@ -94,6 +110,28 @@ impl WorkgroupRun {
                 touched: (usize::MAX, 0),
             },
         }
+    }
+
+    /// A run for a module of `code_words` dwords, taken from `pool` when it holds one (its
+    /// counts zeroed when it went back), else new. The per-pc table is a counter per dword of
+    /// the whole code object (megabytes): made afresh per launch and worker, zeroing it was a
+    /// tenth of a model decode step.
+    pub fn take(pool: &Mutex<Vec<WorkgroupRun>>, code_words: usize) -> Self {
+        match pool.lock().expect("run pool lock").pop() {
+            Some(mut run) => {
+                run.hot.per_word.resize(code_words, 0);
+                run
+            }
+            None => WorkgroupRun::new(code_words),
+        }
+    }
+
+    /// Zeroes the counts (after [`HotCounters::fold_into`]) and puts the run back in `pool`
+    /// for the next launch; waves and LDS keep their allocations.
+    pub fn give_back(mut self, pool: &Mutex<Vec<WorkgroupRun>>) {
+        let words = self.hot.per_word.len();
+        self.hot.reset(words);
+        pool.lock().expect("run pool lock").push(self);
     }
 }
 
