@@ -154,12 +154,15 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
     // is row 0's, so only row 0 is computed, then copied. `a_rows_same` says the caller knows
     // A's rows are (from the lanes' bits).
     let same = |x: f64, y: f64| x.to_bits() == y.to_bits();
-    let uniform = (a_rows_same || at.iter().all(|k| k.iter().all(|&x| same(x, k[0]))))
-        && acc.iter().all(|r| r.iter().zip(&acc[0]).all(|(x, y)| x.to_bits() == y.to_bits()));
-    let rows = if uniform { 1 } else { M };
+    let uniform = (a_rows_same || at.iter().all(|k| k.iter().all(|&x| same(x, k[0])))) && rows_same(acc);
+    if uniform {
+        let a0: [f64; KK] = core::array::from_fn(|k| at[k][0]);
+        uniform_rows::<M, KK, G, HW>(acc, &a0, b);
+        return;
+    }
     for g in 0..KK / G {
         let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
-        let b_finite = bg.iter().all(|r| r.iter().all(|x| x.abs() < f64::INFINITY));
+        let b_finite = finite_group(bg);
         // Rows of A with a nonzero (or NaN) value in this group, all rows side by side.
         let mut live = [false; M];
         for k in &at[g * G..(g + 1) * G] {
@@ -169,7 +172,7 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
         }
         // The last row computed in this group: its index, A values and C before.
         let mut last: Option<(usize, [f64; G], [f32; M])> = None;
-        for i in 0..rows {
+        for i in 0..M {
             if !live[i] && b_finite && acc[i].iter().all(|c| c.abs() < f32::INFINITY) {
                 continue;
             }
@@ -187,10 +190,61 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
             last = Some((i, ag, before));
         }
     }
-    if uniform {
-        let first = acc[0];
-        acc.fill(first);
+}
+
+/// Whether every row of `acc` is row 0, bit for bit.
+#[inline(always)]
+pub(super) fn rows_same<const M: usize>(acc: &[[f32; M]; M]) -> bool {
+    // (Plain loops folding a flag, here and below: see `simd::core`.)
+    let mut same = true;
+    for r in acc {
+        for (x, y) in r.iter().zip(&acc[0]) {
+            same &= x.to_bits() == y.to_bits();
+        }
     }
+    same
+}
+
+/// Whether every value of a group of B is finite.
+#[inline(always)]
+fn finite_group<const M: usize, const G: usize>(bg: &[[f64; M]; G]) -> bool {
+    let mut finite = true;
+    for r in bg {
+        for x in r {
+            finite &= x.abs() < f64::INFINITY;
+        }
+    }
+    finite
+}
+
+/// [`rows_generic`] when every row of A is `a` (its k values) and every row of `acc` the same
+/// (see [`rows_same`]): row 0 alone is computed, with the same skip rule, then copied to every
+/// row. The quantized decode GEMV's MFMAs all take this path; its caller builds `a` straight
+/// from the lanes, not A's whole `KK x M`.
+#[inline(always)]
+pub(super) fn uniform_rows<const M: usize, const KK: usize, const G: usize, const HW: bool>(
+    acc: &mut [[f32; M]; M],
+    a: &[f64; KK],
+    b: &[[f64; M]; KK],
+) {
+    const { assert!(KK % G == 0) };
+    let mut r0 = acc[0];
+    for g in 0..KK / G {
+        let bg: &[[f64; M]; G] = b[g * G..(g + 1) * G].try_into().expect("G rows");
+        let ag: [f64; G] = a[g * G..(g + 1) * G].try_into().expect("G values");
+        let mut skip = finite_group(bg);
+        for &x in &ag {
+            skip &= x == 0.0;
+        }
+        for c in &r0 {
+            skip &= c.abs() < f32::INFINITY;
+        }
+        if skip {
+            continue;
+        }
+        row::<M, G, HW>(&mut r0, &ag, bg);
+    }
+    acc.fill(r0);
 }
 
 #[cfg(test)]

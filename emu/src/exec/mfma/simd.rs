@@ -16,10 +16,23 @@ use crate::exec::valu::f16_to_f64;
 pub(super) type Raw = [[u32; LANES]; 2];
 
 /// Value `e` of every lane's packed A/B operand, decoded exactly into `out[lane]`: one loop per
-/// element type, without branches per value.
+/// element type, without branches per value. `N` lanes: all of them, or the first lane of
+/// each run of a uniform operand's rows.
 #[inline(always)]
-fn decode_elements(ty: In, raw: &Raw, e: usize, out: &mut [f64; LANES]) {
+fn decode_elements<const N: usize, const HW: bool>(ty: In, raw: &[[u32; N]; 2], e: usize, out: &mut [f64; N]) {
     match ty {
+        #[cfg(target_arch = "x86_64")]
+        In::F16 if HW && N % 8 == 0 => {
+            let (reg, shift) = (&raw[e / 2], 16 * (e % 2));
+            for (o, r) in out.chunks_exact_mut(8).zip(reg.chunks_exact(8)) {
+                let h: [u16; 8] = core::array::from_fn(|i| (r[i] >> shift) as u16);
+                // SAFETY: HW builds run on CPUs with F16C (`core_v3`, `core_avx512`).
+                let f = unsafe { f16x8_to_f32(h) };
+                for (o, f) in o.iter_mut().zip(f) {
+                    *o = f as f64;
+                }
+            }
+        }
         In::F16 => {
             let (reg, shift) = (&raw[e / 2], 16 * (e % 2));
             for (o, &v) in out.iter_mut().zip(reg) {
@@ -48,33 +61,73 @@ fn decode_elements(ty: In, raw: &Raw, e: usize, out: &mut [f64; LANES]) {
     }
 }
 
+/// Eight f16 values as f32 through F16C's `vcvtph2ps`: exact, signalling NaNs quieted with
+/// their payload kept, as [`f16_to_f64`] (the scalar decoding, which the vector-width test
+/// compares it with). Inlined into the builds for x86-64-v3 and AVX-512.
+///
+/// # Safety
+/// The CPU has F16C.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn f16x8_to_f32(h: [u16; 8]) -> [f32; 8] {
+    use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm256_cvtph_ps};
+    // SAFETY: 16 readable bytes; the caller's CPU has F16C; 32 bytes of f32 either way.
+    unsafe { core::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(h.as_ptr() as *const __m128i))) }
+}
+
 /// `acc += A * B` in fused groups of `G` for an `M x M x KK` shape: A and B decoded from the
 /// lanes into `KK x M` each (A transposed; lanes `q * M .. q * M + M` hold value `e` of k index
 /// `q * kpl + e` for rows (columns) `0..M`, so every copy moves a whole run), then the groups.
 #[inline(always)]
 fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
     let kpl = const { KK * M / LANES };
-    let mut at = [[0f64; M]; KK];
     let mut bm = [[0f64; M]; KK];
     let mut vals = [0f64; LANES];
+    for e in 0..kpl {
+        decode_elements::<LANES, HW>(b, rb, e, &mut vals);
+        for (q, run) in vals.chunks_exact(M).enumerate() {
+            bm[q * kpl + e].copy_from_slice(run);
+        }
+    }
     // Every row of A the same, bit for bit (a skinny GEMM's rows padded with copies of the
     // last: every MFMA of the quantized decode GEMV): each run of M lanes holds one value, so
-    // it is decoded once, not M times.
-    let a_rows_same = ra[..a.regs() as usize].iter().all(|reg| reg.chunks_exact(M).all(|run| run.iter().all(|&v| v == run[0])));
+    // it is decoded once, not M times; with C's rows the same too, only row 0 is computed.
+    // (Plain loops that fold a flag: `all` with its early exit was a closure call per value,
+    // not inlined into the vector-width builds: a fifth of a GEMV MFMA.)
+    let mut a_rows_same = true;
+    for reg in &ra[..a.regs() as usize] {
+        for run in reg.chunks_exact(M) {
+            for &v in run {
+                a_rows_same &= v == run[0];
+            }
+        }
+    }
+    if a_rows_same && fused::rows_same(acc) {
+        // Row 0's k values: value e of the first lane of every run (at most 4 runs).
+        const { assert!(LANES / M <= 4) };
+        let firsts: [[u32; 4]; 2] = core::array::from_fn(|r| core::array::from_fn(|q| if q < LANES / M { ra[r][q * M] } else { 0 }));
+        let mut a0 = [0f64; KK];
+        let mut v = [0f64; 4];
+        for e in 0..kpl {
+            decode_elements::<4, HW>(a, &firsts, e, &mut v);
+            for q in 0..LANES / M {
+                a0[q * kpl + e] = v[q];
+            }
+        }
+        fused::uniform_rows::<M, KK, G, HW>(acc, &a0, &bm);
+        return;
+    }
+    let mut at = [[0f64; M]; KK];
     for e in 0..kpl {
         if a_rows_same {
             for q in 0..LANES / M {
                 at[q * kpl + e] = [a.value([ra[0][q * M], ra[1][q * M]], e); M];
             }
         } else {
-            decode_elements(a, ra, e, &mut vals);
+            decode_elements::<LANES, HW>(a, ra, e, &mut vals);
             for (q, run) in vals.chunks_exact(M).enumerate() {
                 at[q * kpl + e].copy_from_slice(run);
             }
-        }
-        decode_elements(b, rb, e, &mut vals);
-        for (q, run) in vals.chunks_exact(M).enumerate() {
-            bm[q * kpl + e].copy_from_slice(run);
         }
     }
     fused::rows_generic::<M, KK, G, HW>(acc, &at, &bm, a_rows_same);
@@ -123,7 +176,8 @@ mod tests {
     use super::*;
 
     /// Every level the CPU runs gives the baseline's bits (NaN-ness only for NaNs), on operands
-    /// of any bit pattern, for every fused shape and element type.
+    /// of any bit pattern, for every fused shape and element type, rows of A and C repeated or
+    /// not.
     fn same_bits_at_every_level<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
         let mut x = seed;
         let mut next = move || {
@@ -154,7 +208,11 @@ mod tests {
                         }
                     }
                 }
-                let acc: [[f32; M]; M] = core::array::from_fn(|_| core::array::from_fn(|_| f32::from_bits(next() as u32)));
+                let mut acc: [[f32; M]; M] = core::array::from_fn(|_| core::array::from_fn(|_| f32::from_bits(next() as u32)));
+                // Every sixth round, C's rows the same too (the GEMV's MFMAs: row 0 alone).
+                if round % 6 == 5 {
+                    acc = [acc[0]; M];
+                }
                 let mut want = acc;
                 at_level::<M, KK, G>(Level::Baseline, a, b, &ra, &rb, &mut want);
                 for &level in &levels {
