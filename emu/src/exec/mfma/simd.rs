@@ -22,7 +22,7 @@ pub(super) type Raw = [[u32; LANES]; 2];
 fn decode_elements<const N: usize, const HW: bool>(ty: In, raw: &[[u32; N]; 2], e: usize, out: &mut [f64; N]) {
     match ty {
         #[cfg(target_arch = "x86_64")]
-        In::F16 if HW && N % 8 == 0 => {
+        In::F16 if HW && N.is_multiple_of(8) => {
             let (reg, shift) = (&raw[e / 2], 16 * (e % 2));
             for (o, r) in out.chunks_exact_mut(8).zip(reg.chunks_exact(8)) {
                 let h: [u16; 8] = core::array::from_fn(|i| (r[i] >> shift) as u16);
