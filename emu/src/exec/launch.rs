@@ -518,6 +518,8 @@ fn run_all(
     let stop = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);
     let merged = Mutex::new(Counters::new(opts.counting));
+    // The workers' run state, whose per-instruction counts are summed and folded in once.
+    let finished: Mutex<Vec<WorkgroupRun>> = Mutex::new(Vec::new());
 
     let worker = || {
         let mut run = WorkgroupRun::take(runs, info.module.code_words());
@@ -547,9 +549,8 @@ fn run_all(
                 break;
             }
         }
-        run.hot.fold_into(&mut counters, info.module);
-        run.give_back(runs);
         merged.lock().expect("counter lock").merge(&counters);
+        finished.lock().expect("run lock").push(run);
     };
     if threads == 1 {
         worker();
@@ -560,6 +561,17 @@ fn run_all(
             }
         });
     }
+    let mut merged = merged.into_inner().expect("counter lock");
+    let mut done = finished.into_inner().expect("run lock");
+    if let Some((first, rest)) = done.split_first_mut() {
+        for r in rest.iter() {
+            first.hot.absorb(&r.hot);
+        }
+        first.hot.fold_into(&mut merged, info.module);
+    }
+    for r in done {
+        r.give_back(runs);
+    }
     if let Some((_, f)) = first_fault.into_inner().expect("fault lock") {
         return Err(f.into());
     }
@@ -568,7 +580,7 @@ fn run_all(
         workgroups.sort_by_key(|w| w.linear);
         Trace { workgroups }
     });
-    Ok((merged.into_inner().expect("counter lock"), threads, trace))
+    Ok((merged, threads, trace))
 }
 
 #[cfg(test)]

@@ -73,6 +73,24 @@ impl HotCounters {
         self.touched = (usize::MAX, 0);
     }
 
+    /// Adds `o`'s counts to these (another worker's of the same launch), so that a launch
+    /// folds its per-pc counts into a map once, not once per worker and again in the merge.
+    pub fn absorb(&mut self, o: &HotCounters) {
+        for (a, b) in self.by_class.iter_mut().zip(&o.by_class) {
+            *a += b;
+        }
+        for (a, b) in self.by_op.iter_mut().zip(&o.by_op) {
+            *a += b;
+        }
+        let (lo, hi) = o.touched;
+        if lo < hi {
+            for (a, b) in self.per_word[lo..hi].iter_mut().zip(&o.per_word[lo..hi]) {
+                *a += b;
+            }
+            self.touched = (self.touched.0.min(lo), self.touched.1.max(hi));
+        }
+    }
+
     /// Adds these counts to `c` (instruction totals, class mix, per-pc map).
     pub fn fold_into(&self, c: &mut Counters, module: &Module) {
         for class in Class::ALL {
@@ -89,9 +107,15 @@ impl HotCounters {
         }
         // Slots outside the touched range hold 0 and would be skipped anyway.
         let (lo, hi) = self.touched;
-        for (i, &n) in self.per_word.get(lo..hi).unwrap_or_default().iter().enumerate() {
-            if n > 0 {
-                *c.per_pc.entry(module.slot_pc(lo + i)).or_default() += n;
+        let counted = self.per_word.get(lo..hi).unwrap_or_default().iter().enumerate().filter(|&(_, &n)| n > 0);
+        let counted = counted.map(|(i, &n)| (module.slot_pc(lo + i), n));
+        if c.per_pc.is_empty() {
+            // A launch's counters start empty: built in one go from keys in order (slots and
+            // their pcs ascend together), not an insertion per pc.
+            c.per_pc = counted.collect();
+        } else {
+            for (pc, n) in counted {
+                *c.per_pc.entry(pc).or_default() += n;
             }
         }
     }
