@@ -84,4 +84,16 @@ fn bad_inputs_are_typed_errors() {
     TinyBert::default().write(&dir);
     std::fs::remove_file(dir.join("model.safetensors")).unwrap();
     assert!(matches!(BertEmbedder::load(dev, &dir, &LoadOptions::default()), Err(Error::Io { .. })));
+    // A directory that is no model's, and a GGUF file (a Llama-family model), say so.
+    let empty = scratch("bert-errors-empty");
+    match BertEmbedder::load(dev, &empty, &LoadOptions::default()) {
+        Err(e @ Error::Io { .. }) => assert!(e.to_string().contains("no config.json"), "{e}"),
+        other => panic!("expected an I/O error naming config.json, got {:?}", other.err()),
+    }
+    let gguf = empty.join("model.gguf");
+    std::fs::write(&gguf, b"GGUF\x03\0\0\0").unwrap();
+    match BertEmbedder::load(dev, &gguf, &LoadOptions::default()) {
+        Err(Error::InvalidArgument(m)) => assert!(m.contains("GGUF"), "{m}"),
+        other => panic!("expected an invalid-argument error, got {:?}", other.err()),
+    }
 }

@@ -69,11 +69,16 @@ fn bad_input_fails_with_a_message_not_a_panic() {
     let dir = scratch("cli-errors");
     let path = TinyLlama::default().write(&dir);
     let p = path.to_str().unwrap();
-    let cases: [(&[&str], &str); 4] = [
+    let cases: [(&[&str], &str); 7] = [
         (&["generate", "--model", "no-such-model", "--prompt", "x"], "neither an existing path nor a known model name"),
         (&["generate", "--model", p, "--prompt", "hello", "--max-tokens", "100000"], "exceeds the context"),
         (&["generate", "--model", p, "--prompt", ""], "empty input"),
         (&["generate", "--model", p, "--prompt", "x", "--temperature=-1"], "temperature"),
+        // Negative numbers as separate words are values (the sampler refuses them), not flags.
+        (&["generate", "--model", p, "--prompt", "x", "--temperature", "-1"], "temperature -1"),
+        (&["generate", "--model", p, "--prompt", "x", "--top-p", "-0.5"], "top-p -0.5"),
+        // A GGUF file given to `embed` is a Llama-family model, not a BERT directory.
+        (&["embed", "--model", p, "hello"], "is a GGUF file"),
     ];
     for (args, msg) in cases {
         let out = ferrocm(args);
@@ -82,6 +87,11 @@ fn bad_input_fails_with_a_message_not_a_panic() {
         assert!(err.contains(msg), "{args:?}: {err}");
         assert!(!err.contains("panicked"), "{args:?}: {err}");
     }
+    // No token asked for: no prefill runs, and the summary gives no rate for it.
+    let out = ferrocm(&["generate", "--model", p, "--prompt", "hello", "--max-tokens", "0"]);
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("prompt") && err.contains("(0.00 tokens/s)"), "{err}");
     // A directory given to `generate` is not a GGUF file.
     let out = ferrocm(&["generate", "--model", dir.to_str().unwrap(), "--prompt", "x"]);
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a GGUF file"));

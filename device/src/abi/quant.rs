@@ -403,7 +403,7 @@ pub mod flags {
     pub const SWIGLU: u32 = 1 << 2;
     /// GEMV only, f16/bf16 activations: the product takes RMSNorm of `x`'s rows (over K, with
     /// `eps`), rounded to `x`'s type, instead of `x`: a workgroup normalises its rows into LDS
-    /// ([`gemv_staged_bytes`]) before its K loop. See `ops::qmatmul`'s `RmsNorm`.
+    /// ([`gemv_staged_bytes`](super::gemv_staged_bytes)) before its K loop. See `ops::qmatmul`'s `RmsNorm`.
     pub const RMS_NORM: u32 = 1 << 3;
     /// With RMS_NORM: multiply by `norm_weight` (K elements of `x`'s type; else by 1).
     pub const NORM_WEIGHT: u32 = 1 << 4;
@@ -444,7 +444,7 @@ pub const fn gemv_norm_waves_per_row(rows: u32, waves: u32, k: u32, elem_bytes: 
 }
 
 /// [`gemv_norm_waves_per_row`] from the quotient `waves / rows` (the kernel divides its own
-/// way: [`crate::dsl::math::SmallDiv`]).
+/// way: `dsl::math::SmallDiv`, amdgpu-only).
 pub const fn gemv_norm_waves_capped(per_row: u32, k: u32, elem_bytes: u32) -> u32 {
     let need = (k * elem_bytes / 16).div_ceil(64);
     let wpr = if per_row < need { per_row } else { need };

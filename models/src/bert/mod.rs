@@ -108,12 +108,24 @@ pub(crate) fn tokenize(tok: &TextTokenizer, sentences: &[&str], max_tokens: usiz
     Ok(Batch { ids: ids.collect(), lens, t })
 }
 
+/// What a BERT model's directory holds, for the errors of [`BertEmbedder::load`].
+const WHAT_BERT_NEEDS: &str = "a sentence-transformers directory: config.json, tokenizer.json, model.safetensors";
+
+/// Whether the file at `path` starts with GGUF's magic (a Llama-family file given to `embed`).
+fn is_gguf(path: &Path) -> bool {
+    use std::io::Read;
+    let mut magic = [0u8; 4];
+    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
+}
+
 impl BertEmbedder {
     /// Loads a sentence-transformers directory (or a `model.safetensors` file with its
     /// `config.json` and `tokenizer.json` beside it) onto `device`, weights in `opts.dtype`.
     ///
     /// # Errors
-    /// [`Error::Io`] for missing files; the errors of [`BertConfig::from_dir`];
+    /// [`Error::Io`] for missing files (a directory without `config.json` says it is not a
+    /// BERT model's); [`Error::InvalidArgument`] for a GGUF file (a Llama-family model); the
+    /// errors of [`BertConfig::from_dir`];
     /// [`Error::BadTensor`], [`Error::UnsupportedTensorType`]; [`Error::Tokenizer`]; device
     /// errors.
     pub fn load(device: &Device, path: impl AsRef<Path>, opts: &LoadOptions) -> Result<BertEmbedder> {
@@ -121,6 +133,13 @@ impl BertEmbedder {
         let dir = if path.is_file() { path.parent().unwrap_or(Path::new(".")).to_path_buf() } else { path.to_path_buf() };
         if !dir.is_dir() {
             return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "no such model directory")));
+        }
+        if path.is_file() && is_gguf(path) {
+            return Err(Error::InvalidArgument(format!("{} is a GGUF file: embed runs BERT models ({WHAT_BERT_NEEDS})", path.display())));
+        }
+        if !dir.join("config.json").is_file() {
+            let why = format!("no config.json: not a BERT model directory ({WHAT_BERT_NEEDS})");
+            return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, why)));
         }
         let cfg = BertConfig::from_dir(&dir)?;
         let tokenizer = TextTokenizer::from_file(&dir.join("tokenizer.json"))?;

@@ -102,17 +102,18 @@ struct GenerateArgs {
     /// Tokens to generate at most.
     #[arg(long, default_value_t = 64)]
     max_tokens: usize,
-    /// 0 is greedy.
-    #[arg(long, default_value_t = 0.0)]
+    /// 0 is greedy. (A negative value is taken as a number, and refused by the sampler with
+    /// a clear error, not mistaken for a flag.)
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
     temperature: f32,
     /// Sample from the K most likely tokens (0: all).
     #[arg(long, default_value_t = 0)]
     top_k: usize,
     /// Sample from the smallest set of tokens holding this probability.
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     top_p: f32,
     /// Penalty for tokens already in the context (1: none).
-    #[arg(long, default_value_t = 1.0)]
+    #[arg(long, default_value_t = 1.0, allow_negative_numbers = true)]
     repeat_penalty: f32,
     /// Seed of the sampler.
     #[arg(long, default_value_t = 0)]

@@ -54,9 +54,9 @@ pub struct GenerateStats {
 }
 
 impl GenerateStats {
-    /// Prompt tokens per second of prefill.
+    /// Prompt tokens per second of prefill (0 when no prefill ran: `max_new_tokens` 0).
     pub fn prefill_tokens_per_s(&self) -> f64 {
-        self.prompt_tokens as f64 / self.prefill.as_secs_f64().max(1e-9)
+        if self.prefill.is_zero() { 0.0 } else { self.prompt_tokens as f64 / self.prefill.as_secs_f64() }
     }
 
     /// Decoded tokens per second.
