@@ -157,25 +157,27 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Wide
 /// straight into arrays of registers and accesses on the stack, without staging the old
 /// register values (no lane keeps any part of them). The same results, faults (the destination
 /// checked first, then the lanes in order) and counters.
-fn load_dwords(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32) -> Exec {
+fn load_dwords<const N: usize>(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
+    // (N a constant: each lane's dwords are one bounds-checked slice and an unrolled copy.)
+    let bytes = 4 * N as u32;
     let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
     let b = b.as_ref();
-    let n = (bytes / 4) as usize;
-    w.vreg_at(inst.dst, n as u16 - 1)?;
+    w.vreg_at(inst.dst, N as u16 - 1)?;
     let exec = w.exec();
     let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
     let mut m = 0;
-    let mut data = [[0u32; LANES]; 4];
+    let mut data = [[0u32; LANES]; N];
     for l in active(exec) {
         let a = single_addr(w, inst, b, l);
         let at = lds_range(cx, a, bytes, l)?;
-        for (k, d) in data.iter_mut().enumerate().take(n) {
-            d[l] = u32::from_le_bytes(cx.lds[at + 4 * k..at + 4 * k + 4].try_into().expect("4 bytes"));
+        let src = &cx.lds[at..at + 4 * N];
+        for (k, d) in data.iter_mut().enumerate() {
+            d[l] = u32::from_le_bytes([src[4 * k], src[4 * k + 1], src[4 * k + 2], src[4 * k + 3]]);
         }
         acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
         m += 1;
     }
-    for (k, d) in data.iter().enumerate().take(n) {
+    for (k, d) in data.iter().enumerate() {
         w.write_v32(Opnd(inst.dst.0 + k as u16), exec, d)?;
     }
     cx.counters.lds_access(LdsOp::read(bytes), &acc[..m]);
@@ -483,10 +485,10 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     let op = inst.op;
     match op {
         DsNop => Ok(Flow::Next),
-        DsReadB32 | DsReadAddtidB32 => load_dwords(w, inst, cx, 4),
-        DsReadB64 => load_dwords(w, inst, cx, 8),
-        DsReadB96 => load_dwords(w, inst, cx, 12),
-        DsReadB128 => load_dwords(w, inst, cx, 16),
+        DsReadB32 | DsReadAddtidB32 => load_dwords::<1>(w, inst, cx),
+        DsReadB64 => load_dwords::<2>(w, inst, cx),
+        DsReadB96 => load_dwords::<3>(w, inst, cx),
+        DsReadB128 => load_dwords::<4>(w, inst, cx),
         DsReadU8 => load(w, inst, cx, 1, Widen::Zext),
         DsReadI8 => load(w, inst, cx, 1, Widen::Sext),
         DsReadU16 => load(w, inst, cx, 2, Widen::Zext),
