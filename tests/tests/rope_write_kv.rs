@@ -5,9 +5,10 @@
 //! the queries and both caches must be equal bit for bit, NaN rows of positions outside the
 //! tables included.
 //!
-//! Cases: f16 and bf16; head dims 32, 64 and 128; GQA 3:1 and 1:1; the whole head rotated or
-//! only part of it; batches of 1-3 sequences of 1-3 tokens at different positions, slots spread
-//! over shuffled pages; a fused projection read in place and one whose tokens are strided.
+//! Cases: f16 and bf16; head dims 32, 64, 96 and 128; GQA 3:1 and 1:1; the whole head rotated
+//! or only part of it; batches of 1-3 sequences of 1-3 tokens at different positions, slots
+//! spread over shuffled pages of 16 or 48; a fused projection read in place and one whose
+//! tokens are strided.
 
 use ferrocm::ops::attention::{self, PagedKvCache, RopeKv, write_kv};
 use ferrocm::ops::rope::{self, RopeLayout, RopeOptions, RopeTable};
@@ -46,12 +47,14 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let raw: Vec<f64> = (0..tokens * (all + c.pad) * d).map(|_| uniform(&mut seed) * 4.0).collect();
     let (full, _) = tensor(&raw, &[c.batch, c.seq, all + c.pad, d], c.dtype);
     let qkv = full.narrow(2, c.pad, all).unwrap();
-    // Slots: pages of 16 dealt in a shuffled order.
+    // Slots: pages of 16 (or, every other seed, of 48: the kernel's invariant divisor is then
+    // no shift) dealt in a shuffled order.
     let pages = tokens.div_ceil(16) + 3;
     let slots = shuffled_slots(tokens, pages, &mut seed);
+    let page_size = if c.seed % 2 == 0 { 16 } else { 48 };
 
     // The two ops it fuses.
-    let two = PagedKvCache::new(dev, 2, pages, 16, kvh, d, c.dtype).unwrap();
+    let two = PagedKvCache::new(dev, 2, pages, page_size, kvh, d, c.dtype).unwrap();
     let opts = RopeOptions {
         layout: RopeLayout::Interleaved,
         table: RopeTable::Cache { cos: &cos, sin: &sin },
@@ -64,7 +67,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let want_q = qk.narrow(2, 0, h).unwrap();
 
     // The fused launch.
-    let one = PagedKvCache::new(dev, 2, pages, 16, kvh, d, c.dtype).unwrap();
+    let one = PagedKvCache::new(dev, 2, pages, page_size, kvh, d, c.dtype).unwrap();
     let q = attention::rope_write_kv(&qkv, h, &RopeKv { cos: &cos, sin: &sin, offsets: &offsets }, &one, 1, &slots)
         .map_err(|e| TestCaseError::fail(e.to_string()))?;
     prop_assert_eq!(q.shape(), &[c.batch, c.seq, h, d]);
@@ -85,7 +88,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
 fn case() -> impl Strategy<Value = Case> {
     (
         prop_oneof![Just(DType::F16), Just(DType::Bf16)],
-        prop_oneof![Just(32usize), Just(64), Just(128)],
+        prop_oneof![Just(32usize), Just(64), Just(96), Just(128)],
         any::<bool>(),
         prop_oneof![Just((3usize, 1usize)), Just((2, 2)), Just((9, 3))],
         1usize..=3,

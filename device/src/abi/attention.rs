@@ -312,6 +312,20 @@ crate::kernel_abi! {
         pub page_size: u32,
         /// `pages * page_size`.
         pub slots_total: u32,
+        /// `d / 8` (work-items per row), `kv_heads` and `page_size` as invariant divisors
+        /// (`crate::num::Divisor::new(..)`'s `magic` and `shift`): the kernel divides work-item
+        /// indices and slots by them without a run-time division.
+        pub row_magic: u32,
+        /// See `row_magic`.
+        pub row_shift: u32,
+        /// See `row_magic`.
+        pub heads_magic: u32,
+        /// See `row_magic`.
+        pub heads_shift: u32,
+        /// See `row_magic`.
+        pub page_magic: u32,
+        /// See `row_magic`.
+        pub page_shift: u32,
     }
     kernels {
         /// 2-byte values (f16, bf16).
@@ -369,6 +383,25 @@ crate::kernel_abi! {
         pub page_size: u32,
         /// `pages * page_size`.
         pub slots_total: u32,
+        /// `d / 8` (work-items per head), `heads + 2 kv_heads`, `seq` (at least 1) and
+        /// `page_size` as invariant divisors (`crate::num::Divisor::new(..)`'s `magic` and
+        /// `shift`): the kernel divides work-item indices, tokens and slots by them without a
+        /// run-time division.
+        pub row_magic: u32,
+        /// See `row_magic`.
+        pub row_shift: u32,
+        /// See `row_magic`.
+        pub all_magic: u32,
+        /// See `row_magic`.
+        pub all_shift: u32,
+        /// See `row_magic`.
+        pub seq_magic: u32,
+        /// See `row_magic`.
+        pub seq_shift: u32,
+        /// See `row_magic`.
+        pub page_magic: u32,
+        /// See `row_magic`.
+        pub page_shift: u32,
     }
     kernels {
         /// f16 values.

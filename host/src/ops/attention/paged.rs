@@ -480,6 +480,8 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
     let (k, v) = (rows(k)?, rows(v)?);
     let slots = if slots.is_contiguous() { slots.clone() } else { contiguous(slots)? };
     let flag = cache.slot_flag(op, &slots)?;
+    let (per_row, heads) = (Divisor::new((cache.head_dim / 8) as u32), Divisor::new(cache.kv_heads as u32));
+    let page = Divisor::new(cache.page_size as u32);
     let args = WriteKvArgs {
         k: ops.input_bytes("k", &k)?,
         v: ops.input_bytes("v", &v)?,
@@ -496,6 +498,12 @@ pub fn write_kv(cache: &PagedKvCache, layer: usize, k: &Tensor, v: &Tensor, slot
         d: cache.head_dim as u32,
         page_size: cache.page_size as u32,
         slots_total: (cache.pages * cache.page_size) as u32,
+        row_magic: per_row.magic,
+        row_shift: per_row.shift,
+        heads_magic: heads.magic,
+        heads_shift: heads.shift,
+        page_magic: page.magic,
+        page_shift: page.shift,
     };
     let items = ops.u32("work-items", tokens * cache.kv_heads * cache.head_dim / 8)?;
     let launch =

@@ -13,6 +13,7 @@ use crate::quant::QuantTensor;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor, u32_of};
 use ferrocm_device::abi::attention::{self as abi, ATTENTION_SMALL_BLOCK, RopeWriteKvArgs};
+use ferrocm_device::num::Divisor;
 
 /// The rotation of [`rope_write_kv`]: `rope`'s interleaved layout (pairs `(2i, 2i + 1)`) with
 /// cos/sin tables, as [`RopeTable::Cache`](crate::ops::rope::RopeTable::Cache) and
@@ -106,6 +107,8 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
     let (cos, sin) = (cos.contiguous()?, sin.contiguous()?);
     let (offsets, slots) = (offsets.contiguous()?, slots.contiguous()?);
     let flag = cache.slot_flag(op, &slots)?;
+    let (per_row, all) = (Divisor::new((d / 8) as u32), Divisor::new(u32_of(op, "heads", heads + 2 * kvh)?));
+    let (seq_div, page) = (Divisor::new(u32_of(op, "seq", seq.max(1))?), Divisor::new(cache.page_size() as u32));
     let args = RopeWriteKvArgs {
         qkv: ops.input_bytes("qkv", &rows)?,
         q: ops.output_bytes("q", &q)?,
@@ -126,6 +129,14 @@ pub fn rope_write_kv(qkv: &Tensor, heads: usize, rope: &RopeKv<'_>, cache: &Page
         cache_rows: u32_of(op, "table rows", cos.shape()[0])?,
         page_size: cache.page_size() as u32,
         slots_total: u32_of(op, "slots", cache.pages() * cache.page_size())?,
+        row_magic: per_row.magic,
+        row_shift: per_row.shift,
+        all_magic: all.magic,
+        all_shift: all.shift,
+        seq_magic: seq_div.magic,
+        seq_shift: seq_div.shift,
+        page_magic: page.magic,
+        page_shift: page.shift,
     };
     let items = u32_of(op, "work-items", tokens * (heads + 2 * kvh) * d / 8)?;
     let kernel = if dtype == DType::Bf16 { abi::ROPE_WRITE_KV_BF16 } else { abi::ROPE_WRITE_KV_F16 };
