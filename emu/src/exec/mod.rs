@@ -78,7 +78,9 @@ impl Default for EmuConfig {
 pub struct Emulator {
     pub(crate) memory: Memory,
     pub(crate) config: EmuConfig,
-    /// The launches' per-thread run state, kept between launches (`WorkgroupRun::take`).
+    /// The launches' per-thread run state, kept between launches (`WorkgroupRun::take`): at
+    /// most one per worker of the widest launch so far, each some megabytes (a counter per
+    /// dword of the largest module's code, the waves' registers, the LDS).
     pub(crate) runs: std::sync::Mutex<Vec<workgroup::WorkgroupRun>>,
 }
 

@@ -412,10 +412,15 @@ impl<'m> Session<'m> {
             // Only each sequence's last position needs logits: the head is the largest GEMM.
             res = res.reshape(&[b, t, c.hidden])?.narrow(1, t - 1, 1)?.squeeze(1)?;
         }
-        let xn = norm::rms_norm(&res, Some(&m.out_norm), eps)?;
+        let out_norm = RmsNorm { weight: Some(&m.out_norm), eps };
+        let f32_out = Epilogue { out_dtype: Some(DType::F32), ..Default::default() };
         let logits = match &m.head {
-            Some(head) => head.forward(&xn, Epilogue { out_dtype: Some(DType::F32), ..Default::default() })?,
-            None => gemm::gemm(&xn, &m.embedding.transpose(0, 1)?, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() })?,
+            // A quantized head's decode GEMV normalises its rows itself (a launch fewer).
+            Some(head) => head.forward_normed(&res, Some(out_norm), f32_out)?,
+            None => {
+                let xn = norm::rms_norm(&res, out_norm.weight, eps)?;
+                gemm::gemm(&xn, &m.embedding.transpose(0, 1)?, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() })?
+            }
         };
         // Slots and pages outside the cache, for the whole step at once.
         self.cache.check()?;
