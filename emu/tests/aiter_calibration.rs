@@ -1,7 +1,7 @@
 //! `src/model/CALIBRATION.md` against the cycle model as it is: a few of its rows, modeled again,
 //! must give the figures it states. A change to the model that moves them regenerates the table
 //! (`cargo xtask aiter calibrate --markdown emu/src/model/CALIBRATION.md`) and the summary in the
-//! model README; without this check the committed table drifted from the model for weeks.
+//! model README; without this check the committed table drifted from the model unnoticed.
 //! Skipped without AMD's AITER wheel (CI fetches it).
 
 #[path = "aiter/common.rs"]
