@@ -195,7 +195,7 @@ pub(super) fn rows_generic<const M: usize, const KK: usize, const G: usize, cons
 /// Whether every row of `acc` is row 0, bit for bit.
 #[inline(always)]
 pub(super) fn rows_same<const M: usize>(acc: &[[f32; M]; M]) -> bool {
-    // (Plain loops folding a flag, here and below: see `simd::core`.)
+    // (Plain loops folding a flag, here and below, which vectorise.)
     let mut same = true;
     for r in acc {
         for (x, y) in r.iter().zip(&acc[0]) {

@@ -92,8 +92,7 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
     // Every row of A the same, bit for bit (a skinny GEMM's rows padded with copies of the
     // last: every MFMA of the quantized decode GEMV): each run of M lanes holds one value, so
     // it is decoded once, not M times; with C's rows the same too, only row 0 is computed.
-    // (Plain loops that fold a flag: `all` with its early exit was a closure call per value,
-    // not inlined into the vector-width builds: a fifth of a GEMV MFMA.)
+    // (Plain loops that fold a flag, which vectorise, rather than `all`'s early exit.)
     let mut a_rows_same = true;
     for reg in &ra[..a.regs() as usize] {
         for run in reg.chunks_exact(M) {
@@ -103,7 +102,9 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
         }
     }
     if a_rows_same && fused::rows_same(acc) {
-        // Row 0's k values: value e of the first lane of every run (at most 4 runs).
+        // Row 0's k values: value e of the first lane of every run (at most 4 runs), through
+        // the same decoder as whole registers (`In::value` per value, a call the vector-width
+        // builds did not inline, was a fifth of a GEMV MFMA).
         const { assert!(LANES / M <= 4) };
         let firsts: [[u32; 4]; 2] = core::array::from_fn(|r| core::array::from_fn(|q| if q < LANES / M { ra[r][q * M] } else { 0 }));
         let mut a0 = [0f64; KK];
