@@ -133,3 +133,30 @@ fn the_first_workgroup_timeline_shows_each_wave_its_waits_and_its_code() {
         assert!(w.end < m.cycles, "wave {i} ends at {} of {} clocks", w.end, m.cycles);
     }
 }
+
+/// Lean counting on global loads (the one-pass load path lists no accesses then): the same
+/// copy, the same counts but the footprints.
+#[test]
+fn a_lean_copy_counts_the_full_counts_but_the_footprints() {
+    use ferrocm_emu::exec::Counting;
+    let gpu = Gpu::new("model");
+    let grid: u32 = 3;
+    let bytes = grid as u64 * 16384;
+    let words: Vec<u32> = (0..bytes as u32 / 4).map(|i| i.wrapping_mul(2_654_435_761)).collect();
+    let src = gpu.upload_u32(&words);
+    let run = |counting: Counting| {
+        let dst = gpu.emu.alloc(bytes).unwrap();
+        let kernargs = [src, dst].iter().flat_map(|a| a.to_le_bytes()).collect();
+        let params = LaunchParams { grid: [grid, 1, 1], block: [256, 1, 1], dynamic_lds: 0, kernargs };
+        let opts = LaunchOptions { counting, ..LaunchOptions::default() };
+        let stats = gpu.emu.launch_with(&gpu.module, "copy", &params, &opts).unwrap_or_else(|e| panic!("{e}"));
+        (gpu.u32s(dst, words.len()), stats.counters)
+    };
+    let (full_out, full) = run(Counting::Full);
+    let (lean_out, lean) = run(Counting::Lean);
+    assert_eq!(full_out, words);
+    assert_eq!(lean_out, words);
+    assert_eq!(full.global.bytes_read, bytes);
+    assert!(full.global.lines > 0);
+    assert_eq!(lean, full.as_lean());
+}

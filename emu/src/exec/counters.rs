@@ -104,6 +104,15 @@ pub struct GlobalCounters {
 }
 
 impl GlobalCounters {
+    /// One more instruction of `kind`.
+    fn instruction(&mut self, kind: Access) {
+        match kind {
+            Access::Load => self.load_instructions += 1,
+            Access::Store => self.store_instructions += 1,
+            Access::Atomic => self.atomic_instructions += 1,
+        }
+    }
+
     /// One instruction's `bytes`: read, written or both as `kind` says.
     fn traffic(&mut self, kind: Access, bytes: u64) {
         match kind {
@@ -228,18 +237,29 @@ impl Counters {
         self.by_class.get(&c).copied().unwrap_or(0)
     }
 
+    /// Whether this counts [`Counting::Lean`]: a hot path may then record its accesses with
+    /// [`Counters::global_traffic`] / [`Counters::lds_traffic`] and skip listing them.
+    #[inline]
+    pub fn is_lean(&self) -> bool {
+        self.counting == Counting::Lean
+    }
+
+    /// What [`Counters::global_access`] records of an access of `bytes` in all when counting
+    /// lean (the instruction and its bytes, no footprint).
+    #[inline]
+    pub fn global_traffic(&mut self, kind: Access, bytes: u64) {
+        self.global.instruction(kind);
+        self.global.traffic(kind, bytes);
+    }
+
     /// Records a global access by the active lanes: `addrs` holds (address, bytes) per active lane.
     pub fn global_access(&mut self, kind: Access, addrs: &[(u64, u32)]) {
-        let g = &mut self.global;
-        match kind {
-            Access::Load => g.load_instructions += 1,
-            Access::Store => g.store_instructions += 1,
-            Access::Atomic => g.atomic_instructions += 1,
-        }
         if self.counting == Counting::Lean {
-            g.traffic(kind, addrs.iter().map(|&(_, n)| n as u64).sum());
+            self.global_traffic(kind, addrs.iter().map(|&(_, n)| n as u64).sum());
             return;
         }
+        let g = &mut self.global;
+        g.instruction(kind);
         // The common coalesced case, lanes covering one run of consecutive accesses of one width
         // in any lane order (the quantized GEMV's lanes read the rows of a tile in turn): its
         // footprint in closed form, what the general count below gives it (a tenth of a decode
@@ -302,9 +322,24 @@ impl Counters {
     /// lanes the LDS serves together, see [`lds_phase`]), `addrs` holds every access of the
     /// active lanes (two per lane for the two-address forms).
     pub fn lds_access(&mut self, op: LdsOp, addrs: &[LdsLaneAccess]) {
+        self.lds_traffic(op, addrs.iter().map(|a| a.bytes as u64).sum());
+        if self.counting == Counting::Lean {
+            return;
+        }
+        let l = &mut self.lds;
+        let extra = bank_conflict_cycles(op, addrs);
+        l.bank_conflict_cycles += extra;
+        if extra > 0 {
+            l.conflicted_instructions += 1;
+        }
+    }
+
+    /// What [`Counters::lds_access`] records of an instruction moving `bytes` in all when
+    /// counting lean (the instruction and its bytes, no bank conflicts).
+    #[inline]
+    pub fn lds_traffic(&mut self, op: LdsOp, bytes: u64) {
         let l = &mut self.lds;
         l.instructions += 1;
-        let bytes: u64 = addrs.iter().map(|a| a.bytes as u64).sum();
         match op.kind {
             LdsKind::Read => l.bytes_read += bytes,
             LdsKind::Write => l.bytes_written += bytes,
@@ -312,14 +347,6 @@ impl Counters {
                 l.bytes_read += bytes;
                 l.bytes_written += bytes;
             }
-        }
-        if self.counting == Counting::Lean {
-            return;
-        }
-        let extra = bank_conflict_cycles(op, addrs);
-        l.bank_conflict_cycles += extra;
-        if extra > 0 {
-            l.conflicted_instructions += 1;
         }
     }
 }

@@ -164,7 +164,8 @@ fn load_dwords<const N: usize>(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) 
     let b = b.as_ref();
     w.vreg_at(inst.dst, N as u16 - 1)?;
     let exec = w.exec();
-    let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
+    // The accesses are listed only when counted in full (lean: the bytes alone).
+    let mut acc = if cx.counters.is_lean() { None } else { Some([LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES]) };
     let mut m = 0;
     let mut data = [[0u32; LANES]; N];
     for l in active(exec) {
@@ -174,13 +175,18 @@ fn load_dwords<const N: usize>(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) 
         for (k, d) in data.iter_mut().enumerate() {
             d[l] = u32::from_le_bytes([src[4 * k], src[4 * k + 1], src[4 * k + 2], src[4 * k + 3]]);
         }
-        acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        if let Some(acc) = acc.as_mut() {
+            acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        }
         m += 1;
     }
     for (k, d) in data.iter().enumerate() {
         w.write_v32(Opnd(inst.dst.0 + k as u16), exec, d)?;
     }
-    cx.counters.lds_access(LdsOp::read(bytes), &acc[..m]);
+    match acc {
+        Some(acc) => cx.counters.lds_access(LdsOp::read(bytes), &acc[..m]),
+        None => cx.counters.lds_traffic(LdsOp::read(bytes), m as u64 * bytes as u64),
+    }
     Ok(Flow::Next)
 }
 
@@ -191,11 +197,14 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool
     let exec = w.exec();
     // The data registers, looked up once (where the first active lane would look them up).
     let data = if exec != 0 { data_regs(w, inst.src[1], bytes.div_ceil(4))? } else { [&ZERO_VREG; 4] };
-    let mut acc = [LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES];
+    // The accesses are listed only when counted in full (lean: the bytes alone).
+    let mut acc = if cx.counters.is_lean() { None } else { Some([LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES]) };
     let mut m = 0;
     for l in active(exec) {
         let a = single_addr(w, inst, b.as_ref(), l);
-        acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        if let Some(acc) = acc.as_mut() {
+            acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
+        }
         m += 1;
         let mut buf = lane_bytes(&data, l);
         if hi16 {
@@ -203,7 +212,10 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool
         }
         write_lds(cx, a, &buf[..bytes as usize], l)?;
     }
-    cx.counters.lds_access(LdsOp::write(bytes), &acc[..m]);
+    match acc {
+        Some(acc) => cx.counters.lds_access(LdsOp::write(bytes), &acc[..m]),
+        None => cx.counters.lds_traffic(LdsOp::write(bytes), m as u64 * bytes as u64),
+    }
     Ok(Flow::Next)
 }
 

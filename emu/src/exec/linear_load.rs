@@ -48,7 +48,8 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
             return None;
         }
         let (region, _) = cx.mem.find(lo, hi - lo)?;
-        let mut g = [(0u64, 0u32); LANES];
+        // The accesses are listed only when counted in full (lean: the bytes alone).
+        let mut g = if cx.counters.is_lean() { None } else { Some([(0u64, 0u32); LANES]) };
         let mut m = 0;
         let mut dw = [0u32; 4];
         for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
@@ -56,10 +57,15 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
             for k in 0..n {
                 data[k][l] = dw[k];
             }
-            g[m] = (addrs[l], bytes);
+            if let Some(g) = g.as_mut() {
+                g[m] = (addrs[l], bytes);
+            }
             m += 1;
         }
-        cx.counters.global_access(Access::Load, &g[..m]);
+        match g {
+            Some(g) => cx.counters.global_access(Access::Load, &g[..m]),
+            None => cx.counters.global_traffic(Access::Load, m as u64 * bytes as u64),
+        }
     }
     for (k, d) in data.iter().enumerate().take(n) {
         if let Err(e) = w.write_v32(Opnd(inst.dst.0 + k as u16), exec, d) {
