@@ -160,8 +160,8 @@ fn load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, widen: Wide
 fn load_dwords<const N: usize>(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) -> Exec {
     // (N a constant: each lane's dwords are one bounds-checked slice and an unrolled copy.)
     let bytes = 4 * N as u32;
-    let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(base(w, inst)?) };
-    let b = b.as_ref();
+    // The ADDR register by reference (a copy of it was 256 bytes per instruction).
+    let b = if inst.op == Op::DsReadAddtidB32 { None } else { Some(w.vreg(inst.src[0])?) };
     w.vreg_at(inst.dst, N as u16 - 1)?;
     let exec = w.exec();
     // The accesses are listed only when counted in full (lean: the bytes alone).
@@ -193,7 +193,7 @@ fn load_dwords<const N: usize>(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>) 
 /// Single-address store of `bytes` from DATA0; `hi16` stores from the high half of the dword.
 fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool) -> Exec {
     let addtid = inst.op == Op::DsWriteAddtidB32;
-    let b = if addtid { None } else { Some(base(w, inst)?) };
+    let b = if addtid { None } else { Some(w.vreg(inst.src[0])?) };
     let exec = w.exec();
     // The data registers, looked up once (where the first active lane would look them up).
     let data = if exec != 0 { data_regs(w, inst.src[1], bytes.div_ceil(4))? } else { [&ZERO_VREG; 4] };
@@ -201,7 +201,7 @@ fn store(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u32, hi16: bool
     let mut acc = if cx.counters.is_lean() { None } else { Some([LdsLaneAccess { lane: 0, part: 0, addr: 0, bytes }; LANES]) };
     let mut m = 0;
     for l in active(exec) {
-        let a = single_addr(w, inst, b.as_ref(), l);
+        let a = single_addr(w, inst, b, l);
         if let Some(acc) = acc.as_mut() {
             acc[m] = LdsLaneAccess { lane: l as u8, part: 0, addr: a, bytes };
         }

@@ -289,8 +289,9 @@ fn exact_shape(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
 fn fused_shape<const M: usize, const KK: usize, const G: usize>(w: &mut Wave, inst: &Inst, sh: Shape) -> Exec {
     let kpl = const { KK * M / LANES };
     debug_assert!(sh.a.per_lane() == kpl && sh.b.per_lane() == kpl);
-    let ra = lanes(w, inst.src[0], sh.a.regs())?;
-    let mut rb = lanes(w, inst.src[1], sh.b.regs())?;
+    let (mut ra, mut rb) = ([[0u32; LANES]; 2], [[0u32; LANES]; 2]);
+    lanes_into(w, inst.src[0], sh.a.regs(), &mut ra)?;
+    lanes_into(w, inst.src[1], sh.b.regs(), &mut rb)?;
     if inst.mods.blgp != 0 {
         let orig = rb;
         for (reg, o) in rb.iter_mut().zip(&orig) {
@@ -338,10 +339,22 @@ const MAX_MK: usize = 512;
 /// broadcast).
 fn lanes(w: &Wave, op: Opnd, regs: u16) -> Result<[[u32; LANES]; 2], FaultKind> {
     let mut out = [[0u32; LANES]; 2];
-    for k in 0..regs {
-        out[k as usize] = if op.0 >= 256 { *w.vreg_at(op, k)? } else { [w.sval32(op, 0, Ty::B32)?; LANES] };
-    }
+    lanes_into(w, op, regs, &mut out)?;
     Ok(out)
+}
+
+/// [`lanes`] into `out` (registers past `regs` left as they are): no 512-byte result to move
+/// through a `Result`, on the path every fused MFMA takes.
+#[inline]
+fn lanes_into(w: &Wave, op: Opnd, regs: u16, out: &mut [[u32; LANES]; 2]) -> Result<(), FaultKind> {
+    for k in 0..regs {
+        if op.0 >= 256 {
+            crate::exec::cpu::copy_reg(&mut out[k as usize], w.vreg_at(op, k)?);
+        } else {
+            out[k as usize] = [w.sval32(op, 0, Ty::B32)?; LANES];
+        }
+    }
+    Ok(())
 }
 
 /// (register, lane) of C[i][j].
