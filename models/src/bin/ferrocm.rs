@@ -223,19 +223,9 @@ fn spinner(msg: String) -> ProgressBar {
     s
 }
 
-fn is_gguf(path: &Path) -> bool {
-    path.is_file()
-        && std::fs::File::open(path)
-            .and_then(|mut f| {
-                let mut magic = [0u8; 4];
-                std::io::Read::read_exact(&mut f, &mut magic).map(|_| &magic == b"GGUF")
-            })
-            .unwrap_or(false)
-}
-
 fn generate(a: GenerateArgs) -> Result<()> {
     let path = resolve(&a.model.model)?;
-    if !is_gguf(&path) {
+    if !fetch::is_gguf(&path) {
         return Err(Error::InvalidArgument(format!("{} is not a GGUF file: generate runs Llama-family GGUF models", path.display())));
     }
     let sampling = SamplingParams {
@@ -377,7 +367,7 @@ fn embed(a: EmbedArgs) -> Result<()> {
 
 fn info(a: InfoArgs) -> Result<()> {
     let path = resolve(&a.model.model)?;
-    if is_gguf(&path) {
+    if fetch::is_gguf(&path) {
         let f = ferrocm::io::gguf::GgufFile::open(&path)?;
         let h = f.header();
         outln!("{}: GGUF v{}, {} tensors, architecture {}", path.display(), h.version(), h.tensors().len(), h.architecture()?);
