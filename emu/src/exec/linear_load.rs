@@ -13,9 +13,15 @@
 
 use super::buffer::{self, SCRATCH_WINDOW, SCRATCH_WINDOW_SIZE};
 use super::counters::Access;
+use super::cpu::multiversion;
 use super::step::{Ctx, Exec, Flow};
 use super::wave::{LANES, Ty, Wave};
 use crate::isa::{Enc, Inst, Opnd, flags};
+
+/// Live lanes whose bytes span at most this many are read from memory in one pass.
+const SPAN_BYTES: usize = 2048;
+/// [`SPAN_BYTES`] in dwords (a power of two).
+const SPAN_WORDS: usize = SPAN_BYTES / 4;
 
 /// Runs `inst`, a MUBUF or GLOBAL load of `bytes` (4, 8, 12 or 16) into VGPRs, if it is the
 /// common case (module docs); `None` leaves it to the general path.
@@ -33,14 +39,25 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
         Enc::Global => global_addrs(w, inst, &mut addrs)?,
         _ => return None,
     };
-    let (mut lo, mut hi) = (u64::MAX, 0u64);
-    for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
-        if addrs[l] % 4 != 0 {
+    // The span of the live lanes' bytes, and whether each is dword-aligned. Every lane live
+    // (the common case) takes a loop without masks, which vectorises.
+    let (lo, hi) = if live == u64::MAX {
+        let (lo, hi, bits) = extremes(&addrs);
+        if bits % 4 != 0 {
             return None;
         }
-        lo = lo.min(addrs[l]);
-        hi = hi.max(addrs[l].checked_add(bytes as u64)?);
-    }
+        (lo, hi.checked_add(bytes as u64)?)
+    } else {
+        let (mut lo, mut hi) = (u64::MAX, 0u64);
+        for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
+            if addrs[l] % 4 != 0 {
+                return None;
+            }
+            lo = lo.min(addrs[l]);
+            hi = hi.max(addrs[l].checked_add(bytes as u64)?);
+        }
+        (lo, hi)
+    };
     let mut data = [[0u32; LANES]; 4];
     if live != 0 {
         // MUBUF addresses in the scratch window are private memory (`vmem::mubuf_targets`).
@@ -48,23 +65,32 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
             return None;
         }
         let (region, _) = cx.mem.find(lo, hi - lo)?;
-        // The accesses are listed only when counted in full (lean: the bytes alone).
-        let mut g = if cx.counters.is_lean() { None } else { Some([(0u64, 0u32); LANES]) };
-        let mut m = 0;
-        let mut dw = [0u32; 4];
-        for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
-            region.read_dwords(addrs[l] - region.base, &mut dw[..n]);
-            for k in 0..n {
-                data[k][l] = dw[k];
+        if hi - lo <= SPAN_BYTES as u64 {
+            // A compact span (a wave's 1 KiB of 128-bit loads): read once, lanes gathered from
+            // the copy.
+            let mut copy = [0u32; SPAN_WORDS];
+            let words = ((hi - lo) / 4) as usize;
+            region.read_dwords(lo - region.base, &mut copy[..words]);
+            gather(&copy, &addrs, lo, live, n, &mut data);
+        } else {
+            let mut dw = [0u32; 4];
+            for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
+                region.read_dwords(addrs[l] - region.base, &mut dw[..n]);
+                for k in 0..n {
+                    data[k][l] = dw[k];
+                }
             }
-            if let Some(g) = g.as_mut() {
-                g[m] = (addrs[l], bytes);
-            }
-            m += 1;
         }
-        match g {
-            Some(g) => cx.counters.global_access(Access::Load, &g[..m]),
-            None => cx.counters.global_traffic(Access::Load, m as u64 * bytes as u64),
+        // The accesses are listed only when counted in full (lean: the bytes alone).
+        let m = live.count_ones() as usize;
+        if cx.counters.is_lean() {
+            cx.counters.global_traffic(Access::Load, m as u64 * bytes as u64);
+        } else {
+            let mut g = [(0u64, 0u32); LANES];
+            for (gi, l) in (0..LANES).filter(|&l| live >> l & 1 == 1).enumerate() {
+                g[gi] = (addrs[l], bytes);
+            }
+            cx.counters.global_access(Access::Load, &g[..m]);
         }
     }
     for (k, d) in data.iter().enumerate().take(n) {
@@ -75,6 +101,52 @@ pub(crate) fn try_load(w: &mut Wave, inst: &Inst, cx: &mut Ctx<'_, '_>, bytes: u
     Some(Ok(Flow::Next))
 }
 
+multiversion! {
+    /// The smallest and largest address, and the OR of all (its low bits: the alignment).
+    fn extremes(addrs: &[u64; LANES]) -> (u64, u64, u64) {
+        let (mut lo, mut hi, mut bits) = (u64::MAX, 0u64, 0u64);
+        for &a in addrs {
+            lo = lo.min(a);
+            hi = hi.max(a);
+            bits |= a;
+        }
+        (lo, hi, bits)
+    }
+}
+
+multiversion! {
+    /// The `n` dwords of each live lane from `copy`, the words from byte address `lo` on (every
+    /// live lane's inside it).
+    fn gather(copy: &[u32; SPAN_WORDS], addrs: &[u64; LANES], lo: u64, live: u64, n: usize, data: &mut [[u32; LANES]; 4]) {
+        match n {
+            1 => gather_n::<1>(copy, addrs, lo, live, data),
+            2 => gather_n::<2>(copy, addrs, lo, live, data),
+            3 => gather_n::<3>(copy, addrs, lo, live, data),
+            _ => gather_n::<4>(copy, addrs, lo, live, data),
+        }
+    }
+}
+
+/// [`gather`] of `N` dwords. The indices are masked to the copy's size, which changes none
+/// (they are inside it) but lets the compiler drop the bounds checks and vectorise.
+#[inline(always)]
+fn gather_n<const N: usize>(copy: &[u32; SPAN_WORDS], addrs: &[u64; LANES], lo: u64, live: u64, data: &mut [[u32; LANES]; 4]) {
+    let at = |l: usize, k: usize| ((addrs[l].wrapping_sub(lo) / 4) as usize + k) & (SPAN_WORDS - 1);
+    if live == u64::MAX {
+        for k in 0..N {
+            for l in 0..LANES {
+                data[k][l] = copy[at(l, k)];
+            }
+        }
+    } else {
+        for l in (0..LANES).filter(|&l| live >> l & 1 == 1) {
+            for k in 0..N {
+                data[k][l] = copy[at(l, k)];
+            }
+        }
+    }
+}
+
 /// The addresses of a MUBUF load's lanes into `addrs`, and the lanes in range (the others of
 /// EXEC read zeros); `None` for what the general path must do (module docs).
 fn mubuf_addrs(w: &Wave, inst: &Inst, bytes: u32, addrs: &mut [u64; LANES]) -> Option<u64> {
@@ -83,6 +155,10 @@ fn mubuf_addrs(w: &Wave, inst: &Inst, bytes: u32, addrs: &mut [u64; LANES]) -> O
     // Unbound resources and swizzles take the general path.
     if exec == 0 || ad.v.swizzle || ad.unbound {
         return None;
+    }
+    if let Some((whole, part)) = ad.offsets_in_bytes(bytes, addrs) {
+        // Some dwords in range, some not: the general path.
+        return if part & exec != 0 { None } else { Some(whole & exec) };
     }
     let units = bytes / 4;
     let mut live = 0u64;
