@@ -99,3 +99,17 @@ multiversion! {
         *dst = *src;
     }
 }
+
+/// Eight f16 values as f32 through F16C's `vcvtph2ps`: exact, signalling NaNs quieted with
+/// their payload kept, as `valu::f16_to_f64` (the scalar decoding, which the MFMA vector-width
+/// test compares it with). For functions built for x86-64-v3 or AVX-512, which inline it.
+///
+/// # Safety
+/// The CPU has F16C.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) unsafe fn f16x8_to_f32(h: [u16; 8]) -> [f32; 8] {
+    use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm256_cvtph_ps};
+    // SAFETY: 16 readable bytes; the caller's CPU has F16C; 32 bytes of f32 either way.
+    unsafe { core::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(h.as_ptr() as *const __m128i))) }
+}

@@ -10,6 +10,8 @@ use super::decode::{e4m3fnuz_to_f32, e5m2fnuz_to_f32};
 use super::fused;
 use super::{In, LANES};
 use crate::exec::cpu::Level;
+#[cfg(target_arch = "x86_64")]
+use crate::exec::cpu::f16x8_to_f32;
 use crate::exec::valu::f16_to_f64;
 
 /// An A or B operand as the lanes hold it: its (at most two) registers.
@@ -59,20 +61,6 @@ fn decode_elements<const N: usize, const HW: bool>(ty: In, raw: &[[u32; N]; 2], 
             }
         }
     }
-}
-
-/// Eight f16 values as f32 through F16C's `vcvtph2ps`: exact, signalling NaNs quieted with
-/// their payload kept, as [`f16_to_f64`] (the scalar decoding, which the vector-width test
-/// compares it with). Inlined into the builds for x86-64-v3 and AVX-512.
-///
-/// # Safety
-/// The CPU has F16C.
-#[cfg(target_arch = "x86_64")]
-#[inline(always)]
-unsafe fn f16x8_to_f32(h: [u16; 8]) -> [f32; 8] {
-    use core::arch::x86_64::{__m128i, _mm_loadu_si128, _mm256_cvtph_ps};
-    // SAFETY: 16 readable bytes; the caller's CPU has F16C; 32 bytes of f32 either way.
-    unsafe { core::mem::transmute(_mm256_cvtph_ps(_mm_loadu_si128(h.as_ptr() as *const __m128i))) }
 }
 
 /// `acc += A * B` in fused groups of `G` for an `M x M x KK` shape: A and B decoded from the

@@ -262,8 +262,8 @@ fn pk_f16(w: &mut Wave, inst: &Inst, mul: bool) -> Exec {
         // Halves whose fast result is not the correctly rounded one, bit h of lane l.
         let mut redo = [0u8; LANES];
         let modes = Halves { shift, flip, flush_in, flush_out, mul };
-        pk_f16_lanes(&mut out, &mut redo, &srcs, &modes);
-        for (l, &bad) in redo.iter().enumerate() {
+        let any = pk_f16_lanes(&mut out, &mut redo, &srcs, &modes);
+        for (l, &bad) in redo.iter().enumerate().filter(|_| any) {
             for h in 0..2 {
                 if bad >> h & 1 == 1 {
                     let x = |j: usize| fmod16_sel(srcs[j][l], shift[h][j], flip[h][j]);
@@ -288,32 +288,83 @@ struct Halves {
 }
 
 multiversion! {
-    /// [`pk_f16`]'s arithmetic on every lane: results into `out`, the halves to recompute on the
-    /// general path marked in `redo`.
-    fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[[u32; LANES]; 2], m: &Halves) {
-        for l in 0..LANES {
-            let mut r = 0u32;
-            let mut bad = 0u8;
-            for h in 0..2 {
-                let x = |j: usize| {
-                    let b = ((srcs[j][l] >> m.shift[h][j]) & 0xffff) ^ m.flip[h][j];
-                    if m.flush_in && b & 0x7c00 == 0 { b & 0x8000 } else { b }
-                };
-                let (xa, xb) = (x(0), x(1));
-                let (a, b) = (f32::from_bits(f16_to_f32_bits(xa)), f32::from_bits(f16_to_f32_bits(xb)));
-                // A product is exact in f32; a sum is inexact only for exponents 14 or more
-                // apart, and then f32's rounding cannot move it across an f16 rounding boundary
-                // (module docs): one rounding to f16 is right either way.
-                let s = if m.mul { a * b } else { a + b };
-                let special = xa & 0x7c00 == 0x7c00 || xb & 0x7c00 == 0x7c00;
-                bad |= (special as u8) << h;
-                let o = f32_to_f16_rne(s);
-                let o = if m.flush_out && o & 0x7c00 == 0 { o & 0x8000 } else { o };
-                r |= o << (16 * h);
+    /// [`pk_f16`]'s arithmetic on every lane: results into `out`, the halves to recompute on
+    /// the general path marked in `redo`. Each source is first rearranged so that its low half
+    /// is what the low result reads (op_sel, neg, input flushing applied) and its high half what
+    /// the high result reads; then the f16 arithmetic runs on both halves of every lane alike
+    /// ([`f16_pairs_f16c`] or [`f16_pairs_bits`]). Returns whether any half is to redo.
+    fn pk_f16_lanes(out: &mut [u32; LANES], redo: &mut [u8; LANES], srcs: &[[u32; LANES]; 2], m: &Halves) -> bool {
+        let mut w = [[0u32; LANES]; 2];
+        for (j, wj) in w.iter_mut().enumerate() {
+            let (flip, sh) = (m.flip[0][j] | m.flip[1][j] << 16, m.shift);
+            for (o, &v) in wj.iter_mut().zip(&srcs[j]) {
+                let x = ((v >> sh[0][j]) & 0xffff | ((v >> sh[1][j]) & 0xffff) << 16) ^ flip;
+                // Input flushing, per half: an exponent of zero keeps only the sign.
+                let lo = if m.flush_in && x & 0x7c00 == 0 { x & 0xffff_8000 } else { x };
+                *o = if m.flush_in && lo & 0x7c00_0000 == 0 { lo & 0x8000_ffff } else { lo };
             }
-            out[l] = r;
-            redo[l] = bad;
         }
+        #[cfg(target_arch = "x86_64")]
+        if super::super::cpu::Level::best() >= super::super::cpu::Level::V3 {
+            // SAFETY: the CPU has F16C.
+            unsafe { f16_pairs_f16c(out, &w, m.mul) };
+        } else {
+            f16_pairs_bits(out, &w, m.mul);
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        f16_pairs_bits(out, &w, m.mul);
+        let mut any = 0u8;
+        for l in 0..LANES {
+            let o = out[l];
+            let lo = if m.flush_out && o & 0x7c00 == 0 { o & 0xffff_8000 } else { o };
+            out[l] = if m.flush_out && lo & 0x7c00_0000 == 0 { lo & 0x8000_ffff } else { lo };
+            let special = |h: u32| (w[0][l] >> h & 0x7c00 == 0x7c00 || w[1][l] >> h & 0x7c00 == 0x7c00) as u8;
+            redo[l] = special(0) | special(16) << 1;
+            any |= redo[l];
+        }
+        any != 0
+    }
+}
+
+/// `out = a + b` (or `a * b`) on both f16 halves of every lane, rounded to nearest even, through
+/// F16C's conversions, four lanes each; NaN and infinity operands give unspecified halves (the
+/// caller redoes them). A product is exact in f32; a sum is inexact only for exponents 14 or
+/// more apart, and then f32's rounding cannot move it across an f16 rounding boundary (module
+/// docs): one rounding to f16 is right, and the same bits as [`f16_pairs_bits`]
+/// (`pk_f16_paths_agree`). Inlined into the x86-64-v3 and AVX-512 builds.
+///
+/// # Safety
+/// The CPU has F16C.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn f16_pairs_f16c(out: &mut [u32; LANES], w: &[[u32; LANES]; 2], mul: bool) {
+    use core::arch::x86_64::{
+        __m128i, _MM_FROUND_TO_NEAREST_INT, _mm_loadu_si128, _mm_storeu_si128, _mm256_add_ps, _mm256_cvtph_ps, _mm256_cvtps_ph,
+        _mm256_mul_ps,
+    };
+    for q in 0..LANES / 4 {
+        // SAFETY: lanes 4q..4q + 4 of each array, 16 bytes, inside them; the CPU has F16C
+        // (the caller) and AVX (implied by F16C).
+        unsafe {
+            let a = _mm256_cvtph_ps(_mm_loadu_si128(w[0].as_ptr().add(4 * q) as *const __m128i));
+            let b = _mm256_cvtph_ps(_mm_loadu_si128(w[1].as_ptr().add(4 * q) as *const __m128i));
+            let r = if mul { _mm256_mul_ps(a, b) } else { _mm256_add_ps(a, b) };
+            _mm_storeu_si128(out.as_mut_ptr().add(4 * q) as *mut __m128i, _mm256_cvtps_ph::<_MM_FROUND_TO_NEAREST_INT>(r));
+        }
+    }
+}
+
+/// [`f16_pairs_f16c`] through [`f16_to_f32_bits`] and [`f32_to_f16_rne`]'s bit arithmetic.
+#[inline(always)]
+fn f16_pairs_bits(out: &mut [u32; LANES], w: &[[u32; LANES]; 2], mul: bool) {
+    for (l, o) in out.iter_mut().enumerate() {
+        let mut r = 0;
+        for h in [0, 16] {
+            let x = |j: usize| f32::from_bits(f16_to_f32_bits(w[j][l] >> h & 0xffff));
+            let (a, b) = (x(0), x(1));
+            r |= f32_to_f16_rne(if mul { a * b } else { a + b }) << h;
+        }
+        *o = r;
     }
 }
 
@@ -325,6 +376,52 @@ fn fmod16_sel(v: u32, shift: u32, flip: u32) -> u16 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The F16C conversions and the bit arithmetic give the same halves for every finite f16
+    /// against a spread of second operands (denormals, the largest values, halfway cases,
+    /// random), sums and products; infinities and NaNs are redone on the general path, so their
+    /// halves are not compared.
+    #[cfg(target_arch = "x86_64")]
+    #[test]
+    fn pk_f16_paths_agree() {
+        use super::super::super::cpu::Level;
+        if Level::best() < Level::V3 {
+            eprintln!("no F16C on this CPU: only the bit arithmetic runs here");
+            return;
+        }
+        let mut x = 0x0123_4567_89ab_cdefu64;
+        let mut seconds: Vec<u32> = vec![0x0000, 0x8000, 0x0001, 0x03ff, 0x0400, 0x3c00, 0xbc00, 0x7bff, 0xfbff, 0x1400, 0x3555, 0x0200];
+        while seconds.len() < 48 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            seconds.push(x as u32 & 0xffff);
+        }
+        let finite = |h: u32| h & 0x7c00 != 0x7c00;
+        for &b in &seconds {
+            for chunk in (0..=0xffffu32).collect::<Vec<_>>().chunks(2 * LANES) {
+                let mut w = [[0u32; LANES]; 2];
+                for l in 0..LANES {
+                    w[0][l] = chunk[2 * l] | chunk[2 * l + 1] << 16;
+                    w[1][l] = b | (b ^ 0x0401) << 16;
+                }
+                for mul in [false, true] {
+                    let (mut hw, mut bits) = ([0u32; LANES], [0u32; LANES]);
+                    // SAFETY: the CPU has F16C (checked above).
+                    unsafe { f16_pairs_f16c(&mut hw, &w, mul) };
+                    f16_pairs_bits(&mut bits, &w, mul);
+                    for l in 0..LANES {
+                        for h in [0, 16] {
+                            let (p, q) = (w[0][l] >> h & 0xffff, w[1][l] >> h & 0xffff);
+                            if finite(p) && finite(q) {
+                                assert_eq!(hw[l] >> h & 0xffff, bits[l] >> h & 0xffff, "{p:#06x} {} {q:#06x}", if mul { '*' } else { '+' });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
 
     #[test]
     fn f16_widening_is_exact_for_every_bit_pattern() {
