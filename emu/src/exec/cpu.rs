@@ -100,6 +100,39 @@ multiversion! {
     }
 }
 
+/// `out[l] = f(srcs[0][l], .., srcs[N - 1][l])` for every lane, the loop compiled for the
+/// widest vectors the CPU has (as [`multiversion`], for a generic `f`: per-lane shifts, which
+/// baseline x86-64 has no vector form of, and 64-bit arithmetic vectorise only there). `f` is
+/// inlined into each build.
+#[inline(always)]
+pub(crate) fn map_lanes<const N: usize, F: Fn([u32; N]) -> u32>(out: &mut [u32; 64], srcs: [&[u32; 64]; N], f: F) {
+    #[inline(always)]
+    fn body<const N: usize, F: Fn([u32; N]) -> u32>(out: &mut [u32; 64], srcs: [&[u32; 64]; N], f: F) {
+        for (l, o) in out.iter_mut().enumerate() {
+            *o = f(core::array::from_fn(|i| srcs[i][l]));
+        }
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+        unsafe fn v3<const N: usize, F: Fn([u32; N]) -> u32>(out: &mut [u32; 64], srcs: [&[u32; 64]; N], f: F) {
+            body(out, srcs, f)
+        }
+        #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+        unsafe fn avx512<const N: usize, F: Fn([u32; N]) -> u32>(out: &mut [u32; 64], srcs: [&[u32; 64]; N], f: F) {
+            body(out, srcs, f)
+        }
+        match Level::best() {
+            // SAFETY: the CPU has every feature `avx512` is compiled for.
+            Level::Avx512 => return unsafe { avx512(out, srcs, f) },
+            // SAFETY: the CPU has every feature `v3` is compiled for.
+            Level::V3 => return unsafe { v3(out, srcs, f) },
+            Level::Baseline => {}
+        }
+    }
+    body(out, srcs, f)
+}
+
 /// Eight f16 values as f32 through F16C's `vcvtph2ps`: exact, signalling NaNs quieted with
 /// their payload kept, as `valu::f16_to_f64` (the scalar decoding, which the MFMA vector-width
 /// test compares it with). For functions built for x86-64-v3 or AVX-512, which inline it.

@@ -79,7 +79,85 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         Op::VDot2cF32F16 if inst.enc != Enc::Vop3p => Some(dot2c_f32_f16(w, inst)),
         Op::VPkAddF16 => Some(pk_f16(w, inst, false)),
         Op::VPkMulF16 => Some(pk_f16(w, inst, true)),
+        Op::VCvtF32U32 => Some(cvt(w, inst, Cvt::F32U32)),
+        Op::VCvtF32I32 => Some(cvt(w, inst, Cvt::F32I32)),
+        Op::VCvtU32F32 => Some(cvt(w, inst, Cvt::U32F32)),
+        Op::VCvtI32F32 => Some(cvt(w, inst, Cvt::I32F32)),
+        Op::VCvtF16F32 => Some(cvt(w, inst, Cvt::F16F32)),
         _ => None,
+    }
+}
+
+/// A conversion with a fast path.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Cvt {
+    F32U32,
+    F32I32,
+    U32F32,
+    I32F32,
+    F16F32,
+}
+
+/// `v_cvt_f32_u32/i32`, `v_cvt_u32/i32_f32` and `v_cvt_f16_f32` under nearest-even rounding and
+/// no output modifier or clamp (`exec`'s conditions). Integer to f32 is the host's conversion
+/// (nearest even; never a denormal). f32 to integer is Rust's `as`: truncation, saturation,
+/// NaN to 0, the ISA's rules; input flushing cannot change it (a denormal truncates to 0
+/// either way). f32 to f16 rounds to nearest even (a flushed f32 denormal and an unflushed one
+/// both round to a signed zero), f16 denormal results flushed per MODE, NaN lanes converted as
+/// the general path does, and op_sel's bit 3 writing the high half (else the high half is
+/// zeroed, as for every VOP1 op carried over from gfx8).
+fn cvt(w: &mut Wave, inst: &Inst, op: Cvt) -> Exec {
+    let exec = w.exec();
+    let mut out = [0u32; LANES];
+    let float_in = matches!(op, Cvt::U32F32 | Cvt::I32F32 | Cvt::F16F32);
+    let src = w.src32_of(inst, 0, if float_in { Ty::F32 } else { Ty::B32 })?.lanes();
+    // abs/neg apply to float sources only.
+    let keep = if float_in && inst.mods.abs & 1 == 1 { 0x7fff_ffff } else { u32::MAX };
+    let flip = if float_in && inst.mods.neg & 1 == 1 { 0x8000_0000 } else { 0 };
+    let nan = cvt_lanes(&mut out, &src, op, keep, flip, w.mode.denorm16_64 & 2 == 0);
+    if op == Cvt::F16F32 {
+        if nan {
+            for (o, &v) in out.iter_mut().zip(&src) {
+                let x = f32::from_bits(v & keep ^ flip);
+                if x.is_nan() {
+                    *o = half::f16::from_f32(x).to_bits() as u32;
+                }
+            }
+        }
+        if inst.mods.op_sel & 8 != 0 {
+            let old = w.vreg(inst.dst)?;
+            for (o, &d) in out.iter_mut().zip(old) {
+                *o = d & 0xffff | *o << 16;
+            }
+        }
+    }
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+multiversion! {
+    /// [`cvt`]'s lanes, one loop per conversion (`keep`/`flip`: abs and neg of a float source;
+    /// `flush16`: flush f16 denormal results). Returns whether an f32 -> f16 lane was NaN
+    /// (left for the caller).
+    fn cvt_lanes(out: &mut [u32; LANES], src: &[u32; LANES], op: Cvt, keep: u32, flip: u32, flush16: bool) -> bool {
+        let f = |v: u32| f32::from_bits(v & keep ^ flip);
+        match op {
+            Cvt::F32U32 => out.iter_mut().zip(src).for_each(|(o, &v)| *o = (v as f32).to_bits()),
+            Cvt::F32I32 => out.iter_mut().zip(src).for_each(|(o, &v)| *o = (v as i32 as f32).to_bits()),
+            Cvt::U32F32 => out.iter_mut().zip(src).for_each(|(o, &v)| *o = f(v) as u32),
+            Cvt::I32F32 => out.iter_mut().zip(src).for_each(|(o, &v)| *o = f(v) as i32 as u32),
+            Cvt::F16F32 => {
+                let mut nan = false;
+                for (o, &v) in out.iter_mut().zip(src) {
+                    let x = f(v);
+                    nan |= x.is_nan();
+                    let h = f32_to_f16_rne(x);
+                    *o = if flush16 && h & 0x7c00 == 0 { h & 0x8000 } else { h };
+                }
+                return nan;
+            }
+        }
+        false
     }
 }
 

@@ -1,8 +1,10 @@
 //! Integer and bitwise VALU ops (32- and 64-bit; 16-bit ones live with the f16 ops).
 
+use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
-use super::{fetch32, plain32, sdst_of, write_mask, write_plain32, write32};
+use super::super::wave::{Src32, VReg};
+use super::{fetch32, map32, plain32, sdst_of, write_mask, write_plain32, write32};
 use crate::isa::{Ext, Inst, Op};
 
 fn map1(w: &mut Wave, inst: &Inst, f: impl Fn(u32) -> u32) -> Exec {
@@ -42,6 +44,60 @@ fn map3(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32) -> u32) -> Exec {
         out[l] = f(s.v[0][l], s.v[1][l], s.v[2][l]);
     }
     write32(w, inst, s.mask, &out)
+}
+
+/// [`map3`] through [`map32`]: the sources in place, the loop built for the widest vectors.
+/// For the ops whose lane function vectorises only there (per-lane shifts, 64-bit shifts); a
+/// scalar source costs a register's worth of copies, which plain ops like `v_and_or_b32` with
+/// a scalar mask do not win back (emulator timings: 42 ns against [`map3`]'s 33).
+fn map3v(w: &mut Wave, inst: &Inst, f: impl Fn(u32, u32, u32) -> u32) -> Exec {
+    let mut out = [0u32; LANES];
+    match map32::<3>(w, inst, Ty::B32, &mut out, |[a, b, c]| f(a, b, c)) {
+        Some(Ok(())) => write_plain32(w, inst, &out),
+        Some(Err(e)) => Err(e.into()),
+        None => map3(w, inst, f),
+    }
+}
+
+/// `v_cndmask_b32` without DPP/SDWA: the sources read in place (a scalar or constant filled
+/// into a register's worth), the sign modifiers as masks, one select per lane in a loop built
+/// for the widest vectors (a per-lane test of the condition's bits vectorises only there).
+fn cndmask(w: &mut Wave, inst: &Inst) -> Exec {
+    let exec = w.exec();
+    let m = w.sval64(inst.src[2], 0, Ty::U64)?;
+    // The VOP3 form takes float abs/neg on both sources (sign-bit operations on the 32 bits):
+    // LLVM folds `c ? -x : x` into `v_cndmask_b32_e64 v, x, -x, c`.
+    let keep = |i: usize| if inst.mods.abs >> i & 1 == 1 { 0x7fff_ffff } else { u32::MAX };
+    let flip = |i: usize| if inst.mods.neg >> i & 1 == 1 { 0x8000_0000 } else { 0 };
+    let mut out = [0u32; LANES];
+    let (mut fill0, mut fill1) = ([0u32; LANES], [0u32; LANES]);
+    let f = lanes_of(w.src32_of(inst, 0, Ty::B32)?, &mut fill0);
+    let t = lanes_of(w.src32_of(inst, 1, Ty::B32)?, &mut fill1);
+    select_lanes(&mut out, m, [t, f], [keep(1), keep(0)], [flip(1), flip(0)]);
+    w.write_v32(inst.dst, exec, &out)?;
+    Ok(Flow::Next)
+}
+
+/// The lanes of `s`: its register, or `fill` filled with its value.
+#[inline(always)]
+fn lanes_of<'a>(s: Src32<'a>, fill: &'a mut VReg) -> &'a VReg {
+    match s {
+        Src32::Vec(r) => r,
+        Src32::Uni(v) => {
+            *fill = [v; LANES];
+            fill
+        }
+    }
+}
+
+multiversion! {
+    /// `out[l] = (bit l of mask ? t : f)[l] & keep ^ flip` (`[t, f]`, keep and flip per source).
+    fn select_lanes(out: &mut VReg, mask: u64, src: [&VReg; 2], keep: [u32; 2], flip: [u32; 2]) {
+        for (l, o) in out.iter_mut().enumerate() {
+            let (t, f) = (src[0][l] & keep[0] ^ flip[0], src[1][l] & keep[1] ^ flip[1]);
+            *o = if mask >> l & 1 == 1 { t } else { f };
+        }
+    }
 }
 
 /// One source of a 64-bit op, widened to u64 per lane (`Ty::B32` sources are 32-bit operands,
@@ -127,13 +183,19 @@ fn med3<T: Ord + Copy>(a: T, b: T, c: T) -> T {
 }
 
 /// `v_perm_b32` byte select: 0-7 pick bytes of {src0, src1}, 8-11 sign bytes, 12 0x00, 13+ 0xff.
+/// Branch-free (selects between the three candidates), so that a lane loop of it vectorises.
+#[inline(always)]
 fn perm_byte(sel: u32, src: u64) -> u32 {
-    match sel {
-        0..=7 => (src >> (8 * sel)) as u32 & 0xff,
-        // The sign of byte 1, 3, 5 or 7 spread over the byte.
-        8..=11 => ((src >> (16 * (sel - 8) + 15)) as u32 & 1).wrapping_neg() & 0xff,
-        12 => 0,
-        _ => 0xff,
+    let byte = (src >> (8 * (sel & 7))) as u32 & 0xff;
+    // The sign of byte 1, 3, 5 or 7 spread over the byte.
+    let sign = ((src >> (16 * (sel & 3) + 15)) as u32 & 1).wrapping_neg() & 0xff;
+    let constant = if sel == 12 { 0 } else { 0xff };
+    if sel < 8 {
+        byte
+    } else if sel < 12 {
+        sign
+    } else {
+        constant
     }
 }
 
@@ -206,24 +268,28 @@ pub(crate) fn exec(w: &mut Wave, inst: &Inst) -> Option<Exec> {
         VMin3I32 => map3(w, inst, |a, b, c| (a as i32).min(b as i32).min(c as i32) as u32),
         VMax3I32 => map3(w, inst, |a, b, c| (a as i32).max(b as i32).max(c as i32) as u32),
         VMed3I32 => map3(w, inst, |a, b, c| med3(a as i32, b as i32, c as i32) as u32),
-        VBfeU32 => map3(w, inst, |a, b, c| bfe(a, b, c, false)),
-        VBfeI32 => map3(w, inst, |a, b, c| bfe(a, b, c, true)),
+        VBfeU32 => map3v(w, inst, |a, b, c| bfe(a, b, c, false)),
+        VBfeI32 => map3v(w, inst, |a, b, c| bfe(a, b, c, true)),
         VBfiB32 => map3(w, inst, |a, b, c| (a & b) | (!a & c)),
         VBfmB32 => map2(w, inst, |a, b| ((1u64 << (a & 31)) as u32).wrapping_sub(1) << (b & 31)),
         VBcntU32B32 => map2(w, inst, |a, b| a.count_ones().wrapping_add(b)),
-        VLshlAddU32 => map3(w, inst, |a, b, c| (a << (b & 31)).wrapping_add(c)),
-        VAddLshlU32 => map3(w, inst, |a, b, c| a.wrapping_add(b) << (c & 31)),
-        VAdd3U32 => map3(w, inst, |a, b, c| a.wrapping_add(b).wrapping_add(c)),
-        VLshlOrB32 => map3(w, inst, |a, b, c| (a << (b & 31)) | c),
+        VLshlAddU32 => map3v(w, inst, |a, b, c| (a << (b & 31)).wrapping_add(c)),
+        VAddLshlU32 => map3v(w, inst, |a, b, c| a.wrapping_add(b) << (c & 31)),
+        VAdd3U32 => map3v(w, inst, |a, b, c| a.wrapping_add(b).wrapping_add(c)),
+        VLshlOrB32 => map3v(w, inst, |a, b, c| (a << (b & 31)) | c),
         VAndOrB32 => map3(w, inst, |a, b, c| (a & b) | c),
         VOr3B32 => map3(w, inst, |a, b, c| a | b | c),
         VXadU32 => map3(w, inst, |a, b, c| (a ^ b).wrapping_add(c)),
-        VAlignbitB32 => map3(w, inst, |a, b, c| (((a as u64) << 32 | b as u64) >> (c & 31)) as u32),
-        VAlignbyteB32 => map3(w, inst, |a, b, c| (((a as u64) << 32 | b as u64) >> (8 * (c & 3))) as u32),
-        VPermB32 => map3(w, inst, |a, b, c| {
+        VAlignbitB32 => map3v(w, inst, |a, b, c| (((a as u64) << 32 | b as u64) >> (c & 31)) as u32),
+        VAlignbyteB32 => map3v(w, inst, |a, b, c| (((a as u64) << 32 | b as u64) >> (8 * (c & 3))) as u32),
+        VPermB32 => map3v(w, inst, |a, b, c| {
             let src = (a as u64) << 32 | b as u64;
-            (0..4).fold(0, |acc, i| acc | perm_byte((c >> (8 * i)) & 0xff, src) << (8 * i))
+            perm_byte(c & 0xff, src)
+                | perm_byte((c >> 8) & 0xff, src) << 8
+                | perm_byte((c >> 16) & 0xff, src) << 16
+                | perm_byte(c >> 24, src) << 24
         }),
+        VCndmaskB32 if inst.ext == Ext::None => cndmask(w, inst),
         VCndmaskB32 => {
             let s = match fetch32(w, inst, 2, Ty::B32) {
                 Ok(s) => s,

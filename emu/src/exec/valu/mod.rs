@@ -27,7 +27,7 @@ mod tests;
 
 use super::error::FaultKind;
 use super::step::{Ctx, Exec, Flow, not_implemented};
-use super::wave::{LANES, Ty, VReg, Wave};
+use super::wave::{LANES, Src32, Ty, VReg, Wave, ZERO_VREG};
 use crate::isa::{Enc, Ext, Inst, Op, Opnd};
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU8, Ordering::Relaxed};
@@ -94,6 +94,48 @@ pub(crate) fn plain32<const N: usize>(w: &Wave, inst: &Inst, ty: Ty, mut f: impl
         f(l, core::array::from_fn(|i| s[i].get(l)));
     }
     Some(Ok(()))
+}
+
+/// `out[l] = f(sources)` for every lane on the first `N` (1 to 3) 32-bit sources read in place
+/// (a constant or scalar source filled into a register's worth, only then), for instructions
+/// without DPP or SDWA, through [`cpu::map_lanes`](super::cpu::map_lanes); `None` for those
+/// with an extension, which take [`fetch32`]'s path. The caller writes `out` to the lanes EXEC
+/// enables.
+#[inline(always)]
+pub(crate) fn map32<const N: usize>(
+    w: &Wave,
+    inst: &Inst,
+    ty: Ty,
+    out: &mut VReg,
+    f: impl Fn([u32; N]) -> u32,
+) -> Option<Result<(), FaultKind>> {
+    if inst.ext != Ext::None {
+        return None;
+    }
+    // (Sources past N: a register of zeros, never read.)
+    let src = |i: usize| if i < N { w.src32_of(inst, i, ty) } else { Ok(Src32::Vec(&ZERO_VREG)) };
+    let (s0, s1, s2) = match (src(0), src(1), src(2)) {
+        (Ok(a), Ok(b), Ok(c)) => (a, b, c),
+        (Err(e), ..) | (_, Err(e), _) | (.., Err(e)) => return Some(Err(e)),
+    };
+    in_place(s0, move |a| {
+        in_place(s1, move |b| {
+            in_place(s2, move |c| {
+                let all = [a, b, c];
+                super::cpu::map_lanes::<N, _>(out, core::array::from_fn(|i| all[i]), f)
+            })
+        })
+    });
+    Some(Ok(()))
+}
+
+/// `k` of the lanes of `s`: its register, or a register's worth of its value.
+#[inline(always)]
+fn in_place<R>(s: Src32<'_>, k: impl FnOnce(&VReg) -> R) -> R {
+    match s {
+        Src32::Vec(r) => k(r),
+        Src32::Uni(v) => k(&[v; LANES]),
+    }
 }
 
 /// Writes per-lane results of an instruction without DPP/SDWA to the lanes EXEC enables.

@@ -245,6 +245,134 @@ fn f16_denormals_flush_by_mode() {
     assert_eq!(w.v[3][0], 1);
 }
 
+/// Integer <-> f32 and f32 -> f16 conversions against their definitions, on edge values
+/// (NaN, infinities, signed zeros, denormals, integer and f16 range ends, halfway cases) and
+/// random ones, with source modifiers and both denormal modes (`v_cvt_f16_f32` zeroes the
+/// high half: the comparisons take all 32 bits).
+#[test]
+fn conversions_match_their_definitions_on_edge_and_random_values() {
+    let mut rng = Rng(0xc0_4e27);
+    let edges: [u32; 20] = [
+        0,
+        0x8000_0000,
+        1,
+        0x8000_0001,
+        0x7f80_0000,
+        0xff80_0000,
+        0x7fc0_0001,
+        0xffa0_0000,
+        0x4f80_0000,
+        0x4f7f_ffff,
+        0xcf00_0000,
+        0x4effffff,
+        0x3f00_0000,
+        0xbf7f_ffff,
+        0x477f_f000,
+        0x477f_efff,
+        0x3380_0000,
+        0x3300_0001,
+        u32::MAX,
+        16_777_217,
+    ];
+    let u32_of = |x: f64| if x.is_nan() { 0 } else { x.trunc().clamp(0.0, u32::MAX as f64) as u32 };
+    let i32_of = |x: f64| if x.is_nan() { 0 } else { x.trunc().clamp(i32::MIN as f64, i32::MAX as f64) as i32 as u32 };
+    for mode in [3u8, 0] {
+        for round in 0..6 {
+            let mut w = wave();
+            w.mode.denorm16_64 = mode;
+            w.mode.denorm32 = mode;
+            for l in 0..LANES {
+                w.v[1][l] = if round == 0 && l < edges.len() { edges[l] } else { rng.next() };
+                w.v[2][l] = 0xdead_beef;
+                w.v[7][l] = 0xdead_beef;
+            }
+            let src = w.v[1];
+            run_asm(
+                &mut w,
+                "v_cvt_f32_u32 v3, v1\nv_cvt_f32_i32 v4, v1\nv_cvt_u32_f32 v5, v1\nv_cvt_i32_f32_e64 v6, -|v1|\nv_cvt_f16_f32 v7, v1\nv_cvt_f16_f32_e64 v2, -v1",
+            );
+            for l in 0..LANES {
+                let (b, x) = (src[l], f32::from_bits(src[l]) as f64);
+                assert_eq!(w.v[3][l], (b as f64 as f32).to_bits(), "f32_u32 {b:#x}");
+                assert_eq!(w.v[4][l], (b as i32 as f64 as f32).to_bits(), "f32_i32 {b:#x}");
+                assert_eq!(w.v[5][l], u32_of(x), "u32_f32 {b:#x}");
+                assert_eq!(w.v[6][l], i32_of(-x.abs()), "i32_f32 -|{b:#x}|");
+                for (got, v, what) in [(w.v[7][l], x, "f16_f32"), (w.v[2][l], -x, "f16_f32 -x")] {
+                    let want = f16::from_f64(v);
+                    if want.is_nan() {
+                        assert!(f16::from_bits(got as u16).is_nan(), "{what} {b:#x}: {got:#x}");
+                    } else {
+                        let flushed = mode & 2 == 0 && want.to_bits() & 0x7c00 == 0;
+                        let want = if flushed { want.to_bits() & 0x8000 } else { want.to_bits() };
+                        assert_eq!(got, want as u32, "{what} {b:#x} mode {mode}");
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The three-source integer ops (their lanes run through the vectorised `map3v`) against their
+/// definitions, with vector, scalar and constant sources, over random values and shift counts
+/// past 31; and a compare's lane mask feeding `v_cndmask_b32`'s select.
+#[test]
+fn three_source_integer_ops_and_selects_lane_by_lane() {
+    let mut rng = Rng(0x3_50c);
+    let mut w = wave();
+    for l in 0..LANES {
+        w.v[1][l] = rng.next();
+        w.v[2][l] = rng.next();
+        w.v[4][l] = if l % 3 == 0 { rng.next() % 64 } else { rng.next() };
+    }
+    w.s[10] = 0x0705_0301;
+    w.s[11] = 37;
+    let (a, b, c, s10) = (w.v[1], w.v[2], w.v[4], w.s[10]);
+    run_asm(
+        &mut w,
+        "v_lshl_add_u32 v5, v1, v4, v2\nv_add3_u32 v6, v1, s11, v2\nv_lshl_or_b32 v7, v1, 5, v2\nv_perm_b32 v8, v1, v2, s10\nv_perm_b32 v9, v1, v2, v4\nv_bfe_u32 v10, v1, v4, v2\nv_bfe_i32 v11, v1, 7, v4\nv_alignbit_b32 v12, v1, v2, v4\nv_alignbyte_b32 v13, v1, v2, 3\nv_cmp_gt_u32 vcc, v1, v2\nv_cndmask_b32 v14, 37, v2, vcc",
+    );
+    let perm = |x: u32, y: u32, sel: u32| {
+        let src = (x as u64) << 32 | y as u64;
+        (0..4).fold(0u32, |acc, i| {
+            let s = sel >> (8 * i) & 0xff;
+            let byte = match s {
+                0..=7 => (src >> (8 * s)) as u32 & 0xff,
+                8..=11 => {
+                    if src >> [15, 31, 47, 63][s as usize - 8] & 1 == 1 {
+                        0xff
+                    } else {
+                        0
+                    }
+                }
+                12 => 0,
+                _ => 0xff,
+            };
+            acc | byte << (8 * i)
+        })
+    };
+    let bfe = |x: u32, off: u32, width: u32, signed: bool| {
+        let (off, width) = (off & 31, width & 31);
+        if width == 0 {
+            return 0;
+        }
+        let v = (x as u64) << 32 >> (off + 32) & ((1u64 << width) - 1);
+        if signed && v >> (width - 1) & 1 == 1 { (v | !((1u64 << width) - 1)) as u32 } else { v as u32 }
+    };
+    for l in 0..LANES {
+        let (x, y, z) = (a[l], b[l], c[l]);
+        assert_eq!(w.v[5][l], (x << (z & 31)).wrapping_add(y), "lshl_add lane {l}");
+        assert_eq!(w.v[6][l], x.wrapping_add(37).wrapping_add(y), "add3 lane {l}");
+        assert_eq!(w.v[7][l], x << 5 | y, "lshl_or lane {l}");
+        assert_eq!(w.v[8][l], perm(x, y, s10), "perm (scalar selector) lane {l}");
+        assert_eq!(w.v[9][l], perm(x, y, z), "perm (vector selector) lane {l}");
+        assert_eq!(w.v[10][l], bfe(x, z, y, false), "bfe_u32 lane {l}");
+        assert_eq!(w.v[11][l], bfe(x, 7, z, true), "bfe_i32 lane {l}");
+        assert_eq!(w.v[12][l], (((x as u64) << 32 | y as u64) >> (z & 31)) as u32, "alignbit lane {l}");
+        assert_eq!(w.v[13][l], (((x as u64) << 32 | y as u64) >> 24) as u32, "alignbyte lane {l}");
+        assert_eq!(w.v[14][l], if x > y { y } else { 37 }, "cndmask lane {l}");
+    }
+}
+
 #[test]
 fn f16_min_max_med3_clamp_and_transcendentals() {
     let mut w = wave();
