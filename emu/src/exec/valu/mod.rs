@@ -131,7 +131,7 @@ pub(crate) fn map32<const N: usize>(
 
 /// `k` of the lanes of `s`: its register, or a register's worth of its value.
 #[inline(always)]
-fn in_place<R>(s: Src32<'_>, k: impl FnOnce(&VReg) -> R) -> R {
+pub(crate) fn in_place<R>(s: Src32<'_>, k: impl FnOnce(&VReg) -> R) -> R {
     match s {
         Src32::Vec(r) => k(r),
         Src32::Uni(v) => k(&[v; LANES]),

@@ -10,13 +10,13 @@
 //! default op_sel_hi the high half of `1.0` reads 0.0; LLVM's operand folding (SIFoldOperands,
 //! `tryFoldImmWithOpSel`) relies on exactly this, clearing op_sel_hi to splat a constant.
 
-use super::super::cpu::multiversion;
+use super::super::cpu::map_lanes;
 use super::super::step::{Exec, Flow, not_implemented};
 use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
 use super::f16::minmax16;
 use super::round::{f16_sticky, fma16, two_sum};
-use super::{f16_flush_in, flush_in32, flush_out32, out16_bits, require_rne};
-use crate::isa::{Inst, Op};
+use super::{f16_flush_in, flush_in32, flush_out32, in_place, out16_bits, require_rne};
+use crate::isa::{Inst, Op, Opnd};
 
 /// The selected 32-bit half of a 64-bit packed f32 operand for result half `h`.
 fn sel32(inst: &Inst, j: usize, h: usize, v: u64) -> f32 {
@@ -29,64 +29,65 @@ fn sel32(inst: &Inst, j: usize, h: usize, v: u64) -> f32 {
     f32::from_bits(b)
 }
 
-#[inline(always)]
-fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32) -> Exec {
+/// `v_pk_add/mul/fma_f32`: per result half, `f` of the sources' selected halves (op_sel for the
+/// low result, op_sel_hi for the high; neg / neg_hi flip signs), clamped if asked, denormal
+/// results flushed per MODE. A source is a register pair or a 64-bit constant, so the half a
+/// result reads is a whole register (or a constant): each result half is a 32-bit lane map
+/// over three registers read in place ([`map_lanes`]), without a branch per lane, in the
+/// widest vectors and with the CPU's FMA (per lane through 64-bit values, `v_pk_fma_f32` cost
+/// 78 ns).
+fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32 + Copy) -> Exec {
     super::require_rne(w, inst)?;
     let exec = w.exec();
-    let mut out = [0u64; LANES];
+    let (clamp, flush) = (inst.mods.clamp, w.mode.denorm32 & 2 == 0);
+    let mut out = [[0u32; LANES]; 2];
     {
-        // Sources on the stack (a Vec was an allocation per instruction); unused ones read 0.
+        // Unused sources read 0.
         let mut srcs = [Src64::Uni(0); 3];
         for (j, s) in srcs.iter_mut().enumerate().take(n) {
             *s = w.src64_of(inst, j, Ty::F32)?;
         }
-        // Per result half and source: the shift that selects the source's half (`sel32`) and
-        // the sign flip, worked out once instead of per lane.
-        let mut shift = [[0u32; 3]; 2];
-        let mut flip = [[0u32; 3]; 2];
-        for h in 0..2 {
-            for j in 0..n {
+        for (h, out) in out.iter_mut().enumerate() {
+            // Source j's half for result half h (`sel32`'s choice, probed once), and its flip.
+            let half = |j: usize| {
                 let probe = sel32(inst, j, h, 1 << 32).to_bits();
-                shift[h][j] = if probe & 1 == 1 { 32 } else { 0 };
-                flip[h][j] = probe & 0x8000_0000;
-            }
-        }
-        let sel = |j: usize, h: usize, v: u64| f32::from_bits((v >> shift[h][j]) as u32 ^ flip[h][j]);
-        for l in 0..LANES {
-            let mut r = [0u32; 2];
-            for (h, rh) in r.iter_mut().enumerate() {
-                let a = sel(0, h, srcs[0].get(l));
-                let b = if n > 1 { sel(1, h, srcs[1].get(l)) } else { 0.0 };
-                let c = if n > 2 { sel(2, h, srcs[2].get(l)) } else { 0.0 };
-                let mut x = f(a, b, c);
-                if inst.mods.clamp {
-                    x = if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) };
+                let hi = probe & 1 == 1;
+                let s = match srcs[j] {
+                    Src64::Vec(lo, hi_reg) => Src32::Vec(if hi { hi_reg } else { lo }),
+                    Src64::Uni(v) => Src32::Uni(if hi { (v >> 32) as u32 } else { v as u32 }),
+                };
+                (s, probe & 0x8000_0000)
+            };
+            let ((a, fa), (b, fb), (c, fc)) = (half(0), half(1), half(2));
+            let lane = move |[x, y, z]: [u32; 3]| {
+                let mut r = f(f32::from_bits(x ^ fa), f32::from_bits(y ^ fb), f32::from_bits(z ^ fc));
+                if clamp {
+                    r = if r.is_nan() { 0.0 } else { r.clamp(0.0, 1.0) };
                 }
-                *rh = super::flush_out32(w, x).to_bits();
-            }
-            out[l] = r[0] as u64 | (r[1] as u64) << 32;
+                // (`flush_out32` with the mode read once.)
+                if flush && r.is_subnormal() {
+                    r = 0.0f32.copysign(r);
+                }
+                r.to_bits()
+            };
+            in_place(a, |a| in_place(b, |b| in_place(c, |c| map_lanes(out, [a, b, c], lane))));
         }
     }
-    w.write_v64(inst.dst, exec, &out)?;
+    w.write_v32(inst.dst, exec, &out[0])?;
+    w.write_v32(Opnd(inst.dst.0 + 1), exec, &out[1])?;
     Ok(Flow::Next)
 }
 
-// Compiled with FMA instructions where the CPU has them (`cpu::multiversion`), not a library
-// call per lane, and wider vectors.
-multiversion! {
-    fn pk_add_f32(w: &mut Wave, inst: &Inst) -> Exec {
-        pk_f32(w, inst, 2, |a, b, _| a + b)
-    }
+fn pk_add_f32(w: &mut Wave, inst: &Inst) -> Exec {
+    pk_f32(w, inst, 2, |a, b, _| a + b)
 }
-multiversion! {
-    fn pk_mul_f32(w: &mut Wave, inst: &Inst) -> Exec {
-        pk_f32(w, inst, 2, |a, b, _| a * b)
-    }
+
+fn pk_mul_f32(w: &mut Wave, inst: &Inst) -> Exec {
+    pk_f32(w, inst, 2, |a, b, _| a * b)
 }
-multiversion! {
-    fn pk_fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
-        pk_f32(w, inst, 3, |a, b, c| a.mul_add(b, c))
-    }
+
+fn pk_fma_f32(w: &mut Wave, inst: &Inst) -> Exec {
+    pk_f32(w, inst, 3, |a, b, c| a.mul_add(b, c))
 }
 
 /// Executes one non-matrix VOP3P instruction.

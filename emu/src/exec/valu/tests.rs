@@ -722,6 +722,54 @@ fn packed_integer_ops_wrap_or_clamp() {
     assert_eq!(w.v[11][0], 0xfff0_3fff); // {1, 0} again: the high half shifts by 0
 }
 
+/// `v_pk_fma_f32` / `v_pk_mul_f32` on every lane of random values (denormals, infinities and
+/// NaNs among them) with op_sel, negation of either half and clamp, under both f32 denormal
+/// modes, against the host's fused multiply-add on the selected halves.
+#[test]
+fn packed_f32_ops_select_negate_clamp_and_flush_on_every_lane() {
+    let mut rng = Rng(0x9f32);
+    for mode in [3u8, 0] {
+        let mut w = wave();
+        w.mode.denorm32 = mode;
+        for r in 4..10 {
+            for l in 0..LANES {
+                w.v[r][l] = match rng.next() % 8 {
+                    0 => rng.next() & 0x807f_ffff,
+                    1 => 0x7f80_0000 | rng.next() & 0x8000_0000 | (rng.next() % 2) << 22,
+                    _ => rng.next() & 0xbfff_ffff,
+                };
+            }
+        }
+        let src = w.v.clone();
+        run_asm(
+            &mut w,
+            "v_pk_fma_f32 v[10:11], v[4:5], v[6:7], v[8:9] op_sel:[1,0,1] op_sel_hi:[0,1,1] neg_lo:[1,0,0] neg_hi:[0,1,1]\nv_pk_mul_f32 v[12:13], v[4:5], v[6:7] clamp",
+        );
+        let f = |r: usize, l: usize, neg: bool| {
+            let x = f32::from_bits(src[r][l]);
+            if neg { -x } else { x }
+        };
+        let out = |x: f32, clamp: bool| {
+            let x = if clamp { if x.is_nan() { 0.0 } else { x.clamp(0.0, 1.0) } } else { x };
+            if mode & 2 == 0 && x.is_subnormal() { 0.0f32.copysign(x) } else { x }
+        };
+        let same = |got: u32, want: f32, what: &str| {
+            if want.is_nan() {
+                assert!(f32::from_bits(got).is_nan(), "{what}: {got:#x}");
+            } else {
+                assert_eq!(got, want.to_bits(), "{what}");
+            }
+        };
+        for l in 0..LANES {
+            // Low: src0.hi (negated), src1.lo, src2.hi; high: src0.lo, src1.hi (negated), src2.hi (negated).
+            same(w.v[10][l], out(f(5, l, true).mul_add(f(6, l, false), f(9, l, false)), false), &format!("fma lo lane {l} mode {mode}"));
+            same(w.v[11][l], out(f(4, l, false).mul_add(f(7, l, true), f(9, l, true)), false), &format!("fma hi lane {l} mode {mode}"));
+            same(w.v[12][l], out(f(4, l, false) * f(6, l, false), true), &format!("mul lo lane {l}"));
+            same(w.v[13][l], out(f(5, l, false) * f(7, l, false), true), &format!("mul hi lane {l}"));
+        }
+    }
+}
+
 #[test]
 fn packed_f32_and_mov() {
     let mut w = wave();
