@@ -133,6 +133,39 @@ pub(crate) fn map_lanes<const N: usize, F: Fn([u32; N]) -> u32>(out: &mut [u32; 
     body(out, srcs, f)
 }
 
+/// The 64-lane mask whose bit `l` is `f(l)`, the loop compiled for the widest vectors the CPU
+/// has (as [`map_lanes`]: a lane compare and the packing of its bits vectorise only there).
+#[inline(always)]
+pub(crate) fn mask_lanes<F: Fn(usize) -> bool>(f: F) -> u64 {
+    #[inline(always)]
+    fn body<F: Fn(usize) -> bool>(f: F) -> u64 {
+        let mut bits = 0u64;
+        for l in 0..64 {
+            bits |= (f(l) as u64) << l;
+        }
+        bits
+    }
+    #[cfg(target_arch = "x86_64")]
+    {
+        #[target_feature(enable = "avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+        unsafe fn v3<F: Fn(usize) -> bool>(f: F) -> u64 {
+            body(f)
+        }
+        #[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c,bmi1,bmi2,lzcnt,popcnt")]
+        unsafe fn avx512<F: Fn(usize) -> bool>(f: F) -> u64 {
+            body(f)
+        }
+        match Level::best() {
+            // SAFETY: the CPU has every feature `avx512` is compiled for.
+            Level::Avx512 => return unsafe { avx512(f) },
+            // SAFETY: the CPU has every feature `v3` is compiled for.
+            Level::V3 => return unsafe { v3(f) },
+            Level::Baseline => {}
+        }
+    }
+    body(f)
+}
+
 /// Eight f16 values as f32 through F16C's `vcvtph2ps`: exact, signalling NaNs quieted with
 /// their payload kept, as `valu::f16_to_f64` (the scalar decoding, which the MFMA vector-width
 /// test compares it with). For functions built for x86-64-v3 or AVX-512, which inline it.

@@ -100,11 +100,7 @@ fn finish(w: &mut Wave, inst: &Inst, exec: u64, bits: u64, write_exec: bool) -> 
 fn mask_of<S: Copy, T: PartialOrd + Copy>(cond: Cond, a: &[S; LANES], b: &[S; LANES], key: impl Fn(S, usize) -> T) -> u64 {
     #[inline(always)]
     fn each<S: Copy, T: Copy>(a: &[S; LANES], b: &[S; LANES], key: impl Fn(S, usize) -> T, f: impl Fn(T, T) -> bool) -> u64 {
-        let mut bits = 0u64;
-        for l in 0..LANES {
-            bits |= (f(key(a[l], 0), key(b[l], 1)) as u64) << l;
-        }
-        bits
+        super::super::cpu::mask_lanes(move |l| f(key(a[l], 0), key(b[l], 1)))
     }
     match cond {
         Cond::F => 0,
