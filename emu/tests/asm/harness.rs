@@ -67,13 +67,32 @@ pub fn code_object(name: &str) -> Arc<CodeObject> {
     }
     let src = asm_dir().join(format!("{name}.s"));
     assert!(src.is_file(), "no kernel source {}", src.display());
+    let co = Arc::new(assemble_file(name, &src));
+    cache.insert(name.to_string(), co.clone());
+    co
+}
+
+/// Assembles and links `source` (a complete code object source, as the files in `tests/asm/`)
+/// and parses the code object; `name` names it in messages and temporary files.
+pub fn assemble(name: &str, source: &str) -> CodeObject {
+    let dir = std::env::temp_dir().join(format!("ferrocm-asm-src-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let src = dir.join(format!("{name}.s"));
+    std::fs::write(&src, source).unwrap();
+    let co = assemble_file(name, &src);
+    std::fs::remove_dir_all(&dir).ok();
+    co
+}
+
+/// Assembles and links the source file `src`.
+fn assemble_file(name: &str, src: &Path) -> CodeObject {
     let dir = std::env::temp_dir().join(format!("ferrocm-asm-{}-{name}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();
     let (obj, co_path) = (dir.join(format!("{name}.o")), dir.join(format!("{name}.co")));
     let out = Command::new(MC)
         .args(["-triple=amdgcn-amd-amdhsa", "-mcpu=gfx942", "-filetype=obj", "-o"])
         .arg(&obj)
-        .arg(&src)
+        .arg(src)
         .output()
         .unwrap_or_else(|e| tool_missing(MC, &format!("{e} (Debian/Ubuntu: apt-get install llvm-19)")));
     assert!(out.status.success(), "{MC} rejected {}:\n{}", src.display(), String::from_utf8_lossy(&out.stderr));
@@ -81,9 +100,7 @@ pub fn code_object(name: &str) -> Arc<CodeObject> {
     assert!(out.status.success(), "rust-lld failed on {}:\n{}", obj.display(), String::from_utf8_lossy(&out.stderr));
     let bytes = std::fs::read(&co_path).unwrap();
     std::fs::remove_dir_all(&dir).ok();
-    let co = Arc::new(CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{name}.co: {e}")));
-    cache.insert(name.to_string(), co.clone());
-    co
+    CodeObject::parse(&bytes).unwrap_or_else(|e| panic!("{name}.co: {e}"))
 }
 
 /// An emulated device with one assembled code object loaded.
