@@ -37,7 +37,8 @@ use std::time::Instant;
 
 /// (kernel name, the instruction its loop repeats). The registers are set up by `PROLOGUE`:
 /// v0 lane id, v1-v4 copies of it, v5 its f32 value, v6 that plus one, v7 a pair of f16s
-/// (2.0, 1.0), v8 the lane's 16-byte slot in the first KiB, v10-v15 1.0, s9 two f16 1.0s,
+/// (2.0, 1.0), v8 the lane's 16-byte slot in the first KiB, v10-v15 1.0 (an MFMA's operands
+/// with every row alike, as the decode GEMV's; v[4:7] give rows that differ), s9 two f16 1.0s,
 /// s12 a byte selector, VCC all ones, s[16:19] a 4 KiB buffer resource over the argument.
 const CASES: &[(&str, &str)] = &[
     ("s_add_u32", "s_add_u32 s8, s8, s9"),
@@ -66,6 +67,8 @@ const CASES: &[(&str, &str)] = &[
     ("ds_read_b128", "ds_read_b128 v[10:13], v8"),
     ("buffer_load_dwordx4", "buffer_load_dwordx4 v[10:13], v8, s[16:19], 0 offen"),
     ("v_mfma_f32_16x16x16_f16", "v_mfma_f32_16x16x16_f16 v[20:23], v[10:11], v[12:13], v[20:23]"),
+    ("v_mfma_f32_16x16x16_f16 (rows differ)", "v_mfma_f32_16x16x16_f16 v[20:23], v[4:5], v[6:7], v[20:23]"),
+    ("v_mfma_f32_32x32x8_f16", "v_mfma_f32_32x32x8_f16 v[16:31], v[4:5], v[6:7], v[16:31]"),
     ("s_waitcnt", "s_waitcnt vmcnt(0)"),
     ("s_nop", "s_nop 0"),
 ];
