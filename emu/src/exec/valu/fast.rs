@@ -22,7 +22,7 @@ use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow};
 use super::super::wave::{LANES, Ty, Wave};
 use super::round::f16_from_f64;
-use super::{f16_flush_in, f16_to_f32_bits, out16_bits};
+use super::{f16_flush_in, f16_to_f32_bits, in_place, out16_bits};
 use crate::isa::{Enc, Ext, Inst, Op};
 
 /// An f32 that is not NaN -> f16 bits, rounded to nearest even (overflow to infinity),
@@ -244,7 +244,9 @@ fn dot2c_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
     let exec = w.exec();
     let mut out = [0u32; LANES];
     {
-        let s = [w.src32_of(inst, 0, Ty::F16)?.lanes(), w.src32_of(inst, 1, Ty::F16)?.lanes(), *w.vreg(inst.dst)?];
+        // The sources and the addend (the destination) read in place: copying the three was a
+        // third of the instruction.
+        let (a, b, d) = (w.src32_of(inst, 0, Ty::F16)?, w.src32_of(inst, 1, Ty::F16)?, w.vreg(inst.dst)?);
         let half_mod = |j: usize| {
             let keep = if inst.mods.abs >> j & 1 == 1 { 0x7fff_7fff } else { u32::MAX };
             let flip = if inst.mods.neg >> j & 1 == 1 { 0x8000_8000 } else { 0 };
@@ -256,7 +258,7 @@ fn dot2c_f32_f16(w: &mut Wave, inst: &Inst) -> Exec {
             flush_in32: w.mode.denorm32 & 1 == 0,
             flush_out32: w.mode.denorm32 & 2 == 0,
         };
-        dot2_lanes(&mut out, &s, &m);
+        in_place(a, |a| in_place(b, |b| dot2_lanes(&mut out, [a, b, d], &m)));
     }
     w.write_v32(inst.dst, exec, &out)?;
     Ok(Flow::Next)
@@ -273,7 +275,7 @@ struct DotMods {
 
 multiversion! {
     /// [`dot2c_f32_f16`]'s arithmetic on every lane (`s`: the two f16x2 sources, the addend).
-    fn dot2_lanes(out: &mut [u32; LANES], s: &[[u32; LANES]; 3], m: &DotMods) {
+    fn dot2_lanes(out: &mut [u32; LANES], s: [&[u32; LANES]; 3], m: &DotMods) {
         for (l, o) in out.iter_mut().enumerate() {
             let x = |j: usize, h: u32| {
                 let (keep, flip) = m.src[j];
