@@ -5,8 +5,8 @@
 //! NGE, NLG, NGT, NLE, NEQ, NLT (true when unordered), TRU. Integer: F, LT, EQ, LE, GT, NE, GE, T.
 
 use super::super::step::{Exec, Flow};
-use super::super::wave::{LANES, Src32, Ty, VReg, Wave};
-use super::{f16_to_f32_bits, fetch32, fmod16, fmod32, fmod64, sdst_of};
+use super::super::wave::{LANES, Ty, VReg, Wave};
+use super::{f16_to_f32_bits, fetch32, fmod16, fmod32, fmod64, lanes_or_fill, sdst_of};
 use crate::isa::{Ext, Inst, Op};
 use half::f16;
 
@@ -169,8 +169,8 @@ fn compare(w: &mut Wave, inst: &Inst, kind: Kind, cond: Cond, write_exec: bool) 
                 // The registers read in place (a constant or scalar filled in once).
                 exec = w.exec();
                 let (mut fill_a, mut fill_b) = ([0u32; LANES], [0u32; LANES]);
-                let a = in_place(w.src32_of(inst, 0, ty)?, &mut fill_a);
-                let b = in_place(w.src32_of(inst, 1, ty)?, &mut fill_b);
+                let a = lanes_or_fill(w.src32_of(inst, 0, ty)?, &mut fill_a);
+                let b = lanes_or_fill(w.src32_of(inst, 1, ty)?, &mut fill_b);
                 bits = mask32(inst, kind, cond, a, b);
             } else {
                 let s = fetch32(w, inst, 2, ty)?;
@@ -180,18 +180,6 @@ fn compare(w: &mut Wave, inst: &Inst, kind: Kind, cond: Cond, write_exec: bool) 
         }
     }
     finish(w, inst, exec, bits, write_exec)
-}
-
-/// The lanes of `s`: its register, or `fill` filled with its value.
-#[inline(always)]
-fn in_place<'a>(s: Src32<'a>, fill: &'a mut VReg) -> &'a VReg {
-    match s {
-        Src32::Vec(r) => r,
-        Src32::Uni(v) => {
-            *fill = [v; LANES];
-            fill
-        }
-    }
 }
 
 fn class(w: &mut Wave, inst: &Inst, kind: Kind, write_exec: bool) -> Exec {

@@ -2,9 +2,8 @@
 
 use super::super::cpu::multiversion;
 use super::super::step::{Exec, Flow};
-use super::super::wave::{LANES, Ty, Wave};
-use super::super::wave::{Src32, VReg};
-use super::{fetch32, map32, plain32, sdst_of, write_mask, write_plain32, write32};
+use super::super::wave::{LANES, Ty, VReg, Wave};
+use super::{fetch32, lanes_or_fill, map32, plain32, sdst_of, write_mask, write_plain32, write32};
 use crate::isa::{Ext, Inst, Op};
 
 fn map1(w: &mut Wave, inst: &Inst, f: impl Fn(u32) -> u32) -> Exec {
@@ -71,23 +70,11 @@ fn cndmask(w: &mut Wave, inst: &Inst) -> Exec {
     let flip = |i: usize| if inst.mods.neg >> i & 1 == 1 { 0x8000_0000 } else { 0 };
     let mut out = [0u32; LANES];
     let (mut fill0, mut fill1) = ([0u32; LANES], [0u32; LANES]);
-    let f = lanes_of(w.src32_of(inst, 0, Ty::B32)?, &mut fill0);
-    let t = lanes_of(w.src32_of(inst, 1, Ty::B32)?, &mut fill1);
+    let f = lanes_or_fill(w.src32_of(inst, 0, Ty::B32)?, &mut fill0);
+    let t = lanes_or_fill(w.src32_of(inst, 1, Ty::B32)?, &mut fill1);
     select_lanes(&mut out, m, [t, f], [keep(1), keep(0)], [flip(1), flip(0)]);
     w.write_v32(inst.dst, exec, &out)?;
     Ok(Flow::Next)
-}
-
-/// The lanes of `s`: its register, or `fill` filled with its value.
-#[inline(always)]
-fn lanes_of<'a>(s: Src32<'a>, fill: &'a mut VReg) -> &'a VReg {
-    match s {
-        Src32::Vec(r) => r,
-        Src32::Uni(v) => {
-            *fill = [v; LANES];
-            fill
-        }
-    }
 }
 
 multiversion! {

@@ -129,12 +129,26 @@ pub(crate) fn map32<const N: usize>(
     Some(Ok(()))
 }
 
-/// `k` of the lanes of `s`: its register, or a register's worth of its value.
+/// `k` of the lanes of `s`: its register, or a register's worth of its value. For lane maps
+/// handed on as closures (`map32`, the packed f32 ops, `v_dot2c_f32_f16`); where the lanes
+/// feed straight into a loop, [`lanes_or_fill`] measured faster (compares, `v_cndmask_b32`).
 #[inline(always)]
 pub(crate) fn in_place<R>(s: Src32<'_>, k: impl FnOnce(&VReg) -> R) -> R {
     match s {
         Src32::Vec(r) => k(r),
         Src32::Uni(v) => k(&[v; LANES]),
+    }
+}
+
+/// The lanes of `s`: its register, or `fill` filled with its value.
+#[inline(always)]
+pub(crate) fn lanes_or_fill<'a>(s: Src32<'a>, fill: &'a mut VReg) -> &'a VReg {
+    match s {
+        Src32::Vec(r) => r,
+        Src32::Uni(v) => {
+            *fill = [v; LANES];
+            fill
+        }
     }
 }
 
