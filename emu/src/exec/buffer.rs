@@ -429,6 +429,26 @@ pub(crate) fn from_d16(v: &Vsharp, x: u16) -> u32 {
     }
 }
 
+/// A MUBUF load for the tests: VGPR address v0 (v[0:1] with IDXEN and OFFEN), resource
+/// s[0:3], SOFFSET s4 when `soffset`, data into v2 on; `flags` its addressing bits.
+#[cfg(test)]
+pub(crate) fn mubuf_load(op: crate::isa::Op, soffset: bool, imm: i32, flags: u16) -> Inst {
+    use crate::isa::{Enc, Opnd};
+    Inst {
+        op,
+        enc: Enc::Mubuf,
+        size: 8,
+        dst: Opnd::vgpr(2),
+        sdst: Opnd::NONE,
+        src: [Opnd::vgpr(0), Opnd::NONE, Opnd::sgpr(0), if soffset { Opnd::sgpr(4) } else { Opnd::NONE }],
+        literal: 0,
+        imm,
+        mods: Default::default(),
+        ext: Default::default(),
+        flags,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -474,7 +494,7 @@ mod tests {
     /// (inside, across and past the end), and declines what it does not handle.
     #[test]
     fn offsets_in_bytes_match_linear_lane_by_lane() {
-        use crate::isa::{Enc, Op, Opnd};
+        use crate::isa::Op;
         let mut x = 0x2545_f491_4f6c_dd1du64;
         let mut next = move || {
             x ^= x << 13;
@@ -504,19 +524,9 @@ mod tests {
                 };
             }
             let bytes = [4, 8, 12, 16][round % 4];
-            let inst = Inst {
-                op: Op::BufferLoadDwordx4,
-                enc: Enc::Mubuf,
-                size: 8,
-                dst: Opnd::vgpr(2),
-                sdst: Opnd::NONE,
-                src: [Opnd::vgpr(0), Opnd::NONE, Opnd::sgpr(0), if next() % 2 == 0 { Opnd::sgpr(4) } else { Opnd::NONE }],
-                literal: 0,
-                imm: (next() % 4096) as i32,
-                mods: Default::default(),
-                ext: Default::default(),
-                flags: if next() % 8 == 0 { flags::IDXEN } else { 0 } | if next() % 8 == 0 { 0 } else { flags::OFFEN },
-            };
+            let (soffset, imm) = (next() % 2 == 0, (next() % 4096) as i32);
+            let addressing = if next() % 8 == 0 { flags::IDXEN } else { 0 } | if next() % 8 == 0 { 0 } else { flags::OFFEN };
+            let inst = mubuf_load(Op::BufferLoadDwordx4, soffset, imm, addressing);
             let ad = Addressing::new(&w, &inst, false).unwrap();
             let mut addrs = [0u64; LANES];
             let Some((whole, part)) = ad.offsets_in_bytes(bytes, &mut addrs) else {

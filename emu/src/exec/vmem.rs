@@ -854,19 +854,8 @@ mod tests {
                 }
             }
             let (bytes, unit, format) = accesses[round % accesses.len()];
-            let inst = Inst {
-                op: Op::BufferLoadDword,
-                enc: Enc::Mubuf,
-                size: 8,
-                dst: Opnd::vgpr(2),
-                sdst: Opnd::NONE,
-                src: [Opnd::vgpr(0), Opnd::NONE, Opnd::sgpr(0), if next() % 2 == 0 { Opnd::sgpr(4) } else { Opnd::NONE }],
-                literal: 0,
-                imm: (next() % 4096) as i32,
-                mods: Default::default(),
-                ext: Default::default(),
-                flags: (next() % 4) as u16 * flags::OFFEN,
-            };
+            let (soffset, imm) = (next() % 2 == 0, (next() % 4096) as i32);
+            let inst = buffer::mubuf_load(Op::BufferLoadDword, soffset, imm, (next() % 4) as u16 * flags::OFFEN);
             let acc = BufAccess { bytes, unit, format };
             let (mut fast, mut slow) = (Vec::new(), Vec::new());
             mubuf_targets(&w, &inst, &acc, &mut fast, true).expect("valid");

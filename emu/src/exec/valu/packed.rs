@@ -12,7 +12,7 @@
 
 use super::super::cpu::map_lanes;
 use super::super::step::{Exec, Flow, not_implemented};
-use super::super::wave::{LANES, Src32, Src64, Ty, Wave};
+use super::super::wave::{LANES, Src32, Src64, Ty, Wave, ZERO_VREG};
 use super::f16::minmax16;
 use super::round::{f16_sticky, fma16, two_sum};
 use super::{f16_flush_in, flush_in32, flush_out32, in_place, out16_bits, require_rne};
@@ -42,8 +42,8 @@ fn pk_f32(w: &mut Wave, inst: &Inst, n: usize, f: impl Fn(f32, f32, f32) -> f32 
     let (clamp, flush) = (inst.mods.clamp, w.mode.denorm32 & 2 == 0);
     let mut out = [[0u32; LANES]; 2];
     {
-        // Unused sources read 0.
-        let mut srcs = [Src64::Uni(0); 3];
+        // Unused sources: a register pair of zeros, never read (as `map32`'s: no fill).
+        let mut srcs = [Src64::Vec(&ZERO_VREG, &ZERO_VREG); 3];
         for (j, s) in srcs.iter_mut().enumerate().take(n) {
             *s = w.src64_of(inst, j, Ty::F32)?;
         }
