@@ -82,6 +82,9 @@ pub fn registry() -> Vec<Case> {
         // Its QKV projection as the model runs it in decode: the norm inside, the rotary
         // embedding and the KV-cache write in the epilogue.
         qkv_rope_case(QuantFormat::Q4_1, 1, 576, 9, 3, 64, true),
+        // Its down projection as the model runs it in decode: the residual stream added in the
+        // epilogue.
+        qmatmul_residual_case(QuantFormat::Q4_1, 1, 576, 1536),
         // The memory-bound family (issue 4) at 16M elements.
         membound("silu", 4096, 4096, 2, |x| elementwise::silu(x).map(drop)),
         membound("add", 4096, 4096, 3, |x| elementwise::add(x, x).map(drop)),
@@ -247,7 +250,8 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             Ok(attention_decode(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]))
         }
         "qmatmul" => {
-            let usage = || format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [ropeH:KV]\" (FORMAT Q4_0 ... Q6_K)");
+            let usage =
+                || format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [residual | ropeH:KV]\" (FORMAT Q4_0 ... Q6_K)");
             let (fmt, dims_word, rest) = match words[..] {
                 [f, d, ref rest @ ..] => (f, d, rest),
                 _ => return Err(usage()),
@@ -256,9 +260,13 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
                 ["norm", rest @ ..] => (true, rest),
                 _ => (false, rest),
             };
+            let (residual, rest) = match rest {
+                ["residual", rest @ ..] => (true, rest),
+                _ => (false, rest),
+            };
             let rope = match rest {
                 [] => None,
-                [r] => {
+                [r] if !residual => {
                     let (h, kv) = r.strip_prefix("rope").and_then(|r| r.split_once(':')).ok_or_else(usage)?;
                     Some((h.parse::<usize>().map_err(|_| usage())?, kv.parse::<usize>().map_err(|_| usage())?))
                 }
@@ -276,8 +284,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
                     }
                     qkv_rope_case(format, m, k, heads, kv_heads, n / (heads + 2 * kv_heads), norm)
                 }
-                None if norm => qmatmul_norm_case(format, m, n, k),
-                None => qmatmul_case(format, m, n, k),
+                None => qmatmul_bench(format, m, n, k, norm, residual),
             })
         }
         other => Err(format!(
@@ -432,13 +439,20 @@ pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
 /// compulsory bytes are the weight's (its device layout, GGML's bytes padded to 16 rows), the
 /// activations' and the output's.
 pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    qmatmul_bench(format, m, n, k, false)
+    qmatmul_bench(format, m, n, k, false, false)
 }
 
 /// [`qmatmul_case`] of the RMSNorm of the activations (`QMatmulOptions::rms_norm`, with a
 /// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
 pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    qmatmul_bench(format, m, n, k, true)
+    qmatmul_bench(format, m, n, k, true, false)
+}
+
+/// [`qmatmul_case`] with an f16 residual `[m, n]` added in the epilogue
+/// (`QMatmulOptions::residual`), as a transformer's output and down projections run: the
+/// residual adds `2mn` bytes.
+pub fn qmatmul_residual_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
+    qmatmul_bench(format, m, n, k, false, true)
 }
 
 /// A decode step's fused QKV projection with its rotary embedding and KV-cache write
@@ -501,20 +515,22 @@ fn qmatmul_operands(
     Ok((w, x, nw))
 }
 
-fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool) -> Case {
+fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool, residual: bool) -> Case {
     Case {
         op: "qmatmul",
-        shape: format!("{} {m}x{n}x{k}{}", format.name(), if norm { " norm" } else { "" }),
+        shape: format!("{} {m}x{n}x{k}{}{}", format.name(), if norm { " norm" } else { "" }, if residual { " residual" } else { "" }),
         flops: 2.0 * (m * n * k) as f64,
-        min_bytes: qmatmul_bytes(format, m, n, k, norm) as u64,
+        min_bytes: (qmatmul_bytes(format, m, n, k, norm) + if residual { 2 * m * n } else { 0 }) as u64,
         math: MathKind::F16,
         sample_workgroups: 8,
         prepare: Box::new(move |dev, seed| {
             let mut g = Normal::new(seed);
             let (w, x, nw) = qmatmul_operands(dev, &mut g, format, m, n, k, norm)?;
+            let res = if residual { Some(g.tensor(dev, DType::F16, &[m, n], 1.0)?) } else { None };
             Ok(boxed(move || {
                 let rms_norm = nw.as_ref().map(|w| qmatmul::RmsNorm { weight: Some(w), eps: 1e-5 });
-                qmatmul::qmatmul(&x, &w, &qmatmul::QMatmulOptions { rms_norm, ..Default::default() }).map(drop)
+                let opts = qmatmul::QMatmulOptions { rms_norm, residual: res.as_ref(), ..Default::default() };
+                qmatmul::qmatmul(&x, &w, &opts).map(drop)
             }))
         }),
     }
