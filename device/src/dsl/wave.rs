@@ -27,6 +27,17 @@ pub fn bpermute(v: u32, src_lane: u32) -> u32 {
     unsafe { amdgpu::ds_bpermute(src_lane << 2, v) }
 }
 
+/// `v` computed in a vector register: `v + (workitem id mod 64) - lane id`, which is `v` in a
+/// one-dimensional workgroup but which LLVM can prove neither constant nor uniform. So the
+/// value, and what is computed from it, lives in vector registers (not in a scarce SGPR, not
+/// folded into a literal) and is never merged with the same expression of scalar operands
+/// elsewhere in the kernel. Two VALU instructions; unlike [`park`], no LDS round trip. For
+/// one-dimensional workgroups only (in others the result is not `v`).
+#[inline(always)]
+pub fn vector_copy(v: u32) -> u32 {
+    (v + (crate::dsl::ids::workitem_id_x() & 63)).wrapping_sub(lane_id())
+}
+
 /// A wave-uniform value parked in a VGPR: LLVM cannot see that the result is uniform, so it
 /// keeps it in a vector register (one of 512 per SIMD) rather than an SGPR (at most 102 per
 /// wave). For state that must survive a phase that needs every SGPR (the stream-K GEMM's loop

@@ -48,13 +48,24 @@ pub const STRIP_FLOATS: usize = 16 * STRIP_PITCH;
 /// # Safety
 /// `idx` is inside the tensor.
 #[inline(always)]
-unsafe fn load_out(p: *const u8, ty: u32, idx: usize) -> f32 {
+pub unsafe fn load_out(p: *const u8, ty: u32, idx: usize) -> f32 {
     unsafe {
         match ty {
             out_type::F32 => (p as *const f32).add(idx).read(),
             out_type::F16 => f16_bits_to_f32((p as *const u16).add(idx).read()),
             _ => bf16_to_f32(Bf16((p as *const u16).add(idx).read())),
         }
+    }
+}
+
+/// The value of an element of output type `ty` from its raw bits (the low 16 for f16 and
+/// bf16), as [`load_out`] reads it: for kernels that load an element early, as bits.
+#[inline(always)]
+pub fn out_bits_to_f32(ty: u32, bits: u32) -> f32 {
+    match ty {
+        out_type::F32 => f32::from_bits(bits),
+        out_type::F16 => f16_bits_to_f32(bits as u16),
+        _ => bf16_to_f32(Bf16(bits as u16)),
     }
 }
 

@@ -38,7 +38,7 @@ use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
 use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
 use crate::dsl::sync::barrier;
-use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::dsl::wave::{lane_id, readfirstlane, vector_copy};
 use crate::kernels::gemm::epilogue::{self, Target};
 use core::sync::atomic::{Ordering, compiler_fence};
 
@@ -70,7 +70,7 @@ pub(super) fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> 
 /// this replaced, LLVM now folds back into a literal).
 #[inline(always)]
 pub(super) fn magic() -> u32 {
-    (0x6400_6400u32 + (workitem_id_x() & 63)).wrapping_sub(lane_id())
+    vector_copy(0x6400_6400)
 }
 
 /// Codes `4h..4h + 4` of the lane's part of group `g`, minus the offset, as bf16 (exact: small
@@ -274,9 +274,10 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// and hands it to the tile's reduction like any wave's sum ([`partial_chunk`]). The table of
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
 /// reduced over the waves as it ends ([`reduce`]). Returns what the rotary epilogue
-/// (flags::ROPE_KV) fetched for the lane's first entry before the K loop ([`rope_kv`]).
+/// (flags::ROPE_KV) and the plain one (flags::RESIDUAL) fetched for the lane's first entry
+/// before the K loop ([`rope_kv`], [`residual_ahead`]).
 #[inline(always)]
-fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> rope_kv::Fetched {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> Prefetched {
     let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;
     let count = tile_count(a, first, stride);
     // The rotary epilogue's first loads (flags::ROPE_KV), ahead of everything: its table loads
@@ -357,6 +358,19 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
         // instead: inside K, and staged rows read no padding.)
         // SAFETY: as above.
         unsafe { load_xs::<F, X, R>(&xb, row_off, if has_full { c0 as usize } else { 0 }, CHUNK_GROUPS, part) }
+    };
+    // The residual of the lane's first output (flags::RESIDUAL), its latency behind the K
+    // loop: loaded in the epilogue, it added a memory latency to the kernel's end (modeled
+    // `Q4_1 1x576x1536 residual`, a decode step's down projection: 6093 cycles against 5329
+    // without the residual). Here, after the first loads, which it would delay, and before
+    // the activation sums, whose wait for their loads hides its address arithmetic (after
+    // them it delayed the K loop). Under the flag's branch, so that the other GEMVs pay only
+    // the test (4-76 modeled cycles on the registry's shapes; unconditional, up to 500).
+    let residual = if a.flags & flags::RESIDUAL != 0 {
+        // SAFETY: with RESIDUAL the arguments describe the residual rows.
+        unsafe { residual_ahead(a, first, stride, count) }
+    } else {
+        Residual { bits: 0, loaded: 0 }
     };
     if F::HAS_MIN {
         let write = |task: u32, sum: f32| {
@@ -450,7 +464,108 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
             ti += 1;
         }
     }
-    fetched
+    Prefetched { rope: fetched, residual }
+}
+
+/// What a lane fetched before the K loop for its first output: the rotary epilogue's loads
+/// ([`rope_kv::Fetched`]) and the residual ([`residual_ahead`]).
+#[derive(Clone, Copy)]
+struct Prefetched {
+    rope: rope_kv::Fetched,
+    residual: Residual,
+}
+
+/// The residual of a lane's first output, loaded before the K loop ([`residual_ahead`]) when
+/// there is one (flags::RESIDUAL) of a 16-bit type.
+#[derive(Clone, Copy)]
+struct Residual {
+    /// Its bits as the load gave them (zero-extended), untouched until the epilogue: anything
+    /// computed from them before the K loop would wait for the load there.
+    bits: u32,
+    /// 1 when the lane loaded it, else 0. A value in a vector register: the epilogue's own test
+    /// (its first entry an output, the type not f32) put one more scalar register across the
+    /// K loop, which spilled.
+    loaded: u32,
+}
+
+/// The plain epilogue's entries (every output of the workgroup's tiles): entry `idx` is entry
+/// `idx % span` of tile index `idx / span`, `span` the entries per tile rounded up to a power
+/// of two (a shift and a mask, where the exact count divided: a 64-bit division per entry).
+#[derive(Clone, Copy)]
+struct Outputs {
+    shift: u32,
+    /// log2 of the outputs per row of a tile: 16, or 8 with SwiGLU (gate row i with up row
+    /// 8 + i). (A shift: divided by the run-time width, an entry took an integer division.)
+    wshift: u32,
+    /// Activation rows of the block (at least 1).
+    rows: u32,
+}
+
+impl Outputs {
+    /// The entries of the block's `a.m` rows.
+    #[inline(always)]
+    fn new(a: &QGemvArgs) -> Outputs {
+        Outputs::of(a, a.m.max(1))
+    }
+
+    /// The entries of `rows` activation rows (at least 1) in `a`'s tiles.
+    #[inline(always)]
+    fn of(a: &QGemvArgs, rows: u32) -> Outputs {
+        let wshift = if a.flags & flags::SWIGLU != 0 { 3 } else { 4 };
+        const { assert!(TILE_ROWS == 16) };
+        Outputs { shift: wshift + rows.next_power_of_two().trailing_zeros(), wshift, rows }
+    }
+
+    /// Outputs per row of a tile.
+    #[inline(always)]
+    fn width(&self) -> u32 {
+        1 << self.wshift
+    }
+
+    /// One past the last entry of `count` tiles.
+    #[inline(always)]
+    fn end(&self, count: u32) -> u32 {
+        count << self.shift
+    }
+
+    /// Entry `idx`: (tile index, index in the tile's span, activation row, output of the row).
+    /// It is an output when its index in the span is below [`Outputs::span_end`] and its
+    /// column inside N.
+    #[inline(always)]
+    fn at(&self, idx: u32) -> (u32, u32, u32, u32) {
+        let (ti, r) = (idx >> self.shift, idx & ((1 << self.shift) - 1));
+        (ti, r, r >> self.wshift, r & (self.width() - 1))
+    }
+
+    /// One past the last output's index in a tile's span: `rows * width`.
+    #[inline(always)]
+    fn span_end(&self) -> u32 {
+        self.rows << self.wshift
+    }
+}
+
+/// Issues the load of the residual of the lane's first entry of the plain epilogue
+/// ([`epilogue_all`]: entry `workitem_id_x()`) when it is of a 16-bit type (f32 outputs load
+/// theirs in the epilogue) and the lane has a first entry. The load goes out on every lane (a
+/// lane without an entry reads the residual's first element, ignored): a load under a per-lane
+/// branch makes LLVM wait for it where the branch joins, here before the K loop.
+///
+/// # Safety
+/// flags::RESIDUAL: `a.residual` holds the block's `m` rows of `ldr` elements of the output
+/// type (the last row's first `n`); `a` is the block's (after `setup`).
+#[inline(always)]
+unsafe fn residual_ahead(a: &QGemvArgs, first: u32, stride: u32, count: u32) -> Residual {
+    // Everything per lane, from copies of the arguments in vector registers: computed from the
+    // scalar ones, the entries' shift and the type's test would be merged with the epilogue's
+    // and held in scalar registers across the K loop, which has none to spare (they spilled).
+    let o = Outputs::of(a, vector_copy(a.m.max(1)));
+    let idx = workitem_id_x();
+    let (ti, r, mi, i) = o.at(idx);
+    let col = (first + ti * stride) * o.width() + i;
+    let ok = vector_copy(a.out_type) != dtype::F32 && idx < o.end(count) && r < o.span_end() && col < a.n;
+    let at = if ok { mi as usize * vector_copy(a.ldr) as usize + col as usize } else { 0 };
+    // SAFETY: the lane's element or the first, inside the residual either way.
+    Residual { bits: unsafe { (a.residual as *const u16).add(at).read() } as u32, loaded: ok as u32 }
 }
 
 /// The sums of a row's partial last chunk (`NB` < 8 groups of a 32-weight format; the chunk at
@@ -505,7 +620,7 @@ fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSl
     // are masked to +0.0 (added last, they leave the sum's bits as they are). The wave count
     // goes through a vector register and the masks are arithmetic, so this costs no scalar
     // registers (the GEMV has none to spare).
-    let waves_v = (waves as u32 + (workitem_id_x() & 63)).wrapping_sub(lane_id());
+    let waves_v = vector_copy(waves as u32);
     let mut t = thread;
     while t < a.m as usize * TILE_ROWS {
         let (mi, ni) = (t / TILE_ROWS, t % TILE_ROWS);
@@ -537,9 +652,10 @@ fn wave_sum<const W: usize>(red: LdsSlice<f32>, at: usize, waves: u32) -> f32 {
 }
 
 /// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
-/// and the stores to `y`, after the last tile's reduction.
+/// and the stores to `y`, after the last tile's reduction; `pre` is what the lane fetched for
+/// its first entry before the K loop.
 #[inline(always)]
-fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, fetched: rope_kv::Fetched) {
+fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, pre: Prefetched) {
     barrier();
     if a.flags & flags::ROPE_KV != 0 {
         // Its arguments read again, here: loaded at the kernel's entry, they would hold a
@@ -548,49 +664,52 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, 
         let mut r = unsafe { kernargs_at::<QGemvArgs>(kernarg_address()) };
         to_block(&mut r);
         // SAFETY: the host gives ROPE_KV its buffers; the reductions wrote every tile's results.
-        unsafe { rope_kv::epilogue(&r, first, stride, tile_count(&r, first, stride), results, fetched) };
+        unsafe { rope_kv::epilogue(&r, first, stride, tile_count(&r, first, stride), results, pre.rope) };
         return;
     }
     let count = tile_count(a, first, stride);
-    // One flat loop over every tile's entries, 32-bit: entry `idx` is entry `idx % span` of
-    // tile `idx / span`, `span` the entries per tile rounded up to a power of two (a shift and
-    // a mask, where the exact count divided: a 64-bit division per entry).
+    // One flat loop over every tile's entries, 32-bit ([`Outputs`]).
     let thread = workitem_id_x();
     let threads = workgroup_size_x();
     let (m, n) = (a.m as usize, a.n as usize);
     let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     let target = Target { c: a.y, residual: a.residual, m, n, ldc: a.ldy as usize, ldr: a.ldr as usize, vector_ok: false };
-    let swiglu = a.flags & flags::SWIGLU != 0;
-    // Outputs per row of a tile: 16, or 8 with SwiGLU (gate row i with up row 8 + i).
-    let width = if swiglu { TILE_ROWS as u32 / 2 } else { TILE_ROWS as u32 };
-    let rows = a.m.max(1);
-    let shift = width.trailing_zeros() + rows.next_power_of_two().trailing_zeros();
-    let mask = (1 << shift) - 1;
+    let o = Outputs::new(a);
     let mut idx = thread;
-    if swiglu {
-        while idx < count << shift {
-            let (ti, r) = (idx >> shift, idx & mask);
-            let (mi, i) = ((r / width) as usize, (r % width) as usize);
-            if r < rows * width {
-                let res = ti as usize * 256 + mi * TILE_ROWS + i;
-                let col = (first + ti * stride) as usize * width as usize + i;
+    if a.flags & flags::SWIGLU != 0 {
+        while idx < o.end(count) {
+            let (ti, r, mi, i) = o.at(idx);
+            if r < o.span_end() {
+                let res = ti as usize * 256 + mi as usize * TILE_ROWS + i as usize;
+                let col = (first + ti * stride) as usize * o.width() as usize + i as usize;
                 // SAFETY: written by the reductions before the barrier (row mi of tile ti).
                 let (g, u) = unsafe { (results.read(res), results.read(res + TILE_ROWS / 2)) };
                 // SAFETY: mi < m, col < n / 2 (n a multiple of 16): inside y.
-                unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, math::silu(g) * u) };
+                unsafe { epilogue::store_out(a.y, a.out_type, mi as usize * target.ldc + col, math::silu(g) * u) };
             }
             idx += threads;
         }
         return;
     }
-    while idx < count << shift {
-        let (ti, r) = (idx >> shift, idx & mask);
-        let (mi, i) = ((r / width) as usize, (r % width) as usize);
-        let col = (first + ti * stride) as usize * width as usize + i;
-        if r < rows * width && col < n {
+    // The residual goes in last, as `epilogue::element` adds it: for the lane's first entry
+    // what it fetched before the K loop, if it did ([`residual_ahead`]), else loaded here.
+    let residual = a.flags & flags::RESIDUAL != 0;
+    let params = epilogue::Params { flags: params.flags & !flags::RESIDUAL, ..params };
+    while idx < o.end(count) {
+        let (ti, r, mi, i) = o.at(idx);
+        let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
+        if r < o.span_end() && col < n {
             // SAFETY: written by the reductions before the barrier.
             let sum = unsafe { results.read(ti as usize * 256 + r as usize) };
-            let y = epilogue::element(&params, &target, sum, mi, col);
+            let mut y = epilogue::element(&params, &target, sum, mi, col);
+            if residual {
+                y += if idx == thread && pre.residual.loaded != 0 {
+                    epilogue::out_bits_to_f32(a.out_type, pre.residual.bits)
+                } else {
+                    // SAFETY: mi < m, col < n: inside the residual.
+                    unsafe { epilogue::load_out(a.residual, a.out_type, mi * target.ldr + col) }
+                };
+            }
             // SAFETY: mi < m, col < n: inside y.
             unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, y) };
         }
@@ -680,12 +799,12 @@ fn to_block(a: &mut QGemvArgs) {
 #[inline(always)]
 pub fn gemv<F: Format>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
-    let fetched = match a.x_type {
+    let pre = match a.x_type {
         dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), &s),
         dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), &s),
         _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), &s),
     };
-    epilogue_all(&a, s.first, s.stride, s.results, fetched);
+    epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
 
 /// The `quant_gemv_norm_*` kernel for format `F` and activations of type `E` (f16 or bf16;
@@ -696,7 +815,6 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
 pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
     let s = setup::<F>(&mut a);
     let rows = NormedRows::<E>::new(&a, F::F, s.staged);
-    let fetched =
-        if E::CODE == Bf16::CODE { run::<F, { dtype::BF16 }, _>(&a, rows, &s) } else { run::<F, { dtype::F16 }, _>(&a, rows, &s) };
-    epilogue_all(&a, s.first, s.stride, s.results, fetched);
+    let pre = if E::CODE == Bf16::CODE { run::<F, { dtype::BF16 }, _>(&a, rows, &s) } else { run::<F, { dtype::F16 }, _>(&a, rows, &s) };
+    epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
