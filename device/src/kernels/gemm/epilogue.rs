@@ -60,6 +60,8 @@ pub unsafe fn load_out(p: *const u8, ty: u32, idx: usize) -> f32 {
 
 /// The value of an element of output type `ty` from its raw bits (the low 16 for f16 and
 /// bf16), as [`load_out`] reads it: for kernels that load an element early, as bits.
+/// (`load_out` keeps its own conversions: written through this function, its code in the
+/// Q4_1/Q5_1 GEMV epilogues took two more scalar registers, which spilled.)
 #[inline(always)]
 pub fn out_bits_to_f32(ty: u32, bits: u32) -> f32 {
     match ty {

@@ -64,10 +64,9 @@ pub(super) fn codes_f16<F: Format>(r: &Regs, g: usize, h: usize, magic: u32) -> 
 /// `0x6400_6400` (two f16 1024.0) in a vector register the compiler cannot fold:
 /// `(w & mask) | magic` then becomes one `v_and_or_b32`. gfx942's three-operand forms take no
 /// literal constants and at most one scalar operand, so with both constants literal (or scalar)
-/// LLVM emits an AND and an OR. The value is written as `0x6400_6400 + (workitem id mod 64) -
-/// lane id`, which is the constant in a one-dimensional workgroup (every quantized kernel's)
-/// but which LLVM cannot prove constant, nor uniform (a cross-lane move of the constant, which
-/// this replaced, LLVM now folds back into a literal).
+/// LLVM emits an AND and an OR. So the constant goes through [`vector_copy`] (every quantized
+/// kernel's workgroup is one-dimensional; a cross-lane move of the constant, which this
+/// replaced, LLVM now folds back into a literal).
 #[inline(always)]
 pub(super) fn magic() -> u32 {
     vector_copy(0x6400_6400)
@@ -365,7 +364,8 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
     // without the residual). Here, after the first loads, which it would delay, and before
     // the activation sums, whose wait for their loads hides its address arithmetic (after
     // them it delayed the K loop). Under the flag's branch, so that the other GEMVs pay only
-    // the test (4-76 modeled cycles on the registry's shapes; unconditional, up to 500).
+    // the test (4-76 modeled cycles on the registry's shapes; unconditional and after the
+    // sums, 492 on the plain down projection).
     let residual = if a.flags & flags::RESIDUAL != 0 {
         // SAFETY: with RESIDUAL the arguments describe the residual rows.
         unsafe { residual_ahead(a, first, stride, count) }
