@@ -15,12 +15,17 @@
 //! rounded to nearest even; for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU
 //! instructions a weight instead of 5).
 //!
-//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K"`, M = 512, N = K = 4096):
-//! 42.6 us, 31% of the roofline (500 TFLOP/s at peak clock), against the 50%: the
-//! 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU and waits
-//! sit between their MFMAs (MFMA busy 45%). Tried and dropped: 64 x 64 blocks (512 workgroups,
-//! two per CU: LDS-bound, 45 us); units of two chunks (LLVM moves all MFMAs of a basic block
-//! after its last barrier: 270 VGPRs, 52 us).
+//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`, M = 512, N = K =
+//! 4096): 40.5 us, 32% of the roofline (534 TFLOP/s at peak clock), against the 50%:
+//! the 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU and
+//! waits sit between their MFMAs (MFMA busy 49%; a step is ~480 clocks against its MFMAs'
+//! 256). Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU: LDS-bound, 45 us);
+//! units of two chunks (LLVM moves all MFMAs of a basic block after its last barrier: 270
+//! VGPRs, 52 us); the dequantization issued between group 0's MFMAs (the MFMAs inside the
+//! step's checked block, ordered by `llvm.amdgcn.sched.group.barrier`, one MFMA per 4, 6 or 8
+//! VALU instructions: 69,726-72,020 modeled clocks against 70,740 without, within noise of
+//! the schedule; the step's time goes to the barrier's LDS round trip and group 1's MFMAs,
+//! which no VALU work can share, not to the dequantization).
 //!
 //! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
 //! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
@@ -138,9 +143,9 @@ struct QStaged<F: Format> {
     /// Full chunks of a row, and all chunks.
     full_chunks: u32,
     chunks: u32,
-    /// The chunk being dequantized, and the next one while it is in flight.
+    /// The chunk being dequantized, and the next one's loads while they are in flight.
     cur: Regs,
-    next: Regs,
+    next: (Regs, bool),
     /// This work-item's code part and tile row, and its row of the B tile.
     part: usize,
     row: usize,
@@ -153,17 +158,28 @@ struct QStaged<F: Format> {
 }
 
 impl<F: Format> QStaged<F> {
-    /// The registers of chunk `c` of this work-item's tile (zeros past the last).
+    /// The loads of chunk `c` of this work-item's tile, and whether it is the partial last
+    /// chunk, whose registers are [`QStaged::tail_regs`] instead (see [`QStaged::chunk`]).
+    ///
+    /// Unconditional loads (past the tile's full chunks from an offset past W, which reads
+    /// zeros; a chunk is at most 4.3 KiB, so the offsets do not wrap around): loads under a branch make
+    /// LLVM count none of them where the branch joins, so a later wait for older loads waited
+    /// for these too (measured on the Q4_K prefill benchmark: a 380-clock wait per chunk, the
+    /// kernel 70,740 -> 67,508 modeled clocks with this and the call outside the step's check).
     #[inline(always)]
-    fn load_chunk_regs(&self, c: u32) -> Regs {
-        if c < self.full_chunks || self.full_chunks == self.chunks {
-            // SAFETY: a full chunk of the tile (or past the layout: zeros).
-            unsafe { load_full_chunk::<F>(&self.wb, self.tile_off + c * self.full, self.part, self.row) }
-        } else if c < self.chunks {
-            self.tail_regs
-        } else {
-            [0; MAX_LANE_WORDS]
-        }
+    fn load_chunk_regs(&self, c: u32) -> (Regs, bool) {
+        const { assert!(abi::chunk_bytes(F::F, CHUNK_GROUPS) < 65536) };
+        let full = c < self.full_chunks || self.full_chunks == self.chunks;
+        let off = if full { self.tile_off + c * self.full } else { u32::MAX - 65536 };
+        // SAFETY: a full chunk of the tile, or past the layout (zeros).
+        (unsafe { load_full_chunk::<F>(&self.wb, off, self.part, self.row) }, !full && c < self.chunks)
+    }
+
+    /// The registers of a chunk from [`QStaged::load_chunk_regs`], chosen where they are used
+    /// (a select next to the loads waits for them there).
+    #[inline(always)]
+    fn chunk(&self, (r, tail): (Regs, bool)) -> Regs {
+        core::array::from_fn(|i| if tail { self.tail_regs[i] } else { r[i] })
     }
 
     /// Dequantizes group `g` (a constant) of the current chunk into stage `stage` of B: the work-item's 8 weights, rounded to the activations' type.
@@ -225,7 +241,7 @@ impl<F: Format> Producer for QStaged<F> {
         // load (vmcnt(0)) at their first use in each iteration; measured: 8% of the time).
         // Unconditionally: after a branch around it, one path still has the load in flight.
         // (With no K-tile nobody reads the stage.)
-        self.cur = self.load_chunk_regs(0);
+        self.cur = self.chunk(self.load_chunk_regs(0));
         // SAFETY: caller.
         unsafe { self.dequant(0, 0) };
     }
@@ -246,20 +262,20 @@ impl<F: Format> Producer for QStaged<F> {
         if t < kt1 {
             // SAFETY: the stage held K-tile kt - 1 (caller).
             unsafe { self.a.store(self.lds_a, stage, &self.ra[set_a]) };
-            // The next chunk is loaded at group 1 and becomes the current one at group 0 of
-            // the next chunk, 7 steps later and in the same loop iteration: only `cur` lives
-            // across the back edge, and its copy from `next` finds the loads complete. (Loaded
-            // at group 0 into a register set carried over the back edge, LLVM copies it there
-            // and the copy waits for the loads at once: measured, 11% of the wave time.)
-            let c = t / CHUNK_GROUPS as u32;
-            if g == 1 {
-                self.next = self.load_chunk_regs(c + 1);
-            }
             if g == 0 {
-                self.cur = self.next;
+                self.cur = self.chunk(self.next);
             }
             // SAFETY: as above.
             unsafe { self.dequant(g, stage) };
+        }
+        // The next chunk is loaded at group 1 and becomes the current one at group 0 of the
+        // next chunk, 7 steps later and in the same loop iteration: only `cur` lives across
+        // the back edge, and its copy from `next` finds the loads complete. (Loaded at group 0
+        // into a register set carried over the back edge, LLVM copies it there and the copy
+        // waits for the loads at once: measured, 11% of the wave time.) Outside the check
+        // above, like A's loads: see `load_chunk_regs`.
+        if g == 1 {
+            self.next = self.load_chunk_regs(t / CHUNK_GROUPS as u32 + 1);
         }
         if hot || kt + 3 < kt1 {
             self.a.load(kt + 3, false, &mut self.ra[set_a]);
@@ -348,7 +364,7 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         full_chunks: if tail == CHUNK_GROUPS as u32 { chunks } else { chunks - 1 },
         chunks,
         cur: [0; MAX_LANE_WORDS],
-        next: [0; MAX_LANE_WORDS],
+        next: ([0; MAX_LANE_WORDS], false),
         part,
         row,
         brow: tile_i * TILE_ROWS + row,
