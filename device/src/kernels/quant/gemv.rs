@@ -451,10 +451,21 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
         let partial = !kquant && c1 > full_chunks;
         while ti < count {
             let off = (first + ti * stride) * tile_bytes + full_chunks * full;
+            // The lane's place computed per tile, so that what depends on it stays in the loop:
+            // LLVM hoisted every per-lane offset of the chunk and the reduction out of it, ~130
+            // instructions before the first tile's loads, while this wave is the one the others
+            // wait for at the tile's reduction. `ti >> 31` is 0 (a workgroup's tiles number
+            // below 2^28), which LLVM cannot prove. Modeled: `Q4_1 1x576x576`, one tile a
+            // workgroup, 4677 -> 4509 cycles; computed per tile, the offsets cost shapes with
+            // several tiles a workgroup, `Q5_1 3x100x800` 4913 -> 5145. (The first tile peeled
+            // off the loop instead spilled a scalar register and added 270 KB of code; a lane
+            // permute in place of the shift also waited for LDS per tile, 5173.)
+            let lane_i = lane + (ti >> 31) as usize;
+            let (part_i, row_i) = (lane_i / TILE_ROWS, lane_i % TILE_ROWS);
             macro_rules! partial {
                 ($($nb:literal)*) => {
                     match tail {
-                        $($nb => partial_chunk::<F, X, R, $nb>(&wb, off, &xb, full_chunks, row_off, part, row, &sums),)*
+                        $($nb => partial_chunk::<F, X, R, $nb>(&wb, off, &xb, full_chunks, row_off, part_i, row_i, &sums),)*
                         _ => F32x4::splat(0.0),
                     }
                 };
