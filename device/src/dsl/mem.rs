@@ -110,6 +110,12 @@ const PARTIAL_DWORD: u32 = 3;
 const RAW_BUFFER_WORD3: i32 = 0x0002_0000;
 
 impl Buffer {
+    /// An offset past the range of every buffer shorter than 4 GiB - 64 KiB (every buffer a
+    /// kernel makes): a load there, or up to 64 KiB further, returns zeros without a memory
+    /// access, so a kernel can issue a load it does not need instead of branching around it
+    /// (a load under a branch makes LLVM wait for it where the branch joins).
+    pub const PAST: u32 = u32::MAX - 65536;
+
     /// A buffer of `bytes` bytes at `base` (stride 0: raw, range-checked per access). `base` and
     /// `bytes` must be wave-uniform.
     #[inline(always)]

@@ -220,9 +220,6 @@ impl<E: Chunked> NormedRows<E> {
     }
 }
 
-/// A buffer offset past every buffer's range: the load returns zeros without a memory access.
-const PAST: u32 = u32::MAX - 4096;
-
 /// Pieces of 16 bytes of a row each lane holds in registers ([`gemv_norm_fits`]).
 const HELD: usize = GEMV_NORM_HELD as usize;
 
@@ -256,7 +253,7 @@ impl<E: Chunked> ActRows for NormedRows<E> {
         let mut h = [[[0u32; 4]; HELD]; 2];
         crate::unroll_max!(i < HELD, 4 => {
             let j = first + stride * i as u32;
-            let (xo, wo) = if j < per_row { (row_at + 16 * j, 16 * j) } else { (PAST, PAST) };
+            let (xo, wo) = if j < per_row { (row_at + 16 * j, 16 * j) } else { (Buffer::PAST, Buffer::PAST) };
             // SAFETY: inside x's rows and the weight, or past them (zeros).
             unsafe {
                 h[0][i] = xb.load_b128(xo, 0).to_array();

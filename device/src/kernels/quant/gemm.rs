@@ -161,7 +161,7 @@ impl<F: Format> QStaged<F> {
     /// The loads of chunk `c` of this work-item's tile, and whether it is the partial last
     /// chunk, whose registers are [`QStaged::tail_regs`] instead (see [`QStaged::chunk`]).
     ///
-    /// The loads go out unconditionally: the partial last chunk's from an offset past W, which
+    /// The loads go out unconditionally: the partial last chunk's from [`Buffer::PAST`], which
     /// reads zeros (a chunk is at most 4.3 KiB, so its offsets do not wrap around), and a chunk
     /// past the last from where the next tile starts (or past W), unused. Loads under a branch
     /// make LLVM count none of them where the branch joins, so a later wait for older loads
@@ -170,9 +170,9 @@ impl<F: Format> QStaged<F> {
     /// step's check).
     #[inline(always)]
     fn load_chunk_regs(&self, c: u32) -> (Regs, bool) {
-        const { assert!(abi::chunk_bytes(F::F, CHUNK_GROUPS) < 65536) };
+        const { assert!(abi::chunk_bytes(F::F, CHUNK_GROUPS) < 65536, "a chunk's loads from Buffer::PAST must not wrap") };
         let full = c < self.full_chunks || self.full_chunks == self.chunks;
-        let off = if full { self.tile_off + c * self.full } else { u32::MAX - 65536 };
+        let off = if full { self.tile_off + c * self.full } else { Buffer::PAST };
         // SAFETY: a full chunk of the tile, or past it (another tile's bytes, or zeros).
         (unsafe { load_full_chunk::<F>(&self.wb, off, self.part, self.row) }, !full && c < self.chunks)
     }

@@ -228,7 +228,7 @@ const TABLE_ROUNDS: usize = 2;
 unsafe fn table_load<const X: u32, R: ActRows>(xb: &R, tasks_of: SmallDiv, g0: u32, task: u32, tasks: u32) -> [[u32; 4]; 8] {
     let es = if X == dtype::F32 { 4u32 } else { 2 };
     let (g, row) = tasks_of.div_rem(task);
-    let at = if task < tasks { row * xb.pitch() + (g0 + g) * GROUP as u32 * es } else { u32::MAX - 64 };
+    let at = if task < tasks { row * xb.pitch() + (g0 + g) * GROUP as u32 * es } else { Buffer::PAST };
     let mut raw = [[0u32; 4]; 8];
     crate::unroll_max!(q < 8, 8 => {
         if q < (if X == dtype::F32 { 8 } else { 4 }) {
@@ -340,7 +340,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
     // W as one buffer (the host keeps it under 4 GiB); the chunk of tile index `ti` (of this
     // workgroup's) and chunk `c`, or an offset past it when `ti` is past the last.
     let wb = Buffer::new(a.w, tiles * tile_bytes);
-    let at = |ti: u32, c: u32| if ti < count { (first + ti * stride) * tile_bytes + c * full } else { u32::MAX - 4096 };
+    let at = |ti: u32, c: u32| if ti < count { (first + ti * stride) * tile_bytes + c * full } else { Buffer::PAST };
     let has_full = c0 < f_end;
     // The first chunk's loads go out before the table is built, so their latency overlaps it.
     // SAFETY (loads): chunk offsets inside W or past it (zeros); activation offsets inside x's

@@ -115,7 +115,7 @@ pub(super) unsafe fn tables(a: &QGemvArgs, first: u32, stride: u32, count: u32, 
     let pos = ah.first_pos.wrapping_add(ah.in_seq as i32);
     let half = a.rot_dim / 2;
     // Past the tables (a position outside them, a pair not rotated): the range check reads 0.
-    let at = if pos_ok(a, pos) && e < a.rot_dim { (pos as u32 * half + e / 2) * 4 } else { u32::MAX - 16 };
+    let at = if pos_ok(a, pos) && e < a.rot_dim { (pos as u32 * half + e / 2) * 4 } else { Buffer::PAST };
     let bytes = a.cache_rows * half * 4;
     let (cb, sb) = (Buffer::new(a.rope_cos as *const u8, bytes), Buffer::new(a.rope_sin as *const u8, bytes));
     // SAFETY: range-checked loads.
