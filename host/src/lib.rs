@@ -76,7 +76,7 @@ pub mod hip {
 /// internals) depend on `ferrocm-emu` directly.
 #[cfg(feature = "emulator")]
 pub mod emulator {
-    pub use crate::backend::emulator::{EmulatorDevice, ProfiledLaunch, Profiling};
+    pub use crate::backend::emulator::{EmulatorDevice, LaunchShapes, ProfiledLaunch, Profiling};
     pub use ferrocm_emu::exec::report::{counters_json, launch_json};
     pub use ferrocm_emu::exec::{Counters, Counting, GlobalCounters, LdsCounters, Trace};
     pub use ferrocm_emu::model::{Bottleneck, ModelError, Modeled};

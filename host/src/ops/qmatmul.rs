@@ -81,9 +81,6 @@ use ferrocm_device::abi::quant::{
 };
 use ferrocm_device::num::Divisor;
 
-/// Compute units of an MI300X (GFX942.md), for the launch shape.
-const CUS: usize = 304;
-
 /// Everything besides the operands: GEMM's epilogue ([`GemmOptions`](crate::ops::gemm::GemmOptions)'
 /// bias, activation, residual, output dtype).
 #[derive(Clone, Copy, Debug, Default)]
@@ -338,8 +335,12 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     {
         return Ok(None);
     }
-    // The GEMV's launch shape and LDS, and whether it can take the norm in.
-    let gemv = GemvPlan::new(fc, n, k);
+    // The GEMV's launch shape and LDS, and whether it can take the norm in. Every decision is
+    // the GPU's shape's (the device's compute units), so that a shape sized for fewer units (the
+    // emulator's `LaunchShapes::Emulator`) changes only how the tiles share out over
+    // workgroups, which leaves every output bit as it is; it is taken where its LDS fits too.
+    let gpu_units = dev.info().compute_units.max(1) as usize;
+    let gemv = GemvPlan::new(fc, n, k, gpu_units);
     let rows = m.min(GEMV_ROWS as usize) as u32;
     let staged_bytes = gemv_staged_bytes(fc, rows, k as u32, x.dtype().size() as u32);
     let fuse_norm = opts.rms_norm.is_some()
@@ -347,6 +348,14 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         && matches!(x.dtype(), DType::F16 | DType::Bf16)
         && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, gemv.waves)
         && gemv.lds + staged_bytes <= LDS_LIMIT_BYTES;
+    let shape_units = dev.backend_impl().shape_units().max(1) as usize;
+    let gemv = match GemvPlan::new(fc, n, k, shape_units) {
+        fewer if shape_units < gpu_units && gemv.lds <= LDS_LIMIT_BYTES => {
+            let staged = if fuse_norm { staged_bytes } else { 0 };
+            if fewer.lds + staged <= LDS_LIMIT_BYTES { fewer } else { gemv }
+        }
+        _ => gemv,
+    };
     let normed;
     let x = match &opts.rms_norm {
         Some(rn) if !fuse_norm => {
@@ -474,14 +483,15 @@ struct GemvPlan {
 }
 
 impl GemvPlan {
-    fn new(fc: u32, n: usize, k: usize) -> GemvPlan {
+    /// The plan on a device of `units` compute units.
+    fn new(fc: u32, n: usize, k: usize, units: usize) -> GemvPlan {
         let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
         let tiles = n.div_ceil(TILE_ROWS);
         // One workgroup per CU at most, each taking tiles x, x + grid, .. with its waves' loads
         // running ahead across them (the start-up latency and the activation sums are paid once
         // per workgroup); its waves split K ([`plan_waves`]).
         // At most 16 tiles per workgroup (their results wait in LDS for the epilogue).
-        let grid_x = tiles.min(CUS.max(tiles.div_ceil(16))).max(1);
+        let grid_x = tiles.min(units.max(tiles.div_ceil(16))).max(1);
         let tiles_per_group = tiles.div_ceil(grid_x);
         let (waves, per_wave) = plan_waves(chunks, k / (GROUP * CHUNK_GROUPS));
         // The waves' tables of activation sums (formats with a minimum) take 80 bytes per group

@@ -8,7 +8,7 @@
 //! ```
 
 use clap::{Args, Parser, Subcommand};
-use ferrocm::emulator::Counting;
+use ferrocm::emulator::{Counting, LaunchShapes};
 use ferrocm::{DType, Device};
 use ferrocm_models::bert::{BertEmbedder, similarity_matrix};
 use ferrocm_models::chat::Message;
@@ -194,9 +194,11 @@ fn resolve(name: &str) -> Result<PathBuf> {
 fn device() -> Result<Device> {
     let dev = Device::new()?;
     if let Some(emu) = dev.as_emulator() {
-        // The CLI wants results: no line or bank-conflict counts (profiled launches, which the
-        // modeled times come from, still count everything).
+        // The CLI wants results: no line or bank-conflict counts, and grids sized for the
+        // emulator's threads where the bits do not depend on them (profiled launches, which the
+        // modeled times come from, still count everything and get the GPU's grids).
         emu.set_counting(Counting::Lean);
+        emu.set_launch_shapes(LaunchShapes::Emulator);
     }
     eprintln!("device: {} ({:?})", dev.info().name, dev.backend());
     Ok(dev)
