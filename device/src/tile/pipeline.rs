@@ -1,15 +1,15 @@
 //! The K loop of a matrix-core kernel: K-tiles move global memory -> registers -> LDS stage ->
 //! fragments -> MFMAs, each step overlapping the next tiles' movement with this tile's MFMAs.
 //!
-//! `S` LDS stages, filled by a [`Producer`]: [`Staged`] moves each K-tile through registers with
-//! 128-bit loads (the tile loaded at step kt is stored at step kt + 1, into the stage freed by the
-//! barrier of step kt, and read S - 1 steps later); [`Direct`] loads it straight into LDS. One
-//! step (K-tile kt, LDS stage `kt % S`, fragment slot `kt % 2`):
+//! `S` LDS stages, filled by a [`Producer`]: [`Staged`] moves each K-tile through `R` sets of
+//! registers with 128-bit loads (the tile loaded at step kt is stored at step kt + R, into the
+//! stage freed by the barrier of the step before, and read S - 1 steps later); [`Direct`] loads
+//! it straight into LDS. One step (K-tile kt, LDS stage `kt % S`, fragment slot `kt % 2`):
 //!
 //! 1. read group 1's fragments of kt (group 0's were read during the previous step);
 //! 2. the producer's share: store the registers (K-tile kt + S - 1) into its stage and issue the
-//!    global loads of K-tile kt + S into the registers, which complete behind this step's MFMAs
-//!    (staged), or issue K-tile kt + S - 1's loads into its stage (direct);
+//!    global loads of K-tile kt + S + R - 1 into the set just stored, which complete behind the
+//!    next R steps' MFMAs (staged), or issue K-tile kt + S - 1's loads into its stage (direct);
 //! 3. group 0's MFMAs;
 //! 4. barrier: every wave's stores of step 2 are visible, every read of the stage step 2 of the
 //!    next step overwrites is done;
@@ -65,14 +65,24 @@ pub trait Producer {
     /// Steps between the step that starts moving a K-tile and the one that first reads it: the
     /// hot loop needs every tile up to that far ahead to be full.
     const AHEAD: u32;
+    /// Whether the hot loop gets a prologue of its own, without branches (the tail keeps the
+    /// checked one). For producers whose loads are still in flight a step into the loop: LLVM's
+    /// wait insertion loses the order of loads issued under a branch where the branches join,
+    /// and at the loop's head it then waits for every load in flight (the staged producer with
+    /// two register sets: `vmcnt(0)` each step where `vmcnt(4)` suffices). Not for the others:
+    /// the second copy of the prologue costs code, and moved the quantized GEMM's steps
+    /// (Q4_K 512x4096x4096 40.5 -> 42.2 us modeled).
+    const HOT_PROLOGUE: bool;
     /// A's and B's LDS tiles.
     fn lds(&self) -> (LdsTile, LdsTile);
     /// Moves K-tiles `kt0 ..` into stages `0 .. STAGES - 1` (those below `kt1`; tiles below
-    /// `full` lie inside K), or starts moving them, before the first barrier.
+    /// `full` lie inside K), or starts moving them, before the first barrier. `hot`: every
+    /// tile up to `kt0 + AHEAD` exists and lies inside K (then it issues its loads without
+    /// branches).
     ///
     /// # Safety
     /// No wave reads the stages before the next [`Producer::publish`].
-    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32);
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32, hot: bool);
     /// Step `kt`'s share (unit position `pos`): K-tiles `kt + 1 ..` as far as this producer runs
     /// ahead. `hot`: every tile it touches exists and lies inside K.
     ///
@@ -83,49 +93,54 @@ pub trait Producer {
     fn publish(&self);
 }
 
-/// The register-staged producer: the tile loaded at step kt (128-bit loads) is stored at step
-/// kt + 1 into the stage freed by step kt's barrier, and read S - 1 steps later.
-pub struct Staged<const N: usize, const S: usize> {
+/// The register-staged producer: a K-tile is loaded (128-bit loads) into one of `R` register
+/// sets R steps before the step that stores it into the stage the previous step's barrier
+/// freed, and read S - 1 steps after that. With `R = 1` a tile's loads have one step to land;
+/// with `R = 2` two, for up to `8 N` more VGPRs: a step's loads queue behind the other waves'
+/// on the CU's memory path, and one step was not always enough (the plain GEMM's `REG_SETS`).
+pub struct Staged<const N: usize, const S: usize, const R: usize = 1> {
     a: GlobalTile<N>,
     b: GlobalTile<N>,
     lds_a: LdsTile,
     lds_b: LdsTile,
-    ra: Stage<N>,
-    rb: Stage<N>,
+    ra: [Stage<N>; R],
+    rb: [Stage<N>; R],
 }
 
-impl<const N: usize, const S: usize> Staged<N, S> {
+impl<const N: usize, const S: usize, const R: usize> Staged<N, S, R> {
     /// Moves `a` and `b` through `lds_a` and `lds_b` (each `S` stages of its rows).
     #[inline(always)]
     pub fn new(a: GlobalTile<N>, b: GlobalTile<N>, lds_a: LdsTile, lds_b: LdsTile) -> Self {
         const { assert!(S >= 2, "the producer stores into the stage the previous step freed") };
-        Staged { a, b, lds_a, lds_b, ra: [U32x4::splat(0); N], rb: [U32x4::splat(0); N] }
+        const { assert!(R >= 1 && R <= 2, "one or two register sets") };
+        Staged { a, b, lds_a, lds_b, ra: [[U32x4::splat(0); N]; R], rb: [[U32x4::splat(0); N]; R] }
     }
 
-    /// Global -> registers for K-tile `kt`; `full`: the tile lies inside K.
+    /// Global -> register set `set` for K-tile `kt`; `full`: the tile lies inside K.
     #[inline(always)]
-    fn load(&mut self, kt: u32, full: bool) {
-        self.a.load(kt, !full, &mut self.ra);
-        self.b.load(kt, !full, &mut self.rb);
+    fn load(&mut self, kt: u32, full: bool, set: usize) {
+        self.a.load(kt, !full, &mut self.ra[set]);
+        self.b.load(kt, !full, &mut self.rb[set]);
     }
 
-    /// Registers -> LDS stage `stage`.
+    /// Register set `set` -> LDS stage `stage`.
     ///
     /// # Safety
     /// No wave reads the stage until the next barrier, and none still reads what it held.
     #[inline(always)]
-    unsafe fn store(&self, stage: usize) {
+    unsafe fn store(&self, stage: usize, set: usize) {
         // SAFETY: caller.
         unsafe {
-            self.a.store(self.lds_a, stage, &self.ra);
-            self.b.store(self.lds_b, stage, &self.rb);
+            self.a.store(self.lds_a, stage, &self.ra[set]);
+            self.b.store(self.lds_b, stage, &self.rb[set]);
         }
     }
 }
 
-impl<const N: usize, const S: usize> Producer for Staged<N, S> {
+impl<const N: usize, const S: usize, const R: usize> Producer for Staged<N, S, R> {
     const STAGES: usize = S;
-    const AHEAD: u32 = S as u32;
+    const AHEAD: u32 = (S + R - 1) as u32;
+    const HOT_PROLOGUE: bool = R > 1;
 
     #[inline(always)]
     fn lds(&self) -> (LdsTile, LdsTile) {
@@ -133,33 +148,42 @@ impl<const N: usize, const S: usize> Producer for Staged<N, S> {
     }
 
     #[inline(always)]
-    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32) {
-        // K-tiles kt0 .. kt0 + S - 1 into stages 0 .. S - 2, the next one into the registers.
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32, hot: bool) {
+        // K-tiles kt0 .. kt0 + S - 1 into stages 0 .. S - 2, the next R into the register sets
+        // (K-tile kt0 + t in set t % R: the set a unit position names, see `produce`).
         crate::unroll_max!(st < S - 1, 4 => {
             let kt = kt0 + st as u32;
-            if kt < kt1 {
-                self.load(kt, kt < full);
+            if hot || kt < kt1 {
+                self.load(kt, hot || kt < full, st % R);
                 // SAFETY: caller.
-                unsafe { self.store(st) };
+                unsafe { self.store(st, st % R) };
             }
         });
-        let next = kt0 + S as u32 - 1;
-        if next < kt1 {
-            self.load(next, next < full);
-        }
+        crate::unroll_max!(r < R, 2 => {
+            let t = S - 1 + r;
+            let next = kt0 + t as u32;
+            if hot || next < kt1 {
+                self.load(next, hot || next < full, t % R);
+            }
+            // The sets' loads in order, one set after the other, as the K loop issues them
+            // (interleaved by the scheduler, they make the loop's first waits count wrong).
+            sched_fence();
+        });
     }
 
     #[inline(always)]
     unsafe fn produce(&mut self, kt: u32, pos: usize, hot: bool, kt1: u32, full: u32) {
-        let s = S as u32;
+        // K-tile kt0 + t lives in set t % R, and kt = kt0 + pos modulo the unit (a multiple of R).
+        let (s, ahead) = (S as u32, Self::AHEAD);
         if hot || kt + s - 1 < kt1 {
             // SAFETY: stage (kt + S - 1) % S held K-tile kt - 1 (caller).
-            unsafe { self.store((pos + S - 1) % S) };
+            unsafe { self.store((pos + S - 1) % S, (pos + S - 1) % R) };
         }
+        let set = (pos + S + R - 1) % R;
         if hot {
-            self.load(kt + s, true);
-        } else if kt + s < kt1 {
-            self.load(kt + s, kt + s < full);
+            self.load(kt + ahead, true, set);
+        } else if kt + ahead < kt1 {
+            self.load(kt + ahead, kt + ahead < full, set);
         }
     }
 
@@ -213,6 +237,7 @@ impl<const D: usize, const S: usize> Direct<D, S> {
 impl<const D: usize, const S: usize> Producer for Direct<D, S> {
     const STAGES: usize = S;
     const AHEAD: u32 = S as u32 - 1;
+    const HOT_PROLOGUE: bool = false;
 
     #[inline(always)]
     fn lds(&self) -> (LdsTile, LdsTile) {
@@ -220,12 +245,12 @@ impl<const D: usize, const S: usize> Producer for Direct<D, S> {
     }
 
     #[inline(always)]
-    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32) {
+    unsafe fn prologue(&mut self, kt0: u32, kt1: u32, full: u32, hot: bool) {
         crate::unroll_max!(st < S - 1, 4 => {
             let kt = kt0 + st as u32;
-            if kt < kt1 {
+            if hot || kt < kt1 {
                 // SAFETY: caller.
-                unsafe { self.load(kt, kt < full, st) };
+                unsafe { self.load(kt, hot || kt < full, st) };
             }
         });
     }
@@ -268,14 +293,6 @@ impl<P: Producer> Pipeline<P> {
         const { assert!(GROUPS == 2) };
         let (lds_a, lds_b) = self.p.lds();
         let stages = P::STAGES;
-        // SAFETY: no stage is read before the barrier below.
-        unsafe { self.p.prologue(kt0, kt1, full) };
-        self.p.publish();
-        if kt0 < kt1 {
-            // SAFETY: stage 0 was published by the barrier above.
-            unsafe { c.read(0, 0, lds_a, lds_b, 0) };
-        }
-
         let mut kt = kt0;
         // One step on K-tile kt at unit position `j`. `hot`: every tile the producer touches
         // exists and lies inside K (known statically).
@@ -309,11 +326,41 @@ impl<P: Producer> Pipeline<P> {
         }
 
         // Hot loop: the last step of a unit touches K-tile kt + U - 1 + AHEAD, which must be full.
+        // With `HOT_PROLOGUE` it is entered from a prologue of its own, without branches (see
+        // `Producer::HOT_PROLOGUE`).
         let hot_end = kt1.min(full);
-        while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
-            crate::unroll_max!(j < U, 8 => {
-                step!(j, true);
-            });
+        if !P::HOT_PROLOGUE {
+            // SAFETY: as below.
+            unsafe { self.p.prologue(kt0, kt1, full, false) };
+            self.p.publish();
+            if kt0 < kt1 {
+                // SAFETY: as below.
+                unsafe { c.read(0, 0, lds_a, lds_b, 0) };
+            }
+            while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
+                crate::unroll_max!(j < U, 8 => {
+                    step!(j, true);
+                });
+            }
+        } else if kt0 + (U as u32 - 1 + P::AHEAD) < hot_end {
+            // SAFETY: no stage is read before the barrier below.
+            unsafe { self.p.prologue(kt0, kt1, full, true) };
+            self.p.publish();
+            // SAFETY: stage 0 was published by the barrier above.
+            unsafe { c.read(0, 0, lds_a, lds_b, 0) };
+            while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
+                crate::unroll_max!(j < U, 8 => {
+                    step!(j, true);
+                });
+            }
+        } else {
+            // SAFETY: as above.
+            unsafe { self.p.prologue(kt0, kt1, full, false) };
+            self.p.publish();
+            if kt0 < kt1 {
+                // SAFETY: as above.
+                unsafe { c.read(0, 0, lds_a, lds_b, 0) };
+            }
         }
         // Tail: the remaining tiles, whole units with runtime checks.
         while kt < kt1 {

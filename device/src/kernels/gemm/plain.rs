@@ -22,6 +22,16 @@ const MAX_CHUNKS_PER_THREAD: usize = 8;
 pub const STAGES: usize = 2;
 /// K-tiles per unit of the pipeline's hot loop (constant stages and fragment slots).
 const UNIT: usize = 2;
+/// Register sets of the staged producer: a K-tile's loads get two steps to land, not one. With
+/// one, every wave waited ~270 clocks a step (`cargo xtask profile gemm --shape "fp8
+/// 4096x4096x4096"`: four `s_waitcnt vmcnt` before the stores, 68 clocks apart): the CU's eight
+/// waves issue their loads together and the last wave's queue behind the others' on the CU's
+/// memory path. Modeled (`cargo xtask bench --filter gemm`, TFLOP/s at peak clock): bf16
+/// 4096^3 1005 -> 1046, fp8 4096^3 1785 -> 1839, bf16 16x16x16 4096^3 922 -> 969; the short K
+/// loop of f16 1024^3 343 -> 322 (one more tile in the prologue). The VGPR counts did not
+/// change. The fp8 block-scaled kernel keeps one set: with two (254 VGPRs) its first wave ran
+/// faster but the launch slower (4096x2112x7168: 1625 -> 1545).
+const REG_SETS: usize = 2;
 
 /// The GEMM kernel for input type `E`, per-wave register tiles `W`, `WY x WX` waves.
 #[inline(always)]
@@ -107,7 +117,8 @@ pub fn accumulate<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(arg
     let lds_b = LdsTile::new(&mut lds, bn, STAGES);
     let (a_row, b_row) = wave_origin::<W, WX>();
     let mut acc = Accumulate::<E, W>::new(a_row, b_row, lane);
-    Pipeline::new(Staged::<MAX_CHUNKS_PER_THREAD, STAGES>::new(a, b, lds_a, lds_b)).run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
+    Pipeline::new(Staged::<MAX_CHUNKS_PER_THREAD, STAGES, REG_SETS>::new(a, b, lds_a, lds_b))
+        .run::<UNIT, _>(&mut acc, kt0, kt1, full_tiles);
     acc.acc
 }
 

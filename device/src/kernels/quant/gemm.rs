@@ -218,6 +218,7 @@ impl<F: Format> Producer for QStaged<F> {
     const STAGES: usize = STAGES;
     /// A's loads run three K-tiles ahead of their reads.
     const AHEAD: u32 = 3;
+    const HOT_PROLOGUE: bool = false;
 
     #[inline(always)]
     fn lds(&self) -> (LdsTile, LdsTile) {
@@ -226,7 +227,7 @@ impl<F: Format> Producer for QStaged<F> {
 
     /// `kt0` is 0 (the unit positions are K-tile numbers modulo `UNIT`).
     #[inline(always)]
-    unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32) {
+    unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32, _hot: bool) {
         // A: K-tile 0 into stage 0, K-tiles 1 and 2 into their register sets.
         if 0 < kt1 {
             self.a.load(0, false, &mut self.ra[0]);
