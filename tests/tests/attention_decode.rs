@@ -20,7 +20,8 @@ use ferrocm_tests::{device, proptest_config};
 use proptest::prelude::*;
 
 /// A cache with sequences of `lens` tokens written through `write_kv` (pages handed out in a
-/// shuffled order), their host keys and values packed `[total, kv_heads, d]`, and the pages.
+/// shuffled order) over slots all NaN before, their host keys and values packed
+/// `[total, kv_heads, d]`, and the pages.
 struct Filled {
     cache: PagedKvCache,
     pages: Vec<Vec<u32>>,
@@ -34,6 +35,12 @@ fn fill(lens: &[usize], kv_heads: usize, d: usize, page_size: usize, dtype: DTyp
     let need: usize = lens.iter().map(|n| n.div_ceil(page_size)).sum();
     let total_pages = need + 3;
     let cache = PagedKvCache::new(dev, layer + 1, total_pages, page_size, kv_heads, d, dtype).unwrap();
+    // Every slot NaN first: the rows of a sequence's last page past its context, and pages no
+    // sequence holds, must not reach the output (their P is 0, and 0 * NaN is NaN).
+    let slots_all = total_pages * page_size;
+    let (nan, _) = tensor(&vec![f64::NAN; slots_all * kv_heads * d], &[slots_all, kv_heads, d], dtype);
+    let every = Tensor::from_slice(dev, &(0..slots_all as i32).collect::<Vec<_>>(), &[slots_all]).unwrap();
+    write_kv(&cache, layer, &nan, &nan, &every).unwrap();
     // Shuffled page numbers, dealt to the sequences in order.
     let mut order: Vec<u32> = (0..total_pages as u32).collect();
     for i in (1..order.len()).rev() {

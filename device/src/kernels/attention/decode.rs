@@ -113,9 +113,10 @@ impl Keys {
     }
 
     /// Issues the loads of the lane's V quads of the same keys (keys `4 kq .. 4 kq + 4` of slabs
-    /// `2 round + half`); keys past `ctx` are zero (0 * garbage could be NaN).
+    /// `2 round + half`); keys past `ctx` read their tile's rows as they are, which
+    /// [`Keys::valid_v`] zeroes where they are used.
     #[inline(always)]
-    fn load_v<const D: usize>(&self, k0: u32, base: &[usize; KT], role: &QuadRole, s: &mut Step) {
+    fn load_v<const D: usize>(&self, base: &[usize; KT], role: &QuadRole, s: &mut Step) {
         // The lane's keys are in tile kq / 4.
         let vbase = if role.kq < 4 { base[0] } else { base[1] };
         crate::unroll_max!(round < V_ROUNDS, 4 => {
@@ -123,13 +124,29 @@ impl Keys {
             if slab < D / 32 {
                 crate::unroll_max!(x < 4, 4 => {
                     let r = 4 * (role.kq % 4) + x;
-                    let key = k0 + (4 * role.kq + x) as u32;
                     // SAFETY: as for K.
-                    let v = unsafe { (self.v_cache.add(vbase + r * D * 2 + role.col_bytes(slab)) as *const U32x4).read() };
-                    s.v[round][x] = if key < self.ctx { v } else { U32x4::splat(0) };
+                    s.v[round][x] = unsafe { (self.v_cache.add(vbase + r * D * 2 + role.col_bytes(slab)) as *const U32x4).read() };
                 });
             }
         });
+    }
+
+    /// Zeroes the V quads `v` of the keys from `k0` (from [`Keys::load_v`]) past `ctx` (their
+    /// P is 0, but 0 * garbage could be NaN). Applied where the quads are
+    /// stored, not where they are loaded: a select beside the loads made each wave wait for
+    /// them there (~640 clocks before the first step's scores in `cargo xtask profile
+    /// attention_decode --shape "bf16 b1 h9 kv3 c64 d64 p16"`).
+    #[inline(always)]
+    fn valid_v(&self, k0: u32, role: &QuadRole, v: &mut [U32x4; 4]) {
+        // Uniform: only a step reaching past the context has such keys.
+        if k0 + DECODE_STEP > self.ctx {
+            crate::unroll_max!(x < 4, 4 => {
+                let key = k0 + (4 * role.kq + x) as u32;
+                if key >= self.ctx {
+                    v[x] = U32x4::splat(0);
+                }
+            });
+        }
     }
 }
 
@@ -192,7 +209,7 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         let k0 = ks + st * DECODE_STEP;
         let base = keys.bases::<D>(k0);
         keys.load_k::<D>(k0, &base, lane, &mut cur);
-        keys.load_v::<D>(k0, &base, &role, &mut cur);
+        keys.load_v::<D>(&base, &role, &mut cur);
     }
     while st < steps {
         let k0 = ks + st * DECODE_STEP;
@@ -222,11 +239,13 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
             let slab = 2 * round + role.half;
             if slab < dk {
                 // SAFETY: the wave's own tile; its earlier reads precede this in LDS order.
+                keys.valid_v(k0, &role, &mut cur.v[round]);
+                // SAFETY: as above.
                 unsafe { vt.store(wave, slab, &role, &cur.v[round]) };
             }
         });
         if next < steps {
-            keys.load_v::<D>(k1, &base, &role, &mut cur);
+            keys.load_v::<D>(&base, &role, &mut cur);
         }
         let p = p_chunk::<E, KT, 1>(&s, 0, 0);
         crate::unroll_max!(dt < 2 * dk, 16 => {
