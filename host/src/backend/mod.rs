@@ -162,9 +162,8 @@ pub(crate) trait Backend: Send + Sync + std::fmt::Debug {
     }
     /// The compute units a launch shape whose results do not depend on it is sized for (one
     /// workgroup per CU): the device's on a GPU, the emulator's choice on the emulator
-    /// (`EmulatorDevice::set_launch_shapes`). Shapes
-    /// whose bits depend on the grid (split-K, a context split into parts) are sized for
-    /// [`DeviceInfo::compute_units`] on every backend.
+    /// (`EmulatorDevice::set_launch_shapes`). Shapes whose bits depend on the grid (split-K, a
+    /// context split into parts) are sized for [`DeviceInfo::compute_units`] on every backend.
     fn shape_units(&self) -> u32 {
         self.info().compute_units
     }
