@@ -132,7 +132,6 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
             kernel: QKernel::Gemv,
             rms_norm: c.norm.then_some(RmsNorm { weight: Some(&norm_w), eps: 1e-5 }),
             swiglu: c.swiglu,
-            ..Default::default()
         };
         let y = qmatmul::qmatmul(&x, &w, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
         outs.push(bits(&y));
