@@ -238,6 +238,16 @@ fn the_chooser_follows_its_documented_rule() {
     let c = gemm::choose_config(DType::Bf16, 1, 256, 256, 256);
     assert_eq!((c.splits, c.stream_k), (1, false));
     assert!(gemm::configs(DType::Bf16).contains(&c));
+    // The op plans for its device's compute units (`choose_config_for`; the plain forms are
+    // MI300X's 304). On 80 CUs (MI308X) 4096^3 takes seven rounds of 160 slots, the last 40%
+    // full (91% of the launch's slots): whole blocks; its stream-K runs are longer.
+    assert_eq!(
+        gemm::choose_config_for(gemm::MI300X_CUS, DType::Bf16, 1, 4096, 4096, 4096),
+        gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096)
+    );
+    let c = gemm::choose_config_for(80, DType::Bf16, 1, 4096, 4096, 4096);
+    assert_eq!((c.splits, c.stream_k), (1, false));
+    assert_eq!(gemm::stream_k_run_for(80, 256, 128), 205);
     // Every configuration is enumerable, once.
     let all = gemm::configs(DType::F32);
     assert_eq!(all.len(), 23);

@@ -219,6 +219,10 @@ fn the_chooser_follows_its_documented_rule() {
     assert_eq!(gemm_fp8::choose_config(1, 4096, 7168, 2048), gemm_fp8::BlockScaledConfig { block: 128, splits: 1 });
     // Short K is never split below 4 scale blocks per split.
     assert_eq!(gemm_fp8::choose_config(1, 8, 256, 512).splits, 1);
+    // The ops plan for their device's compute units (`choose_config_for`; the plain form is
+    // MI300X's 304): 256 small blocks split in 8 fill 304 CUs x 8, in 2 already 80 CUs x 8.
+    assert_eq!(gemm_fp8::choose_config(1, 8, 16384, 7168).splits, 8);
+    assert_eq!(gemm_fp8::choose_config_for(80, 1, 8, 16384, 7168).splits, 2);
     assert!(gemm_fp8::configs().iter().all(|c| gemm_fp8::configs().iter().filter(|d| *d == c).count() == 1));
 }
 

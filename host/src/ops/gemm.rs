@@ -134,8 +134,10 @@ pub struct GemmConfig {
 
 /// The split counts a configuration may use.
 pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Compute units of an MI300X (GFX942.md), for the chooser's occupancy arithmetic.
-const CUS: usize = 304;
+/// Compute units of an MI300X (GFX942.md): the occupancy arithmetic of [`choose_config`],
+/// [`tiled_config`] and [`stream_k_run`]; the op plans for its device's own count (the `_for`
+/// forms).
+pub const MI300X_CUS: usize = 304;
 /// A split reduces at least this many K-tiles, so its prologue and partial store stay small
 /// next to its main loop.
 const MIN_TILES_PER_SPLIT: usize = 8;
@@ -231,7 +233,13 @@ pub fn gemv_config(dtype: DType, k: usize) -> GemmConfig {
 ///   op runs [`tiled_config`]'s 16x64 tile instead.)
 /// - otherwise [`tiled_config`].
 pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
-    if m <= GEMV_ROWS as usize { gemv_config(dtype, k) } else { tiled_config(dtype, batches, m, n, k) }
+    choose_config_for(MI300X_CUS, dtype, batches, m, n, k)
+}
+
+/// [`choose_config`] on a GPU of `cus` compute units ([`DeviceInfo::compute_units`](crate::DeviceInfo::compute_units)):
+/// what [`gemm`] runs on its device.
+pub fn choose_config_for(cus: usize, dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+    if m <= GEMV_ROWS as usize { gemv_config(dtype, k) } else { tiled_config_for(cus, dtype, batches, m, n, k) }
 }
 
 /// The tiled GEMM's configuration for `batches` products of `[m, k] x [k, n]`. The rule:
@@ -253,19 +261,25 @@ pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize)
 ///   what lets a skinny GEMM (M = 1, N = 4096, K = 4096: 64 tiles) stream its weights from every
 ///   CU.
 pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+    tiled_config_for(MI300X_CUS, dtype, batches, m, n, k)
+}
+
+/// [`tiled_config`] on a GPU of `cus` compute units.
+pub fn tiled_config_for(cus: usize, dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
+    let cus = cus.max(1);
     let skinny = m <= 16;
     let (block_m, block_n, waves, mfma, per_cu) =
         if skinny { (16, 64, 1, Mfma::Tile16, 8) } else { (128, 128, 4, BLOCK_MFMA, BLOCKS_PER_CU) };
     let blocks = m.div_ceil(block_m as usize).max(1) * n.div_ceil(block_n as usize).max(1) * batches.max(1);
     let k_tiles = (k * dtype.size()).div_ceil(K_TILE_BYTES as usize);
-    let slots = CUS * per_cu;
+    let slots = cus * per_cu;
     let used = blocks as f64 / (blocks.div_ceil(slots) * slots) as f64;
-    if !skinny && used < STREAM_K_BELOW && (blocks >= slots || stream_k_run(blocks, k_tiles) < k_tiles) {
+    if !skinny && used < STREAM_K_BELOW && (blocks >= slots || stream_k_run_for(cus, blocks, k_tiles) < k_tiles) {
         return GemmConfig { block_m, block_n, waves, mfma: Mfma::Tile32, splits: 1, stream_k: true };
     }
     let mut splits = 1usize;
     while splits * 2 <= *SPLITS.last().unwrap() as usize
-        && blocks * splits < CUS * per_cu
+        && blocks * splits < cus * per_cu
         && k_tiles / (splits * 2) >= MIN_TILES_PER_SPLIT
         && splits * 2 * batches * m * n * 4 <= MAX_PARTIAL_BYTES
     {
@@ -279,7 +293,12 @@ pub fn tiled_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) 
 /// and partial stay small next to its loop) and at least an eighth of a block (at most 8
 /// workgroups share one: its finisher loads the others' partials one after another).
 pub fn stream_k_run(blocks: usize, k_tiles: usize) -> usize {
-    (blocks * k_tiles).div_ceil(CUS * BLOCKS_PER_CU).max(MIN_TILES_PER_SPLIT).max(k_tiles.div_ceil(MAX_CONTRIBUTORS)).max(1)
+    stream_k_run_for(MI300X_CUS, blocks, k_tiles)
+}
+
+/// [`stream_k_run`] on a GPU of `cus` compute units.
+pub fn stream_k_run_for(cus: usize, blocks: usize, k_tiles: usize) -> usize {
+    (blocks * k_tiles).div_ceil(cus.max(1) * BLOCKS_PER_CU).max(MIN_TILES_PER_SPLIT).max(k_tiles.div_ceil(MAX_CONTRIBUTORS)).max(1)
 }
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.
@@ -485,6 +504,8 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let (batch, m, n, k) = shapes(a, b)?;
     let oc = out_code(c.dtype())?;
     let dev = a.device();
+    // The plan is the device's: its compute units (304 on MI300X and on the emulator).
+    let cus = dev.info().compute_units.max(1) as usize;
     // Every operand on A's device before anything runs (packing launches copies).
     let mut ops = Operands::new("gemm", dev);
     ops.check_device("C", c)?;
@@ -545,7 +566,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
             }
             cfg
         }
-        None => choose_config(a.dtype(), batches, m, n, k),
+        None => choose_config_for(cus, a.dtype(), batches, m, n, k),
     };
     // The GEMV reads whole 16-byte pieces of rows. Where the operands do not allow that, the
     // chooser's pick becomes the tiled GEMM (copying B, the weight, would cost more than the
@@ -553,7 +574,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let (mut pa, mut pb, mut k) = (pa, pb, k);
     if cfg.is_gemv() && !(aligned(&pa) && aligned(&pb)) {
         if opts.config.is_none() {
-            cfg = tiled_config(a.dtype(), batches, m, n, k);
+            cfg = tiled_config_for(cus, a.dtype(), batches, m, n, k);
         } else {
             let kp = k.next_multiple_of(16 / eb);
             pa = pad_rows(&pa.t, &batch, k, kp)?;
@@ -639,7 +660,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         let (bm, bn) = (cfg.block_m as usize, cfg.block_n as usize);
         let blocks = batches * m.div_ceil(bm) * n.div_ceil(bn);
         let total = blocks * k_tiles;
-        let per = stream_k_run(blocks, k_tiles);
+        let per = stream_k_run_for(cus, blocks, k_tiles);
         let workgroups = total.div_ceil(per);
         let slots = workgroups * abi::SK_SLOTS_PER_WORKGROUP as usize;
         let workspace = dev.alloc::<f32>(slots * bm * bn)?;

@@ -69,8 +69,9 @@ pub struct BlockScaledConfig {
 
 /// The split counts a configuration may use.
 pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Compute units of an MI300X (GFX942.md), for the chooser's occupancy arithmetic.
-const CUS: usize = 304;
+/// Compute units of an MI300X (GFX942.md): the occupancy arithmetic of [`choose_config`]; the ops
+/// plan for their device's own count ([`choose_config_for`]).
+pub const MI300X_CUS: usize = 304;
 /// A split reduces at least this many scale blocks, so its prologue and partial store stay small
 /// next to its main loop.
 const MIN_BLOCKS_PER_SPLIT: usize = 4;
@@ -102,13 +103,19 @@ pub fn configs() -> Vec<BlockScaledConfig> {
 ///   544 blocks: 81.5 us one pass, 102.8 us split in two). A decode-time expert GEMM (M = 8,
 ///   N = 4096, K = 7168: 64 blocks) needs the splits to stream its weights from every CU.
 pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
+    choose_config_for(MI300X_CUS, groups, m, n, k)
+}
+
+/// [`choose_config`] on a GPU of `cus` compute units ([`DeviceInfo::compute_units`](crate::DeviceInfo::compute_units)):
+/// what the ops run on their device.
+pub fn choose_config_for(cus: usize, groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
     let small = m <= abi::SMALL_BLOCK as usize;
     let (block, per_cu) = if small { (abi::SMALL_BLOCK as usize, 8) } else { (128, 2) };
     let blocks = m.div_ceil(block).max(1) * n.div_ceil(block).max(1) * groups.max(1);
     let scale_blocks = k.div_ceil(SCALE_BLOCK as usize);
     let mut splits = 1usize;
     while splits * 2 <= *SPLITS.last().unwrap() as usize
-        && blocks * splits * 2 <= CUS * per_cu
+        && blocks * splits * 2 <= cus.max(1) * per_cu
         && scale_blocks / (splits * 2) >= MIN_BLOCKS_PER_SPLIT
         && splits * 2 * groups.max(1) * m * n * 4 <= MAX_PARTIAL_BYTES
     {
@@ -331,7 +338,7 @@ impl Problem {
                 }
                 cfg
             }
-            None => choose_config(if masked { g } else { 1 }, m, n, k),
+            None => choose_config_for(a.device().info().compute_units as usize, if masked { g } else { 1 }, m, n, k),
         };
         let block = cfg.block as usize;
 

@@ -34,9 +34,6 @@ use ferrocm_device::abi::attention::{
 use ferrocm_device::num::{Divisor, QUOTIENT_LIMIT};
 use std::sync::Mutex;
 
-/// Compute units of an MI300X (GFX942.md): how many workgroups a decode launch should have
-/// before it stops splitting the keys.
-const CUS: usize = 304;
 /// A split covers at least this many keys (a step per wave), so none of its waves idles.
 const MIN_SPLIT_KEYS: usize = DECODE_WAVES as usize * DECODE_STEP as usize;
 
@@ -535,16 +532,18 @@ fn kernels_for(dtype: DType, d: usize) -> Result<(Kernel<DecodeArgs>, Kernel<Dec
 }
 
 /// The splits of each sequence's keys and the keys per split (a multiple of 32) for `blocks`
-/// workgroups per split over contexts of at most `max_ctx` tokens. The rule: no split while the
-/// launch has at least half a workgroup per CU (the cache streams from every CU it reaches);
-/// otherwise enough splits to give every CU a workgroup, each still covering at least
-/// [`MIN_SPLIT_KEYS`] keys.
-pub(super) fn choose_splits(blocks: usize, max_ctx: usize, forced: Option<usize>) -> (usize, usize) {
+/// workgroups per split over contexts of at most `max_ctx` tokens on a GPU of `cus` compute
+/// units (the device's; 304 on MI300X and the emulator). The rule: no split while the launch
+/// has at least half a workgroup per CU (the cache streams from every CU it reaches); otherwise
+/// enough splits to give every CU a workgroup, each still covering at least [`MIN_SPLIT_KEYS`]
+/// keys.
+pub(super) fn choose_splits(cus: usize, blocks: usize, max_ctx: usize, forced: Option<usize>) -> (usize, usize) {
     let step = DECODE_STEP as usize;
+    let cus = cus.max(1);
     let splits = match forced {
         Some(s) => s.max(1),
-        None if blocks * 2 >= CUS => 1,
-        None => CUS.div_ceil(blocks.max(1)).min(max_ctx.div_ceil(MIN_SPLIT_KEYS)).max(1),
+        None if blocks * 2 >= cus => 1,
+        None => cus.div_ceil(blocks.max(1)).min(max_ctx.div_ceil(MIN_SPLIT_KEYS)).max(1),
     };
     let split_keys = max_ctx.div_ceil(splits).div_ceil(step).max(1) * step;
     (max_ctx.div_ceil(split_keys).max(1), split_keys)
@@ -619,7 +618,7 @@ pub fn decode(q: &Tensor, cache: &PagedKvCache, layer: usize, table: &BlockTable
     }
     let blocks = batch * cache.kv_heads * col_groups;
     let max_ctx = table.context_lens.iter().copied().max().unwrap_or(0);
-    let (splits, split_keys) = choose_splits(blocks, max_ctx, opts.splits);
+    let (splits, split_keys) = choose_splits(dev.info().compute_units as usize, blocks, max_ctx, opts.splits);
     let out_rows = batch * rows * heads;
     let flag = cache.flag(op, Culprit::Table(table.table.clone(), width))?;
     let partial = if splits > 1 { Some((dev.alloc::<f32>(splits * out_rows * d)?, dev.alloc::<f32>(splits * out_rows)?)) } else { None };
@@ -687,15 +686,19 @@ mod tests {
     #[test]
     fn splits_fill_the_gpu_only_when_the_batch_does_not() {
         // 32 sequences x 8 kv heads: 256 workgroups, no split.
-        assert_eq!(choose_splits(256, 4096, None), (1, 4096));
+        assert_eq!(choose_splits(304, 256, 4096, None), (1, 4096));
         // One sequence of 8 kv heads: 38 splits would fill 304 CUs; 32 give each 128 keys, a
         // step per wave.
-        assert_eq!(choose_splits(8, 4096, None), (32, 128));
-        let (s, k) = choose_splits(8, 3000, None);
+        assert_eq!(choose_splits(304, 8, 4096, None), (32, 128));
+        let (s, k) = choose_splits(304, 8, 3000, None);
         assert!(s * 8 >= 180 && k % 32 == 0 && s * k >= 3000 && (s - 1) * k < 3000, "{s} x {k}");
-        assert_eq!(choose_splits(1, 100, None), (1, 128));
+        assert_eq!(choose_splits(304, 1, 100, None), (1, 128));
         // Forced: 100 keys in 3 splits of 64 (multiples of 32) make 2.
-        assert_eq!(choose_splits(1, 100, Some(3)), (2, 64));
+        assert_eq!(choose_splits(304, 1, 100, Some(3)), (2, 64));
+        // A GPU of 80 CUs (MI308X): 10 splits give each of its CUs a workgroup; 40 workgroups
+        // already fill half of it.
+        assert_eq!(choose_splits(80, 8, 4096, None), (10, 416));
+        assert_eq!(choose_splits(80, 40, 4096, None), (1, 4096));
     }
 
     #[test]
