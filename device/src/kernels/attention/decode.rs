@@ -132,10 +132,10 @@ impl Keys {
     }
 
     /// Zeroes the V quads `v` of the keys from `k0` (from [`Keys::load_v`]) past `ctx` (their
-    /// P is 0, but 0 * garbage could be NaN). Applied where the quads are
-    /// stored, not where they are loaded: a select beside the loads made each wave wait for
-    /// them there (~640 clocks before the first step's scores in `cargo xtask profile
-    /// attention_decode --shape "bf16 b1 h9 kv3 c64 d64 p16"`).
+    /// P is 0, but 0 * garbage could be NaN). Applied where the quads are stored, not where
+    /// they are loaded: a select beside the loads made each wave wait for them there (~640
+    /// clocks before the first step's scores in `cargo xtask profile attention_decode --shape
+    /// "bf16 b1 h9 kv3 c64 d64 p16"`).
     #[inline(always)]
     fn valid_v(&self, k0: u32, role: &QuadRole, v: &mut [U32x4; 4]) {
         // Uniform: only a step reaching past the context has such keys.
@@ -238,9 +238,8 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         crate::unroll_max!(round < V_ROUNDS, 4 => {
             let slab = 2 * round + role.half;
             if slab < dk {
-                // SAFETY: the wave's own tile; its earlier reads precede this in LDS order.
                 keys.valid_v(k0, &role, &mut cur.v[round]);
-                // SAFETY: as above.
+                // SAFETY: the wave's own tile; its earlier reads precede this in LDS order.
                 unsafe { vt.store(wave, slab, &role, &cur.v[round]) };
             }
         });
