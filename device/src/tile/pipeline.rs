@@ -329,38 +329,36 @@ impl<P: Producer> Pipeline<P> {
         // With `HOT_PROLOGUE` it is entered from a prologue of its own, without branches (see
         // `Producer::HOT_PROLOGUE`).
         let hot_end = kt1.min(full);
+        // The prologue (`hot`: branch-free, every tile it loads exists and is full), the barrier
+        // that publishes stage 0, and the first fragment reads.
+        macro_rules! start {
+            ($hot:expr) => {{
+                // SAFETY: no stage is read before the barrier below.
+                unsafe { self.p.prologue(kt0, kt1, full, $hot) };
+                self.p.publish();
+                if $hot || kt0 < kt1 {
+                    // SAFETY: stage 0 was published by the barrier above.
+                    unsafe { c.read(0, 0, lds_a, lds_b, 0) };
+                }
+            }};
+        }
+        macro_rules! hot_loop {
+            () => {
+                while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
+                    crate::unroll_max!(j < U, 8 => {
+                        step!(j, true);
+                    });
+                }
+            };
+        }
         if !P::HOT_PROLOGUE {
-            // SAFETY: as below.
-            unsafe { self.p.prologue(kt0, kt1, full, false) };
-            self.p.publish();
-            if kt0 < kt1 {
-                // SAFETY: as below.
-                unsafe { c.read(0, 0, lds_a, lds_b, 0) };
-            }
-            while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
-                crate::unroll_max!(j < U, 8 => {
-                    step!(j, true);
-                });
-            }
+            start!(false);
+            hot_loop!();
         } else if kt0 + (U as u32 - 1 + P::AHEAD) < hot_end {
-            // SAFETY: no stage is read before the barrier below.
-            unsafe { self.p.prologue(kt0, kt1, full, true) };
-            self.p.publish();
-            // SAFETY: stage 0 was published by the barrier above.
-            unsafe { c.read(0, 0, lds_a, lds_b, 0) };
-            while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
-                crate::unroll_max!(j < U, 8 => {
-                    step!(j, true);
-                });
-            }
+            start!(true);
+            hot_loop!();
         } else {
-            // SAFETY: as above.
-            unsafe { self.p.prologue(kt0, kt1, full, false) };
-            self.p.publish();
-            if kt0 < kt1 {
-                // SAFETY: as above.
-                unsafe { c.read(0, 0, lds_a, lds_b, 0) };
-            }
+            start!(false);
         }
         // Tail: the remaining tiles, whole units with runtime checks.
         while kt < kt1 {
