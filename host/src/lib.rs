@@ -43,7 +43,7 @@ pub mod reference;
 mod runtime;
 mod tensor;
 
-pub use backend::{BackendKind, DeviceInfo};
+pub use backend::{BackendKind, DeviceInfo, MI300X_CUS};
 pub use dtype::{DType, Element, Fp8E4M3Fnuz, Fp8E5M2Fnuz};
 pub use error::{CodeObjectError, Error, ModelFileError, Result};
 pub use runtime::buffer::{ALLOC_SLACK, Buffer, RawBuffer};

@@ -127,7 +127,7 @@ impl EmulatorDevice {
             name: "ferrocm gfx942 emulator (MI300X)".into(),
             arch: crate::runtime::device::EMULATED_ARCH.into(),
             target_id: format!("{}:sramecc+:xnack-", crate::runtime::device::EMULATED_ARCH),
-            compute_units: 304,
+            compute_units: super::MI300X_CUS as u32,
             clock_mhz: 2100,
             total_memory: emu.config().memory_limit,
             max_threads_per_block: 1024,

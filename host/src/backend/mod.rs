@@ -30,6 +30,11 @@ impl std::fmt::Display for BackendKind {
     }
 }
 
+/// Compute units of an MI300X (GFX942.md): what the emulator reports (it models one) and what
+/// the launch-plan choosers' plain forms (`ops::gemm::choose_config`, ...) plan for; the ops
+/// themselves plan for their device's [`DeviceInfo::compute_units`].
+pub const MI300X_CUS: usize = 304;
+
 /// What a device is. Get it with [`Device::info`](crate::Device::info).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct DeviceInfo {

@@ -20,6 +20,7 @@
 //! MFMA (exact products, f32 sums) unless [`F32Precision::Xf32`] opts into the tf32 path.
 //! fp8 is gfx942's FNUZ formats ([`Fp8E4M3Fnuz`](crate::Fp8E4M3Fnuz), [`Fp8E5M2Fnuz`](crate::Fp8E5M2Fnuz)).
 
+use crate::backend::MI300X_CUS;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::{contiguous, simplify};
@@ -134,10 +135,6 @@ pub struct GemmConfig {
 
 /// The split counts a configuration may use.
 pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Compute units of an MI300X (GFX942.md): the occupancy arithmetic of [`choose_config`],
-/// [`tiled_config`] and [`stream_k_run`]; the op plans for its device's own count (the `_for`
-/// forms).
-pub const MI300X_CUS: usize = 304;
 /// A split reduces at least this many K-tiles, so its prologue and partial store stay small
 /// next to its main loop.
 const MIN_TILES_PER_SPLIT: usize = 8;
@@ -232,6 +229,8 @@ pub fn gemv_config(dtype: DType, k: usize) -> GemmConfig {
 ///   the waves of each 16-column block. (Where the operands do not allow its 16-byte loads, the
 ///   op runs [`tiled_config`]'s 16x64 tile instead.)
 /// - otherwise [`tiled_config`].
+///
+/// On an MI300X ([`MI300X_CUS`](crate::MI300X_CUS)); [`choose_config_for`] plans for another GPU.
 pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     choose_config_for(MI300X_CUS, dtype, batches, m, n, k)
 }
@@ -505,7 +504,7 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     let oc = out_code(c.dtype())?;
     let dev = a.device();
     // The plan is the device's: its compute units (304 on MI300X and on the emulator).
-    let cus = dev.info().compute_units.max(1) as usize;
+    let cus = dev.info().compute_units as usize;
     // Every operand on A's device before anything runs (packing launches copies).
     let mut ops = Operands::new("gemm", dev);
     ops.check_device("C", c)?;

@@ -41,6 +41,7 @@
 //! Both read the indices back to the host to check them before launching (a bad id would make the
 //! kernel read another tensor's memory).
 
+use crate::backend::MI300X_CUS;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
 use crate::ops::layout::contiguous;
@@ -69,9 +70,6 @@ pub struct BlockScaledConfig {
 
 /// The split counts a configuration may use.
 pub const SPLITS: [u32; 6] = [1, 2, 4, 8, 16, 32];
-/// Compute units of an MI300X (GFX942.md): the occupancy arithmetic of [`choose_config`]; the ops
-/// plan for their device's own count ([`choose_config_for`]).
-pub const MI300X_CUS: usize = 304;
 /// A split reduces at least this many scale blocks, so its prologue and partial store stay small
 /// next to its main loop.
 const MIN_BLOCKS_PER_SPLIT: usize = 4;
@@ -102,6 +100,8 @@ pub fn configs() -> Vec<BlockScaledConfig> {
 ///   partials' round trip and the reduction cost more than the round (measured at 4096x2112x7168,
 ///   544 blocks: 81.5 us one pass, 102.8 us split in two). A decode-time expert GEMM (M = 8,
 ///   N = 4096, K = 7168: 64 blocks) needs the splits to stream its weights from every CU.
+///
+/// On an MI300X ([`MI300X_CUS`](crate::MI300X_CUS)); [`choose_config_for`] plans for another GPU.
 pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
     choose_config_for(MI300X_CUS, groups, m, n, k)
 }
