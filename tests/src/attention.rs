@@ -3,7 +3,7 @@
 
 use crate::tensors::{close, rounding, uniform};
 use ferrocm::reference::attention::Mask;
-use ferrocm::{DType, Tensor};
+use ferrocm::{DType, Device, Tensor};
 use proptest::prelude::*;
 
 const U: f64 = 1.0 / (1u64 << 24) as f64;
@@ -114,7 +114,11 @@ pub fn compare(
 /// cos/sin tables (`[rows, half]` f32) of real rotary angles, `p * 10^(-i / half)` for
 /// position `p` and pair `i`: the rotary suites' tables.
 pub fn rope_tables(rows: usize, half: usize) -> (Tensor, Tensor) {
-    let dev = crate::device();
+    rope_tables_on(crate::device(), rows, half)
+}
+
+/// [`rope_tables`] on device `dev`.
+pub fn rope_tables_on(dev: &Device, rows: usize, half: usize) -> (Tensor, Tensor) {
     let angles: Vec<f64> = (0..rows * half).map(|i| (i / half) as f64 * 10f64.powf(-((i % half) as f64) / half as f64)).collect();
     let cos = Tensor::from_slice(dev, &angles.iter().map(|a| a.cos() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();
     let sin = Tensor::from_slice(dev, &angles.iter().map(|a| a.sin() as f32).collect::<Vec<_>>(), &[rows, half]).unwrap();

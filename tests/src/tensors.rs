@@ -4,7 +4,7 @@
 //! rounded values (what the device actually sees), so a test's error bound only has to cover
 //! the device's arithmetic and its final rounding.
 
-use ferrocm::{DType, Element, Tensor, bf16, f16};
+use ferrocm::{DType, Device, Element, Tensor, bf16, f16};
 
 /// A deterministic pseudo-random stream: uniform in [-1, 1).
 pub fn uniform(seed: &mut u64) -> f64 {
@@ -17,17 +17,25 @@ pub fn uniform(seed: &mut u64) -> f64 {
 /// # Panics
 /// For dtypes other than f32, f16, bf16 and the fp8 FNUZ types, or a length not matching the shape.
 pub fn tensor(vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Vec<f64>) {
-    fn make<T: Element>(vals: &[f64], shape: &[usize]) -> (Tensor, Vec<f64>) {
+    tensor_on(crate::device(), vals, shape, dtype)
+}
+
+/// [`tensor`] on device `dev`.
+///
+/// # Panics
+/// As [`tensor`].
+pub fn tensor_on(dev: &Device, vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Vec<f64>) {
+    fn make<T: Element>(dev: &Device, vals: &[f64], shape: &[usize]) -> (Tensor, Vec<f64>) {
         let v: Vec<T> = vals.iter().map(|&x| T::from_f64(x)).collect();
         let back = v.iter().map(|x| x.to_f64()).collect();
-        (Tensor::from_slice(crate::device(), &v, shape).expect("upload"), back)
+        (Tensor::from_slice(dev, &v, shape).expect("upload"), back)
     }
     match dtype {
-        DType::F32 => make::<f32>(vals, shape),
-        DType::F16 => make::<f16>(vals, shape),
-        DType::Bf16 => make::<bf16>(vals, shape),
-        DType::Fp8E4M3Fnuz => make::<ferrocm::Fp8E4M3Fnuz>(vals, shape),
-        DType::Fp8E5M2Fnuz => make::<ferrocm::Fp8E5M2Fnuz>(vals, shape),
+        DType::F32 => make::<f32>(dev, vals, shape),
+        DType::F16 => make::<f16>(dev, vals, shape),
+        DType::Bf16 => make::<bf16>(dev, vals, shape),
+        DType::Fp8E4M3Fnuz => make::<ferrocm::Fp8E4M3Fnuz>(dev, vals, shape),
+        DType::Fp8E5M2Fnuz => make::<ferrocm::Fp8E5M2Fnuz>(dev, vals, shape),
         d => panic!("no test data for {d}"),
     }
 }

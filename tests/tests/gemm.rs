@@ -242,7 +242,7 @@ fn the_chooser_follows_its_documented_rule() {
     // MI300X's 304). On 80 CUs (MI308X) 4096^3 takes seven rounds of 160 slots, the last 40%
     // full (91% of the launch's slots): whole blocks; its stream-K runs are longer.
     assert_eq!(
-        gemm::choose_config_for(gemm::MI300X_CUS, DType::Bf16, 1, 4096, 4096, 4096),
+        gemm::choose_config_for(ferrocm::MI300X_CUS, DType::Bf16, 1, 4096, 4096, 4096),
         gemm::choose_config(DType::Bf16, 1, 4096, 4096, 4096)
     );
     let c = gemm::choose_config_for(80, DType::Bf16, 1, 4096, 4096, 4096);

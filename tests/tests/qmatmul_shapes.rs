@@ -15,10 +15,11 @@ use ferrocm::ops::attention::{self, PagedKvCache, RopeKv};
 use ferrocm::ops::gemm::Activation;
 use ferrocm::ops::qmatmul::{self, QKernel, QMatmulOptions, RmsNorm};
 use ferrocm::quant::{QuantFormat, QuantTensor};
-use ferrocm::{DType, Device, Tensor, bf16, f16};
+use ferrocm::{DType, Device, Tensor};
+use ferrocm_tests::attention::rope_tables_on;
 use ferrocm_tests::proptest_config;
 use ferrocm_tests::quant::random_blocks;
-use ferrocm_tests::tensors::uniform;
+use ferrocm_tests::tensors::{bits16, tensor_on, uniform};
 use proptest::prelude::*;
 use std::sync::{Mutex, MutexGuard, OnceLock};
 
@@ -40,24 +41,11 @@ fn serial() -> MutexGuard<'static, ()> {
     SERIAL.lock().unwrap_or_else(|p| p.into_inner())
 }
 
-/// `vals` as a `dtype` tensor on `dev`.
-fn upload(dev: &Device, vals: &[f64], shape: &[usize], dtype: DType) -> Tensor {
-    match dtype {
-        DType::F32 => Tensor::from_slice(dev, &vals.iter().map(|&v| v as f32).collect::<Vec<_>>(), shape),
-        DType::F16 => Tensor::from_slice(dev, &vals.iter().map(|&v| f16::from_f64(v)).collect::<Vec<_>>(), shape),
-        DType::Bf16 => Tensor::from_slice(dev, &vals.iter().map(|&v| bf16::from_f64(v)).collect::<Vec<_>>(), shape),
-        d => panic!("no test data for {d}"),
-    }
-    .unwrap()
-}
-
 /// A float tensor's raw bits, widened to 32 (NaNs compared by their bits).
 fn bits(t: &Tensor) -> Vec<u32> {
     match t.dtype() {
         DType::F32 => t.to_vec::<f32>().unwrap().iter().map(|x| x.to_bits()).collect(),
-        DType::F16 => t.to_vec::<f16>().unwrap().iter().map(|x| x.to_bits() as u32).collect(),
-        DType::Bf16 => t.to_vec::<bf16>().unwrap().iter().map(|x| x.to_bits() as u32).collect(),
-        d => panic!("not a float dtype: {d}"),
+        _ => bits16(t).into_iter().map(u32::from).collect(),
     }
 }
 
@@ -120,10 +108,10 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let mut outs = Vec::new();
     for dev in [gpu, own] {
         let w = QuantTensor::from_blocks(dev, c.format, [n, k], &blocks).unwrap();
-        let x = upload(dev, &x, &[c.m, k], c.x_dtype);
-        let bias = upload(dev, &bias, &[n], DType::F32);
-        let res = upload(dev, &res, &[c.m, cols], c.out);
-        let norm_w = upload(dev, &norm_w, &[k], c.x_dtype);
+        let x = tensor_on(dev, &x, &[c.m, k], c.x_dtype).0;
+        let bias = tensor_on(dev, &bias, &[n], DType::F32).0;
+        let res = tensor_on(dev, &res, &[c.m, cols], c.out).0;
+        let norm_w = tensor_on(dev, &norm_w, &[k], c.x_dtype).0;
         let opts = QMatmulOptions {
             bias: (c.bias && !c.swiglu).then_some(&bias),
             activation: if c.swiglu { Activation::None } else { c.activation },
@@ -217,15 +205,12 @@ fn the_rotary_epilogue_and_cache_write_give_the_gpus_bits() {
         let mut seed = 5;
         let x = random_vals(batch * k, 1.0, &mut seed);
         let norm_w = random_vals(k, 1.5, &mut seed);
-        let (rows, half) = (40, d / 2);
-        let angles: Vec<f64> = (0..rows * half).map(|i| (i / half) as f64 * 10f64.powf(-((i % half) as f64) / half as f64)).collect();
         let mut outs = Vec::new();
         for dev in [gpu, own] {
             let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
-            let x = upload(dev, &x, &[batch, k], DType::F16);
-            let norm_w = upload(dev, &norm_w, &[k], DType::F16);
-            let cos = upload(dev, &angles.iter().map(|a| a.cos()).collect::<Vec<_>>(), &[rows, half], DType::F32);
-            let sin = upload(dev, &angles.iter().map(|a| a.sin()).collect::<Vec<_>>(), &[rows, half], DType::F32);
+            let x = tensor_on(dev, &x, &[batch, k], DType::F16).0;
+            let norm_w = tensor_on(dev, &norm_w, &[k], DType::F16).0;
+            let (cos, sin) = rope_tables_on(dev, 40, d / 2);
             let offsets = Tensor::from_slice(dev, &(0..batch as i32).map(|b| 3 + 11 * b).collect::<Vec<_>>(), &[batch]).unwrap();
             let slots = Tensor::from_slice(dev, &(0..batch as i32).map(|b| 47 - 5 * b).collect::<Vec<_>>(), &[batch]).unwrap();
             let cache = PagedKvCache::new(dev, 1, 4, 16, kv_heads, d, DType::F16).unwrap();
