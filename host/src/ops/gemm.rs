@@ -230,7 +230,7 @@ pub fn gemv_config(dtype: DType, k: usize) -> GemmConfig {
 ///   op runs [`tiled_config`]'s 16x64 tile instead.)
 /// - otherwise [`tiled_config`].
 ///
-/// On an MI300X ([`MI300X_CUS`](crate::MI300X_CUS)); [`choose_config_for`] plans for another GPU.
+/// On an MI300X ([`MI300X_CUS`]); [`choose_config_for`] plans for another GPU.
 pub fn choose_config(dtype: DType, batches: usize, m: usize, n: usize, k: usize) -> GemmConfig {
     choose_config_for(MI300X_CUS, dtype, batches, m, n, k)
 }

@@ -101,7 +101,7 @@ pub fn configs() -> Vec<BlockScaledConfig> {
 ///   544 blocks: 81.5 us one pass, 102.8 us split in two). A decode-time expert GEMM (M = 8,
 ///   N = 4096, K = 7168: 64 blocks) needs the splits to stream its weights from every CU.
 ///
-/// On an MI300X ([`MI300X_CUS`](crate::MI300X_CUS)); [`choose_config_for`] plans for another GPU.
+/// On an MI300X ([`MI300X_CUS`]); [`choose_config_for`] plans for another GPU.
 pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
     choose_config_for(MI300X_CUS, groups, m, n, k)
 }
