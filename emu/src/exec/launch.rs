@@ -513,7 +513,7 @@ fn run_all(
     // Validated against EmuConfig::max_workgroups: fits usize on the 64-bit hosts this runs on.
     let total = total as usize;
     let traces: Mutex<Vec<WorkgroupTrace>> = Mutex::new(Vec::new());
-    let threads = if sequential { 1 } else { config.threads.clamp(1, MAX_THREADS).min(total.max(1)) };
+    let threads = if sequential { 1 } else { config.worker_threads().min(total.max(1)) };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
     let first_fault: Mutex<Option<(usize, Fault)>> = Mutex::new(None);

@@ -74,6 +74,14 @@ impl Default for EmuConfig {
     }
 }
 
+impl EmuConfig {
+    /// The CPU threads a launch runs workgroups on at most: `threads`, at least 1 and at most
+    /// [`MAX_THREADS`].
+    pub fn worker_threads(&self) -> usize {
+        self.threads.clamp(1, MAX_THREADS)
+    }
+}
+
 /// An emulated gfx942: device memory plus the machinery to run kernels in it.
 pub struct Emulator {
     pub(crate) memory: Memory,

@@ -220,7 +220,7 @@ impl EmulatorDevice {
     /// The CPU threads a launch's workgroups run on (FERROCM_EMU_THREADS, else every core,
     /// at most `ferrocm_emu::exec::MAX_THREADS`).
     pub fn threads(&self) -> usize {
-        self.emu.config().threads.clamp(1, ferrocm_emu::exec::MAX_THREADS)
+        self.emu.config().worker_threads()
     }
 
     /// The compute units the launch shapes are sized for now: the modeled MI300X's 304, or
