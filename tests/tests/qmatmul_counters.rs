@@ -1,5 +1,5 @@
 //! What the quantized prefill GEMM (`quant_gemm_*`) costs, from the emulator's counters: exactly
-//! one MFMA per 32x32x8 product block of the padded shape (nothing recomputed), every global
+//! one MFMA per 16x16x16 product block of the padded shape (nothing recomputed), every global
 //! access 128 bits wide in whole 64-byte lines (activations, the weight's chunks, the output),
 //! the weight read once per 128-row block of activations, and the LDS bank conflicts of the
 //! dequantized weight stores, the operand tiles' fragment reads and the epilogue's strips.
@@ -42,9 +42,9 @@ fn prefill_gemm_issues_exact_mfmas_loads_128_bits_and_reports_bank_conflicts() {
                 c.lds.conflicted_instructions,
                 c.lds.instructions
             );
-            let name = if dtype == DType::Bf16 { "v_mfma_f32_32x32x8_bf16" } else { "v_mfma_f32_32x32x8_f16" };
+            let name = if dtype == DType::Bf16 { "v_mfma_f32_16x16x16_bf16" } else { "v_mfma_f32_16x16x16_f16" };
             assert_eq!(c.mfma.len(), 1, "{format} {dtype}: {:?}", c.mfma);
-            assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (32 * 32 * 8), "{format} {dtype}: {:?}", c.mfma);
+            assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (16 * 16 * 16), "{format} {dtype}: {:?}", c.mfma);
             // Everything moves in 16-byte accesses except the layout's planes narrower than a
             // piece: the fifth bits of Q5_* (8 bytes per row and part of a chunk) and Q6_K's f16
             // scale (2 bytes per row and chunk, half a line per tile: its loads are the only

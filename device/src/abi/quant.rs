@@ -674,9 +674,10 @@ pub const GEMV_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as u
 pub const GEMM_BLOCK_M: u32 = 128;
 /// Weight rows (N) per prefill GEMM workgroup: 4 tiles.
 pub const GEMM_BLOCK_N: u32 = 64;
-/// Waves of a prefill GEMM workgroup (stacked along M, each 32 x 64 on 32x32 MFMAs).
+/// Waves of a prefill GEMM workgroup (stacked along M, each 32 x 64 on 16x16 MFMAs).
 pub const GEMM_WAVES: u32 = 4;
-/// Dynamic LDS of a prefill GEMM workgroup: two stages of the A and B K-tiles (64 bytes a row).
+/// Dynamic LDS of a prefill GEMM workgroup: room for two stages of A and B K-tiles (64 bytes a
+/// row); the kernel stages only B there and then the epilogue's strips.
 pub const GEMM_LDS_BYTES: u32 = 2 * (GEMM_BLOCK_M + GEMM_BLOCK_N) * 64;
 
 crate::kernel_abi! {

@@ -2,23 +2,24 @@
 //! the weight tiles dequantized into LDS.
 //!
 //! A workgroup computes a 128 x 64 block of `y` with 4 waves stacked along M, each 32 x 64 on
-//! 32x32 MFMAs (`Tiles32<1, 2>`). The K loop is the tile layer's ([`Pipeline`]): K-tiles of 32
-//! elements (64 bytes of f16/bf16 a row), two LDS stages, one step per K-tile, in units of one
-//! chunk (8 steps, so each step's group is a constant). A K-tile of K is exactly one group of 32
-//! weights, so the producer (`QStaged`) moves the activations like the dense GEMM's
-//! register-staged producer (three K-tiles ahead, two register sets) and the weights as
-//! quantized chunks: each work-item holds one 16-byte piece per slice of a chunk (code part
-//! `(t / 16) % 4` of row `t % 16` of weight tile `t / 64`: every wave's loads are one tile's
-//! contiguous KiB), loads the next chunk 7 steps before it is needed, and at each step
-//! dequantizes its 8 weights of the step's group into the B stage, where the MFMA fragments read
-//! them as the dense GEMM's: for bf16 activations the f32 weights of the dequantization kernel
-//! rounded to nearest even; for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU
-//! instructions a weight instead of 5).
+//! 16x16 MFMAs (`Tiles16<2, 4>`). The K loop is the tile layer's ([`Pipeline`]): K-tiles of 32
+//! elements (64 bytes of f16/bf16 a row), two LDS stages of B, one step per K-tile, in units of
+//! one chunk (8 steps, so each step's group is a constant). A K-tile of K is exactly one group
+//! of 32 weights. The producer (`QStaged`) moves the weights as quantized chunks: each
+//! work-item holds one 16-byte piece per slice of a chunk (code part `(t / 16) % 4` of row
+//! `t % 16` of weight tile `t / 64`: every wave's loads are one tile's contiguous KiB), loads
+//! the next chunk 7 steps before it is needed, and at each step dequantizes its 8 weights of
+//! the step's group into the B stage, where the MFMA fragments read them as the dense GEMM's:
+//! for bf16 activations the f32 weights of the dequantization kernel rounded to nearest even;
+//! for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU instructions a weight instead of
+//! 5). The activations skip LDS: each wave loads its own A fragments from global memory, three
+//! K-tiles ahead ([`Mma`]).
 //!
 //! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`, M = 512, N = K =
-//! 4096): 40.5 us, 32% of the roofline (534 TFLOP/s at peak clock), against the 50%:
-//! the 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU and
-//! waits sit between their MFMAs (MFMA busy 49%; a step is ~480 clocks against its MFMAs'
+//! 4096): 39.2 us, 33.5% of the roofline, against the 50% (40.5 us with A staged
+//! through LDS on 32x32 MFMAs, where the step's LDS traffic, 288 clocks, outran its MFMAs'
+//! 256). The 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU
+//! and waits sit between their MFMAs (MFMA busy 51%; a step is ~440 clocks against its MFMAs'
 //! 256). Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU: LDS-bound, 45 us);
 //! units of two chunks (LLVM moves all MFMAs of a basic block after its last barrier: 270
 //! VGPRs, 52 us); the dequantization issued between group 0's MFMAs (the MFMAs inside the
@@ -29,7 +30,7 @@
 //!
 //! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
 //! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
-//! dequantization is 8 weights per work-item per K-tile next to 8 MFMAs of 32 cycles per wave;
+//! dequantization is 8 weights per work-item per K-tile next to 16 MFMAs of 16 cycles per wave;
 //! the int8 route (twice the MFMA rate) was not built, so this choice is not a measured one.
 
 use super::dequant::weights;
@@ -45,23 +46,22 @@ use crate::dsl::simd::{F16x4, U32x2, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue;
-use crate::tile::global::{GlobalTile, Stage};
 use crate::tile::lds::LdsTile;
-use crate::tile::mma::MmaInput;
+use crate::tile::mma::{MmaInput, mma16};
 use crate::tile::order;
 use crate::tile::pipeline::{Consumer, Pipeline, Producer};
-use crate::tile::reg::{RegTile, Source, Tiles32};
+use crate::tile::reg::{RegTile, Tiles16};
 use core::intrinsics::simd::{simd_fma, simd_mul};
 
-/// A wave's accumulators: 32 x 64 on 32x32 MFMAs.
-type W = Tiles32<1, 2>;
+/// A wave's accumulators: 32 x 64 on 16x16 MFMAs (whose A fragments are whole 64-byte lines of
+/// 16 rows, so they load straight from global memory: see [`Mma`]).
+type W = Tiles16<2, 4>;
 /// Waves along M.
 const WY: usize = 4;
-/// Register stage of A: 128 rows x 4 chunks over 256 work-items is 2 chunks each (the global
-/// tile's bound).
-const A_CHUNKS: usize = 2;
-/// Work-items.
-const THREADS: usize = WY * 64;
+/// A's register ring: K-tile t's fragments in set t % 4, loaded 3 steps before their MFMAs.
+const A_RING: usize = 4;
+/// Steps between the loads of a K-tile's A fragments and its MFMAs.
+const A_AHEAD: u32 = A_RING as u32 - 1;
 /// Pipeline stages.
 const STAGES: usize = 2;
 /// Steps per unit of the hot loop: one chunk. The loop starts at K-tile 0 and runs whole units
@@ -69,31 +69,73 @@ const STAGES: usize = 2;
 /// chunks, with two register sets in fixed roles: LLVM then schedules all MFMAs of a chunk
 /// after its last barrier, holding every fragment: 300 registers, measured.)
 const UNIT: usize = CHUNK_GROUPS;
-/// Register sets of A's K-tiles: each is loaded two steps before its store into LDS.
-const A_SETS: usize = 2;
 
 /// A wave's MFMAs on inputs `E` (f16 or bf16: the kernel runs one pipeline per type; choosing
 /// the instruction per MFMA group at run time makes LLVM move the 32 accumulator registers
-/// between the branches' allocations, 16 moves per group).
+/// between the branches' allocations, 16 moves per group), its A fragments straight from
+/// global memory.
+///
+/// Why A skips LDS: with the block's 256 work-items on 256 of 304 CUs (M = 512, N = 4096) each
+/// SIMD has one wave, and the step's LDS traffic was its limit: 4 waves reading their A rows
+/// and all 64 B rows, plus both stores, 36 KiB a step (288 LDS clocks against the MFMAs' 256).
+/// A 16x16 tile's A fragment is chunk `l / 16` of row `l % 16` (GFX942.md), so a wave's load of
+/// it is 16 whole 64-byte rows of the K-tile: the same global traffic as the staged copy
+/// (every A row is one wave's), with no LDS store or read. Only B, which every wave reads
+/// whole, goes through LDS.
 struct Mma<E> {
     acc: W,
-    frags: <W as RegTile>::Frags,
-    a_row: usize,
+    /// B's fragments, by K-tile parity.
+    b: [[U32x4; 4]; 2],
+    /// A's fragments (16-row tiles 0 and 1 of the wave), K-tile t in set t % A_RING.
+    a: [[U32x4; 2]; A_RING],
+    /// x from the block's first row (range-checked).
+    xb: Buffer,
+    /// The lane's byte offset in `xb` per 16-row tile: its row (clamped to the last) and chunk.
+    a_off: [u32; 2],
+    /// The last K-tile.
+    last_kt: u32,
     lane: usize,
     _e: core::marker::PhantomData<E>,
 }
 
+impl<E: MmaInput> Mma<E> {
+    /// Loads K-tile `kt`'s A fragments into ring set `set` (past the last K-tile, the last one
+    /// again: loads nobody uses, kept unconditional so that LLVM counts them in order).
+    #[inline(always)]
+    fn load_a(&mut self, kt: u32, set: usize) {
+        let kb = readfirstlane(kt.min(self.last_kt) * 64);
+        crate::unroll_max!(i < 2, 2 => {
+            // SAFETY: a row of the block's rows (clamped), inside K.
+            self.a[set][i] = unsafe { self.xb.load_b128(self.a_off[i], kb) };
+        });
+    }
+}
+
 impl<E: MmaInput> Consumer for Mma<E> {
     #[inline(always)]
-    unsafe fn read(&mut self, g: usize, slot: usize, a: LdsTile, b: LdsTile, stage: usize) {
-        let src = Source { a, b, stage, a_row: self.a_row, b_row: 0, lane: self.lane };
-        // SAFETY: caller.
-        unsafe { W::read(&mut self.frags, g, slot, src) };
+    unsafe fn read(&mut self, g: usize, slot: usize, _a: LdsTile, b: LdsTile, stage: usize) {
+        // All of a K-tile's B fragments in group 0 (a 16x16 lane's chunk feeds both groups).
+        if g != 0 {
+            return;
+        }
+        let (r, q) = (self.lane % 16, self.lane / 16);
+        crate::unroll_max!(j < 4, 4 => {
+            // SAFETY: inside the stage (caller).
+            self.b[slot][j] = unsafe { b.read(stage, 16 * j + r, q) };
+        });
     }
 
     #[inline(always)]
-    fn mma(&mut self, g: usize, slot: usize, _j: usize, _kt: u32, _last: bool) {
-        self.acc.mma::<E>(&self.frags, g, slot);
+    fn mma(&mut self, g: usize, slot: usize, j: usize, kt: u32, _last: bool) {
+        // Group g: the wave's 16-row tile g against the 4 B tiles. Before group 0, the loads of
+        // K-tile kt + 3 into the set K-tile kt - 1 used.
+        if g == 0 {
+            self.load_a(kt + A_AHEAD, (j + A_AHEAD as usize) % A_RING);
+        }
+        let a = self.a[j % A_RING][g];
+        crate::unroll_max!(n < 4, 4 => {
+            self.acc.0[g][n] = mma16::<E>(a, self.b[slot][n], self.acc.0[g][n]);
+        });
     }
 }
 
@@ -123,13 +165,9 @@ fn weights_f16<F: Format>(r: &Regs, g: usize, magic: u32) -> [u32; 4] {
     out
 }
 
-/// The producer: A through registers as the dense GEMM's, B as quantized chunks dequantized a
-/// group (one K-tile) per step into its LDS stage.
+/// The producer of B: quantized chunks dequantized a group (one K-tile) per step into its LDS
+/// stage (A skips LDS: [`Mma`]).
 struct QStaged<F: Format> {
-    a: GlobalTile<A_CHUNKS>,
-    /// K-tile t of A in set t % 2.
-    ra: [Stage<A_CHUNKS>; A_SETS],
-    lds_a: LdsTile,
     lds_b: LdsTile,
     /// All of W (range-checked: past the layout, zeros).
     wb: Buffer,
@@ -216,30 +254,20 @@ impl<F: Format> QStaged<F> {
 
 impl<F: Format> Producer for QStaged<F> {
     const STAGES: usize = STAGES;
-    /// A's loads run three K-tiles ahead of their reads.
-    const AHEAD: u32 = 3;
+    /// Step kt dequantizes K-tile kt + 1.
+    const AHEAD: u32 = 1;
     const HOT_PROLOGUE: bool = false;
 
+    /// B's tile twice: A does not go through LDS ([`Mma`] reads only B).
     #[inline(always)]
     fn lds(&self) -> (LdsTile, LdsTile) {
-        (self.lds_a, self.lds_b)
+        (self.lds_b, self.lds_b)
     }
 
     /// `kt0` is 0 (the unit positions are K-tile numbers modulo `UNIT`).
     #[inline(always)]
-    unsafe fn prologue(&mut self, _kt0: u32, kt1: u32, _full: u32, _hot: bool) {
-        // A: K-tile 0 into stage 0, K-tiles 1 and 2 into their register sets.
-        if 0 < kt1 {
-            self.a.load(0, false, &mut self.ra[0]);
-            // SAFETY: caller.
-            unsafe { self.a.store(self.lds_a, 0, &self.ra[0]) };
-        }
-        crate::unroll_max!(t < 2, 2 => {
-            if (t as u32 + 1) < kt1 {
-                self.a.load(t as u32 + 1, false, &mut self.ra[(t + 1) % A_SETS]);
-            }
-        });
-        // B: chunk 0, then group 0 into stage 0 (which waits for it here, before the loop:
+    unsafe fn prologue(&mut self, _kt0: u32, _kt1: u32, _full: u32, _hot: bool) {
+        // Chunk 0, then group 0 into stage 0 (which waits for it here, before the loop:
         // registers of a load still in flight where the loop starts make LLVM wait for every
         // load (vmcnt(0)) at their first use in each iteration; measured: 8% of the time).
         // Unconditionally: after a branch around it, one path still has the load in flight.
@@ -255,7 +283,7 @@ impl<F: Format> Producer for QStaged<F> {
         // its chunk c is a constant.
         let t = kt + 1;
         let p1 = pos + 1;
-        let (stage, set_a) = (p1 % STAGES, p1 % A_SETS);
+        let stage = p1 % STAGES;
         let g = p1 % CHUNK_GROUPS;
         // A runtime check even in the hot loop (`hot` unused): the branch ends a basic block
         // per step, which keeps each step's MFMAs in it. In one block spanning the unit, LLVM
@@ -263,12 +291,10 @@ impl<F: Format> Producer for QStaged<F> {
         // SIMD, 52 us against 44 us on the Q4_K prefill benchmark).
         let _ = hot;
         if t < kt1 {
-            // SAFETY: the stage held K-tile kt - 1 (caller).
-            unsafe { self.a.store(self.lds_a, stage, &self.ra[set_a]) };
             if g == 0 {
                 self.cur = self.chunk(self.next);
             }
-            // SAFETY: as above.
+            // SAFETY: the stage held K-tile kt - 1 (caller).
             unsafe { self.dequant(g, stage) };
         }
         // The next chunk is loaded at group 1 and becomes the current one at group 0 of the
@@ -276,12 +302,9 @@ impl<F: Format> Producer for QStaged<F> {
         // the back edge, and its copy from `next` finds the loads complete. (Loaded at group 0
         // into a register set carried over the back edge, LLVM copies it there and the copy
         // waits for the loads at once: measured, 11% of the wave time.) Outside the check
-        // above, like A's loads: see `load_chunk_regs`.
+        // above: see `load_chunk_regs`.
         if g == 1 {
             self.next = self.load_chunk_regs(t / CHUNK_GROUPS as u32 + 1);
-        }
-        if hot || kt + 3 < kt1 {
-            self.a.load(kt + 3, false, &mut self.ra[set_a]);
         }
     }
 
@@ -312,21 +335,7 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
     let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let k_tiles = (k / GROUP) as u32;
-    // SAFETY: x holds m rows of ldx elements (16-byte aligned rows); the block's rows are
-    // clamped to the last.
-    let ga = unsafe {
-        GlobalTile::<A_CHUNKS>::new(
-            a.x.add(row0 * a.ldx as usize * 2),
-            a.ldx as usize * 2,
-            m.saturating_sub(row0),
-            k * 2,
-            bm,
-            thread,
-            THREADS,
-        )
-    };
     let mut lds = LdsArena::new();
-    let lds_a = LdsTile::new(&mut lds, bm, STAGES);
     let lds_b = LdsTile::new(&mut lds, bn, STAGES);
 
     // B: work-item t dequantizes code part (t / 16) % 4 of row t % 16 of the block's weight tile
@@ -344,9 +353,6 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
     let tail = abi::tail_groups(k) as u32;
     let producer = QStaged::<F> {
-        a: ga,
-        ra: [[U32x4::splat(0); A_CHUNKS]; A_SETS],
-        lds_a,
         lds_b,
         wb: Buffer::new(a.w, (tiles * tile_bytes) as u32),
         tile_off: (tile * tile_bytes) as u32,
@@ -376,7 +382,28 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         _f: core::marker::PhantomData,
     };
     let a_row = wave * 32;
-    let mut acc = Mma::<E> { acc: W::zero(), frags: W::frags(), a_row, lane, _e: core::marker::PhantomData };
+    // A: the lane's rows of its two 16-row tiles (rows past M read the last: their outputs are
+    // never stored), chunk l / 16 of each K-tile. Row pitches of 16 bytes (host-checked).
+    let (pitch, last) = (a.ldx as usize * 2, m.saturating_sub(row0).min(bm).max(1) - 1);
+    // SAFETY: x holds m rows of ldx elements; the buffer covers the block's rows up to K.
+    let xb = Buffer::new(unsafe { a.x.add(row0 * pitch) }, (last * pitch + k * 2) as u32);
+    let a_off: [u32; 2] = core::array::from_fn(|i| ((a_row + 16 * i + lane % 16).min(last) * pitch + 16 * (lane / 16)) as u32);
+    let mut acc = Mma::<E> {
+        acc: W::zero(),
+        b: [[U32x4::splat(0); 4]; 2],
+        a: [[U32x4::splat(0); 2]; A_RING],
+        xb,
+        a_off,
+        last_kt: k_tiles.saturating_sub(1),
+        lane,
+        _e: core::marker::PhantomData,
+    };
+    // K-tiles 0 .. A_AHEAD into their sets (the K loop loads the rest, A_AHEAD steps ahead).
+    crate::unroll_max!(t < A_RING, 4 => {
+        if t < A_AHEAD as usize {
+            acc.load_a(t as u32, t);
+        }
+    });
     Pipeline::new(producer).run::<UNIT, _>(&mut acc, 0, k_tiles, k_tiles);
 
     // The epilogue, through each wave's strip of the (now free) operand LDS.
