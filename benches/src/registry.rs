@@ -250,11 +250,20 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             Ok(attention_decode(sizes[0], sizes[1], sizes[2], sizes[3], sizes[4], sizes[5]))
         }
         "qmatmul" => {
-            let usage =
-                || format!("qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [residual | ropeH:KV]\" (FORMAT Q4_0 ... Q6_K)");
+            let usage = || {
+                format!(
+                    "qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [residual | ropeH:KV] [gemv | gemm]\" (FORMAT Q4_0 ... Q6_K)"
+                )
+            };
             let (fmt, dims_word, rest) = match words[..] {
                 [f, d, ref rest @ ..] => (f, d, rest),
                 _ => return Err(usage()),
+            };
+            // A last word forces the kernel (else `choose_kernel` picks).
+            let (kernel, rest) = match rest {
+                [rest @ .., "gemv"] => (qmatmul::QKernel::Gemv, rest),
+                [rest @ .., "gemm"] => (qmatmul::QKernel::Gemm, rest),
+                _ => (qmatmul::QKernel::Auto, rest),
             };
             let (norm, rest) = match rest {
                 ["norm", rest @ ..] => (true, rest),
@@ -282,9 +291,12 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
                     if heads == 0 || kv_heads == 0 || !n.is_multiple_of(heads + 2 * kv_heads) {
                         return Err(format!("{n} rows are not {heads} + 2 * {kv_heads} heads of one size"));
                     }
+                    if kernel != qmatmul::QKernel::Auto {
+                        return Err("the rotary QKV case runs the GEMV: no kernel word".into());
+                    }
                     qkv_rope_case(format, m, k, heads, kv_heads, n / (heads + 2 * kv_heads), norm)
                 }
-                None => qmatmul_bench(format, m, n, k, norm, residual),
+                None => qmatmul_bench(format, m, n, k, norm, residual, kernel),
             })
         }
         other => Err(format!(
@@ -439,20 +451,20 @@ pub fn gemm_fp8_blockscaled(m: usize, n: usize, k: usize) -> Case {
 /// compulsory bytes are the weight's (its device layout, GGML's bytes padded to 16 rows), the
 /// activations' and the output's.
 pub fn qmatmul_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    qmatmul_bench(format, m, n, k, false, false)
+    qmatmul_bench(format, m, n, k, false, false, qmatmul::QKernel::Auto)
 }
 
 /// [`qmatmul_case`] of the RMSNorm of the activations (`QMatmulOptions::rms_norm`, with a
 /// weight): the decode GEMV normalises its rows itself. The norm's weight adds `2k` bytes.
 pub fn qmatmul_norm_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    qmatmul_bench(format, m, n, k, true, false)
+    qmatmul_bench(format, m, n, k, true, false, qmatmul::QKernel::Auto)
 }
 
 /// [`qmatmul_case`] with an f16 residual `[m, n]` added in the epilogue
 /// (`QMatmulOptions::residual`), as a transformer's output and down projections run: the
 /// residual adds `2mn` bytes.
 pub fn qmatmul_residual_case(format: QuantFormat, m: usize, n: usize, k: usize) -> Case {
-    qmatmul_bench(format, m, n, k, false, true)
+    qmatmul_bench(format, m, n, k, false, true, qmatmul::QKernel::Auto)
 }
 
 /// A decode step's fused QKV projection with its rotary embedding and KV-cache write
@@ -515,10 +527,20 @@ fn qmatmul_operands(
     Ok((w, x, nw))
 }
 
-fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool, residual: bool) -> Case {
+fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool, residual: bool, kernel: qmatmul::QKernel) -> Case {
+    let forced = match kernel {
+        qmatmul::QKernel::Auto => "",
+        qmatmul::QKernel::Gemv => " gemv",
+        qmatmul::QKernel::Gemm => " gemm",
+    };
     Case {
         op: "qmatmul",
-        shape: format!("{} {m}x{n}x{k}{}{}", format.name(), if norm { " norm" } else { "" }, if residual { " residual" } else { "" }),
+        shape: format!(
+            "{} {m}x{n}x{k}{}{}{forced}",
+            format.name(),
+            if norm { " norm" } else { "" },
+            if residual { " residual" } else { "" }
+        ),
         flops: 2.0 * (m * n * k) as f64,
         min_bytes: (qmatmul_bytes(format, m, n, k, norm) + if residual { 2 * m * n } else { 0 }) as u64,
         math: MathKind::F16,
@@ -529,7 +551,7 @@ fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool, 
             let res = if residual { Some(g.tensor(dev, DType::F16, &[m, n], 1.0)?) } else { None };
             Ok(boxed(move || {
                 let rms_norm = nw.as_ref().map(|w| qmatmul::RmsNorm { weight: Some(w), eps: 1e-5 });
-                let opts = qmatmul::QMatmulOptions { rms_norm, residual: res.as_ref(), ..Default::default() };
+                let opts = qmatmul::QMatmulOptions { rms_norm, residual: res.as_ref(), kernel, ..Default::default() };
                 qmatmul::qmatmul(&x, &w, &opts).map(drop)
             }))
         }),

@@ -674,11 +674,16 @@ pub const GEMV_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as u
 pub const GEMM_BLOCK_M: u32 = 128;
 /// Weight rows (N) per prefill GEMM workgroup: 4 tiles.
 pub const GEMM_BLOCK_N: u32 = 64;
-/// Waves of a prefill GEMM workgroup (stacked along M, each 32 x 64 on 16x16 MFMAs).
-pub const GEMM_WAVES: u32 = 4;
-/// Dynamic LDS of a prefill GEMM workgroup: room for two stages of A and B K-tiles (64 bytes a
-/// row); the kernel stages only B there and then the epilogue's strips.
-pub const GEMM_LDS_BYTES: u32 = 2 * (GEMM_BLOCK_M + GEMM_BLOCK_N) * 64;
+/// Waves of a prefill GEMM workgroup: two groups of 4, each taking half of K, a group's waves
+/// stacked along M, each 32 x 64 on 16x16 MFMAs.
+pub const GEMM_WAVES: u32 = 8;
+/// Dynamic LDS of a prefill GEMM workgroup: the larger of the two groups' two stages of B
+/// K-tiles (64 bytes a row) and the second group's f32 sums handed to the first (128 x 64).
+pub const GEMM_LDS_BYTES: u32 = {
+    let stages = 2 * 2 * GEMM_BLOCK_N * 64;
+    let sums = GEMM_BLOCK_M * GEMM_BLOCK_N * 4;
+    if stages > sums { stages } else { sums }
+};
 
 crate::kernel_abi! {
     /// Arguments of `quant_gemm_*`: `y = x W^T` (+ bias, activation, residual) on the matrix
@@ -720,21 +725,21 @@ crate::kernel_abi! {
     }
     kernels {
         /// `Q4_0` weights.
-        QUANT_GEMM_Q4_0 = "quant_gemm_q4_0" @ 256,
+        QUANT_GEMM_Q4_0 = "quant_gemm_q4_0" @ 512,
         /// `Q4_1`.
-        QUANT_GEMM_Q4_1 = "quant_gemm_q4_1" @ 256,
+        QUANT_GEMM_Q4_1 = "quant_gemm_q4_1" @ 512,
         /// `Q5_0`.
-        QUANT_GEMM_Q5_0 = "quant_gemm_q5_0" @ 256,
+        QUANT_GEMM_Q5_0 = "quant_gemm_q5_0" @ 512,
         /// `Q5_1`.
-        QUANT_GEMM_Q5_1 = "quant_gemm_q5_1" @ 256,
+        QUANT_GEMM_Q5_1 = "quant_gemm_q5_1" @ 512,
         /// `Q8_0`.
-        QUANT_GEMM_Q8_0 = "quant_gemm_q8_0" @ 256,
+        QUANT_GEMM_Q8_0 = "quant_gemm_q8_0" @ 512,
         /// `Q4_K`.
-        QUANT_GEMM_Q4_K = "quant_gemm_q4_k" @ 256,
+        QUANT_GEMM_Q4_K = "quant_gemm_q4_k" @ 512,
         /// `Q5_K`.
-        QUANT_GEMM_Q5_K = "quant_gemm_q5_k" @ 256,
+        QUANT_GEMM_Q5_K = "quant_gemm_q5_k" @ 512,
         /// `Q6_K`.
-        QUANT_GEMM_Q6_K = "quant_gemm_q6_k" @ 256,
+        QUANT_GEMM_Q6_K = "quant_gemm_q6_k" @ 512,
     }
 }
 

@@ -289,6 +289,17 @@ impl<P: Producer> Pipeline<P> {
     /// epilogue.
     #[inline(always)]
     pub fn run<const U: usize, C: Consumer>(&mut self, c: &mut C, kt0: u32, kt1: u32, full: u32) {
+        self.run_as::<U, false, C>(c, kt0, kt1, full)
+    }
+
+    /// [`Pipeline::run`] with the producer's share of each step moved after the barrier
+    /// (`LATE`): step kt produces what step kt + 1 would (the K-tile one further ahead, into the
+    /// stage this barrier freed), between the next fragment reads and group 1's MFMAs, and the
+    /// prologue produces step kt0's. For two groups of waves sharing the SIMDs and the barriers,
+    /// each on its own part of K (the quantized GEMM): with one group early and one late, one
+    /// wave's producer work runs beside the other's MFMAs instead of both waves' at once.
+    #[inline(always)]
+    pub fn run_as<const U: usize, const LATE: bool, C: Consumer>(&mut self, c: &mut C, kt0: u32, kt1: u32, full: u32) {
         const { assert!(U % P::STAGES == 0 && U % 2 == 0, "stages and fragment slots must be constants in a unit") };
         const { assert!(GROUPS == 2) };
         let (lds_a, lds_b) = self.p.lds();
@@ -302,9 +313,11 @@ impl<P: Producer> Pipeline<P> {
                 let (stage, slot) = (pos % stages, pos % 2);
                 // SAFETY (reads): stage `stage` was published by an earlier barrier.
                 unsafe { c.read(1, slot, lds_a, lds_b, stage) };
-                // SAFETY: the stage it writes held K-tile kt - 1, whose last reads ended before
-                // the previous step's barrier; nobody reads it before this step's.
-                unsafe { self.p.produce(kt, pos, $hot, kt1, full) };
+                if !LATE {
+                    // SAFETY: the stage it writes held K-tile kt - 1, whose last reads ended
+                    // before the previous step's barrier; nobody reads it before this step's.
+                    unsafe { self.p.produce(kt, pos, $hot, kt1, full) };
+                }
                 let last = !$hot && kt + 1 == kt1;
                 // The phases stay in this order: the machine scheduler would otherwise move the
                 // MFMAs (which touch no memory) below the barrier, the LDS traffic above them.
@@ -318,6 +331,13 @@ impl<P: Producer> Pipeline<P> {
                     unsafe { c.read(0, 1 - slot, lds_a, lds_b, (pos + 1) % stages) };
                 }
                 sched_fence();
+                if LATE {
+                    // SAFETY: what step kt + 1 writes early is the stage that held K-tile kt,
+                    // whose reads all ended before the barrier above; nobody reads it before
+                    // the next step's. (Position pos + 1 may be U: a multiple of every period.)
+                    unsafe { self.p.produce(kt + 1, pos + 1, $hot, kt1, full) };
+                    sched_fence();
+                }
                 c.mma(1, slot, pos, kt, last);
                 set_priority::<0>();
                 sched_fence();
@@ -335,6 +355,10 @@ impl<P: Producer> Pipeline<P> {
             ($hot:expr) => {{
                 // SAFETY: no stage is read before the barrier below.
                 unsafe { self.p.prologue(kt0, kt1, full, $hot) };
+                if LATE {
+                    // SAFETY: as for the prologue.
+                    unsafe { self.p.produce(kt0, 0, $hot, kt1, full) };
+                }
                 self.p.publish();
                 if $hot || kt0 < kt1 {
                     // SAFETY: stage 0 was published by the barrier above.
@@ -344,7 +368,7 @@ impl<P: Producer> Pipeline<P> {
         }
         macro_rules! hot_loop {
             () => {
-                while kt + (U as u32 - 1 + P::AHEAD) < hot_end {
+                while kt + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end {
                     crate::unroll_max!(j < U, 8 => {
                         step!(j, true);
                     });
@@ -354,7 +378,7 @@ impl<P: Producer> Pipeline<P> {
         if !P::HOT_PROLOGUE {
             start!(false);
             hot_loop!();
-        } else if kt0 + (U as u32 - 1 + P::AHEAD) < hot_end {
+        } else if kt0 + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end {
             start!(true);
             hot_loop!();
         } else {

@@ -1,32 +1,41 @@
 //! The prefill GEMM: `y = x W^T` for many activation rows, on the tile layer's pipeline with
 //! the weight tiles dequantized into LDS.
 //!
-//! A workgroup computes a 128 x 64 block of `y` with 4 waves stacked along M, each 32 x 64 on
-//! 16x16 MFMAs (`Tiles16<2, 4>`). The K loop is the tile layer's ([`Pipeline`]): K-tiles of 32
-//! elements (64 bytes of f16/bf16 a row), two LDS stages of B, one step per K-tile, in units of
-//! one chunk (8 steps, so each step's group is a constant). A K-tile of K is exactly one group
-//! of 32 weights. The producer (`QStaged`) moves the weights as quantized chunks: each
-//! work-item holds one 16-byte piece per slice of a chunk (code part `(t / 16) % 4` of row
-//! `t % 16` of weight tile `t / 64`: every wave's loads are one tile's contiguous KiB), loads
-//! the next chunk 7 steps before it is needed, and at each step dequantizes its 8 weights of
-//! the step's group into the B stage, where the MFMA fragments read them as the dense GEMM's:
-//! for bf16 activations the f32 weights of the dequantization kernel rounded to nearest even;
-//! for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU instructions a weight instead of
-//! 5). The activations skip LDS: each wave loads its own A fragments from global memory, three
-//! K-tiles ahead ([`Mma`]).
+//! A workgroup computes a 128 x 64 block of `y` with two groups of 4 waves, each group taking
+//! half of K's chunks through a K loop of its own; a group's waves are stacked along M, each 32
+//! x 64 on 16x16 MFMAs (`Tiles16<2, 4>`). The K loop is the tile layer's ([`Pipeline`]):
+//! K-tiles of 32 elements (64 bytes of f16/bf16 a row), two LDS stages of B per group, one step
+//! per K-tile, in units of one chunk (8 steps, so each step's group of weights is a constant). A
+//! K-tile of K is exactly one group of 32 weights. The producer (`QStaged`) moves the weights
+//! as quantized chunks: each work-item of a group holds one 16-byte piece per slice of a chunk
+//! (code part `(t / 16) % 4` of row `t % 16` of weight tile `t / 64`: every wave's loads are one
+//! tile's contiguous KiB), loads the next chunk 7 steps before it is needed, and at each step
+//! dequantizes its 8 weights of the step's group into the B stage, where the MFMA fragments read
+//! them as the dense GEMM's: for bf16 activations the f32 weights of the dequantization kernel
+//! rounded to nearest even; for f16 ones packed f16 arithmetic (`weights_f16`, 2 VALU
+//! instructions a weight instead of 5). The activations skip LDS: each wave loads its own A
+//! fragments from global memory, three K-tiles ahead ([`Mma`]). At the end the second group
+//! hands its sums to the first through LDS, which adds them (in that order: deterministic) and
+//! runs the epilogue.
 //!
-//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`, M = 512, N = K =
-//! 4096): 39.2 us, 33.5% of the roofline, against the 50% (40.5 us with A staged
-//! through LDS on 32x32 MFMAs, where the step's LDS traffic, 288 clocks, outran its MFMAs'
-//! 256). The 256 workgroups fill 256 of 304 CUs with one wave per SIMD, so the waves' own VALU
-//! and waits sit between their MFMAs (MFMA busy 51%; a step is ~440 clocks against its MFMAs'
-//! 256). Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU: LDS-bound, 45 us);
-//! units of two chunks (LLVM moves all MFMAs of a basic block after its last barrier: 270
-//! VGPRs, 52 us); the dequantization issued between group 0's MFMAs (the MFMAs inside the
-//! step's checked block, ordered by `llvm.amdgcn.sched.group.barrier`, one MFMA per 4, 6 or 8
-//! VALU instructions: 69,726-72,020 modeled clocks against 70,740 without, within noise of
-//! the schedule; the step's time goes to the barrier's LDS round trip and group 1's MFMAs,
-//! which no VALU work can share, not to the dequantization).
+//! Why two groups: the 256 workgroups of the benchmark's shape (M = 512, N = K = 4096) fill
+//! 256 of 304 CUs, one workgroup each; with one wave per SIMD, its own VALU work and waits sat
+//! between its MFMAs (a step ~440 clocks against its MFMAs' 256). Two waves per SIMD, each on
+//! its half of K, share the matrix core instead. The barriers are the workgroup's: both groups
+//! run the same number (the shorter one meets the longer one's extra steps first), and group 1
+//! dequantizes after each barrier where group 0 does before it (`Pipeline::run_as`), so that
+//! one wave's dequantization runs beside the other's MFMAs, not both at once.
+//!
+//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`): 34.4 us, 38.2%
+//! of the roofline, against the 50% (40.5 us before this layout). Modeled clocks of
+//! `cargo xtask profile qmatmul --shape "Q4_K 512x4096x4096"`: 67,508 with one group of waves and A staged through LDS on 32x32 MFMAs
+//! (the step's LDS traffic, 36 KiB or 288 clocks, outran its MFMAs' 256); 64,574 with A
+//! straight from memory; 58,129 with two groups; 53,429 with group 1's producer after the
+//! barrier (MFMA busy 61%). Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU:
+//! LDS-bound, 45 us); units of two chunks (LLVM moves all MFMAs of a basic block after its last
+//! barrier: 270 VGPRs, 52 us); the dequantization issued between group 0's MFMAs with one group
+//! of waves (ordered by `llvm.amdgcn.sched.group.barrier`: within noise), or scheduled with
+//! them (the step's check keeps them in separate basic blocks: the same code).
 //!
 //! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
 //! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
@@ -42,7 +51,7 @@ use crate::dsl::convert::f32_to_bf16;
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
-use crate::dsl::simd::{F16x4, U32x2, U32x4};
+use crate::dsl::simd::{F16x4, F32x4, U32x2, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue;
@@ -56,8 +65,10 @@ use core::intrinsics::simd::{simd_fma, simd_mul};
 /// A wave's accumulators: 32 x 64 on 16x16 MFMAs (whose A fragments are whole 64-byte lines of
 /// 16 rows, so they load straight from global memory: see [`Mma`]).
 type W = Tiles16<2, 4>;
-/// Waves along M.
+/// Waves along M in a group.
 const WY: usize = 4;
+/// Groups of waves, each taking a share of K (whole chunks) through a pipeline of its own.
+const GROUPS_K: usize = abi::GEMM_WAVES as usize / WY;
 /// A's register ring: K-tile t's fragments in set t % 4, loaded 3 steps before their MFMAs.
 const A_RING: usize = 4;
 /// Steps between the loads of a K-tile's A fragments and its MFMAs.
@@ -264,15 +275,15 @@ impl<F: Format> Producer for QStaged<F> {
         (self.lds_b, self.lds_b)
     }
 
-    /// `kt0` is 0 (the unit positions are K-tile numbers modulo `UNIT`).
+    /// `kt0` is a chunk's first K-tile (the unit positions are K-tile numbers modulo `UNIT`).
     #[inline(always)]
-    unsafe fn prologue(&mut self, _kt0: u32, _kt1: u32, _full: u32, _hot: bool) {
+    unsafe fn prologue(&mut self, kt0: u32, _kt1: u32, _full: u32, _hot: bool) {
         // Chunk 0, then group 0 into stage 0 (which waits for it here, before the loop:
         // registers of a load still in flight where the loop starts make LLVM wait for every
         // load (vmcnt(0)) at their first use in each iteration; measured: 8% of the time).
         // Unconditionally: after a branch around it, one path still has the load in flight.
         // (With no K-tile nobody reads the stage.)
-        self.cur = self.chunk(self.load_chunk_regs(0));
+        self.cur = self.chunk(self.load_chunk_regs(kt0 / CHUNK_GROUPS as u32));
         // SAFETY: caller.
         unsafe { self.dequant(0, 0) };
     }
@@ -329,31 +340,38 @@ pub fn gemm<F: Format>(a: QGemmArgs) {
 fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     let thread = workitem_id_x() as usize;
     let wave = readfirstlane(thread as u32 / 64) as usize;
+    // The wave's group (its share of K) and its place in the group; the work-item's in it.
+    let (group, gw, gt) = (wave / WY, wave % WY, thread % (WY * 64));
     let lane = lane_id() as usize;
     let (m, n, k) = (a.m as usize, a.n as usize, a.k as usize);
     let (bm, bn) = (GEMM_BLOCK_M as usize, GEMM_BLOCK_N as usize);
     let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, m.div_ceil(bm) as u32);
     let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let k_tiles = (k / GROUP) as u32;
+    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
+    // Group 0 takes the first half of the chunks (rounded down), group 1 the rest (with the
+    // partial last chunk, if any): K-tiles kt0 .. kt1; `steps`, the longer group's count.
+    let split = ((chunks / GROUPS_K as u32) * CHUNK_GROUPS as u32).min(k_tiles);
+    let (kt0, kt1) = if group == 0 { (0, split) } else { (split, k_tiles) };
+    let steps = split.max(k_tiles - split);
     let mut lds = LdsArena::new();
-    let lds_b = LdsTile::new(&mut lds, bn, STAGES);
+    let lds_b: [LdsTile; GROUPS_K] = core::array::from_fn(|_| LdsTile::new(&mut lds, bn, STAGES));
 
-    // B: work-item t dequantizes code part (t / 16) % 4 of row t % 16 of the block's weight tile
-    // t / 64 (tiles past the layout's last read its last: their outputs are never stored). Any
-    // permutation of (part, row) over a wave's lanes keeps each slice load one whole KiB; Q6_K's
-    // parts write two 8-byte halves, served 16 lanes a phase, where rows r and r + 8 land on the
-    // same 4 banks (the swizzle repeats every 8 rows): flipping the part's low bit for rows 8..16
-    // puts them on the other two of those banks, free of conflicts.
-    let row = thread % TILE_ROWS;
+    // B: work-item t of a group dequantizes code part (t / 16) % 4 of row t % 16 of the block's
+    // weight tile t / 64 (tiles past the layout's last read its last: their outputs are never
+    // stored). Any permutation of (part, row) over a wave's lanes keeps each slice load one
+    // whole KiB; Q6_K's parts write two 8-byte halves, served 16 lanes a phase, where rows r and
+    // r + 8 land on the same 4 banks (the swizzle repeats every 8 rows): flipping the part's low
+    // bit for rows 8..16 puts them on the other two of those banks, free of conflicts.
+    let row = gt % TILE_ROWS;
     let flip = if abi::split_halves(F::F) { (row / 8) & 1 } else { 0 };
-    let (tile_i, part) = (thread / 64, ((thread / TILE_ROWS) % 4) ^ flip);
+    let (tile_i, part) = (gt / 64, ((gt / TILE_ROWS) % 4) ^ flip);
     let tiles = n.div_ceil(TILE_ROWS);
     let tile = (col0 / TILE_ROWS + tile_i).min(tiles - 1);
     let tile_bytes = abi::tile_bytes(F::F, k);
-    let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
     let tail = abi::tail_groups(k) as u32;
     let producer = QStaged::<F> {
-        lds_b,
+        lds_b: if group == 0 { lds_b[0] } else { lds_b[1] },
         wb: Buffer::new(a.w, (tiles * tile_bytes) as u32),
         tile_off: (tile * tile_bytes) as u32,
         tail_regs: if tail < CHUNK_GROUPS as u32 {
@@ -381,7 +399,7 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         magic: magic(),
         _f: core::marker::PhantomData,
     };
-    let a_row = wave * 32;
+    let a_row = gw * 32;
     // A: the lane's rows of its two 16-row tiles (rows past M read the last: their outputs are
     // never stored), chunk l / 16 of each K-tile. Row pitches of 16 bytes (host-checked).
     let (pitch, last) = (a.ldx as usize * 2, m.saturating_sub(row0).min(bm).max(1) - 1);
@@ -398,15 +416,52 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         lane,
         _e: core::marker::PhantomData,
     };
-    // K-tiles 0 .. A_AHEAD into their sets (the K loop loads the rest, A_AHEAD steps ahead).
+    // The group's first K-tiles into their sets (the K loop loads the rest, A_AHEAD steps ahead).
     crate::unroll_max!(t < A_RING, 4 => {
         if t < A_AHEAD as usize {
-            acc.load_a(t as u32, t);
+            acc.load_a(kt0 + t as u32, t);
         }
     });
-    Pipeline::new(producer).run::<UNIT, _>(&mut acc, 0, k_tiles, k_tiles);
+    // The shorter group first meets the longer one's extra barriers (a barrier is the whole
+    // workgroup's: both must count the same; each group's stages are its own, so which of the
+    // other's steps they pair with does not matter). Before the K loop, not after it: there,
+    // the count lived through the loop in a scalar register, which spilled.
+    let mut pad = kt1 - kt0;
+    while pad < steps {
+        barrier();
+        pad += 1;
+    }
+    // Group 0's producer works before each step's barrier, group 1's after it: see
+    // `Pipeline::run_as`.
+    let mut pipeline = Pipeline::new(producer);
+    if group == 0 {
+        pipeline.run_as::<UNIT, false, _>(&mut acc, kt0, kt1, kt1);
+    } else {
+        pipeline.run_as::<UNIT, true, _>(&mut acc, kt0, kt1, kt1);
+    }
 
-    // The epilogue, through each wave's strip of the (now free) operand LDS.
+    // Group 1 hands its sums to group 0 through LDS (the stages are free: both groups are past
+    // their last barrier), wave by wave in the accumulators' raw layout; group 0 adds them and
+    // runs the epilogue, through each wave's strip of the (again free) LDS.
+    let sums = LdsArena::new().take::<F32x4>(WY * W::QUADS * 64);
+    let mine = |q: usize| (gw * W::QUADS + q) * 64 + lane;
+    if group != 0 {
+        crate::unroll_max!(q < 16, 16 => {
+            if q < W::QUADS {
+                // SAFETY: this wave's slots.
+                unsafe { sums.write(mine(q), acc.acc.quad(q)) };
+            }
+        });
+    }
+    barrier();
+    if group == 0 {
+        // SAFETY: written by group 1's wave of the same rows before the barrier.
+        acc.acc.add_quads(|q| unsafe { sums.read(mine(q)) });
+    }
+    barrier();
+    if group != 0 {
+        return;
+    }
     let c_elem = if a.out_type == dtype::F32 { 4 } else { 2 };
     let target = epilogue::Target {
         c: a.y,
@@ -418,7 +473,7 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
         vector_ok: (a.y as usize) % 16 == 0 && (a.ldy as usize * c_elem) % 16 == 0,
     };
     let strips = LdsArena::new().take::<f32>(WY * epilogue::STRIP_FLOATS);
-    let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
+    let strip = strips.sub(gw * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
     let params = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
     epilogue::store(&params, &target, &acc.acc, strip, row0 + a_row, col0, lane);
 }
