@@ -143,17 +143,18 @@ pub enum QKernel {
 }
 
 /// The kernel [`QKernel::Auto`] runs for `m` activation rows of `x_dtype` and `n` weight rows:
-/// the GEMM when `m > 256`, or `m > 64` with `n >= 1024` (f16/bf16 activations), else the GEMV.
+/// the GEMM when `m > 256`, `m > 64` with `n >= 1024`, or `m > 32` with `n >= 8192` (f16/bf16
+/// activations), else the GEMV.
 ///
-/// Why, modeled MI300X (`ferrocm-bench profile qmatmul --shape "Q4_1 MxNxK"`, both kernels
-/// forced): the GEMV's time grows with its passes (one per 16 rows), the GEMM's hardly does up
-/// to M = 256 but it fills the chip only with enough 64-row blocks of N. 4096 x 4096: GEMV 18,
-/// 35, 61 us at M = 32, 64, 128, GEMM 40 us throughout; 3072 x 576: GEMV 9 / 14 us at M = 64 /
-/// 128, GEMM 10; 960 x 576: GEMV 4 / 6 / 10 us at M = 64 / 128 / 256, GEMM 10; 576 x 1536:
-/// GEMV 9 us at M = 256, GEMM 17. (14336 x 4096 at M = 64, GEMV 53 us against the GEMM's 43,
-/// is the rule's one miss in that sweep.)
+/// Why, modeled MI300X (`cargo xtask profile qmatmul --shape "Q4_1 MxNxK gemv"`, and `gemm`):
+/// the GEMV's time grows with its passes (one per 16 rows), the GEMM's hardly does up to M =
+/// 128 (one workgroup per 64 rows of N and 128 of M, each CU one) but it fills the chip only
+/// with enough blocks. 4096 x 4096: GEMV 17 / 33 us at M = 32 / 64, GEMM 33 us at M = 32 to 128;
+/// 14336 x 4096: GEMV 25 / 37 / 50 us at M = 32 / 48 / 64, GEMM 33-35; 3072 x 576: GEMV 6 / 11 us
+/// at M = 64 / 128, GEMM 8; 960 x 576: GEMV 4 / 7 / 13 us at M = 128 / 256 / 512, GEMM 8; 576 x
+/// 1536: GEMV 8 / 14 us at M = 256 / 512, GEMM 15 (the rule's one miss in that sweep, by 1 us).
 pub fn choose_kernel(m: usize, n: usize, x_dtype: DType) -> QKernel {
-    let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024));
+    let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024) || (m > 32 && n >= 8192));
     if gemm { QKernel::Gemm } else { QKernel::Gemv }
 }
 
