@@ -25,11 +25,12 @@
 //!
 //! # Prefill: many rows of f16 or bf16
 //! The GEMM kernel (`kernels/quant/gemm.rs`) runs the tile layer's pipeline on 128 x 64 blocks
-//! of `y`: the activations move through LDS as in the dense GEMM; the weight tiles are loaded
-//! as quantized chunks (a whole chunk ahead) and dequantized one group of 32 per K-tile into LDS,
-//! rounded to the activations' type, for the f16/bf16 matrix cores (not llama.cpp's int8 route:
-//! the activations keep their precision, see the kernel's notes). Below a few hundred rows
-//! (or 64 for wide weights) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
+//! of `y`, two groups of waves each on half of K: the activations go from memory straight into
+//! the MFMAs' registers; the weight tiles are loaded as quantized chunks (a whole chunk ahead)
+//! and dequantized one group of 32 per K-tile into LDS, rounded to the activations' type, for
+//! the f16/bf16 matrix cores (not llama.cpp's int8 route: the activations keep their precision,
+//! see the kernel's notes). Below a few hundred rows (or 64 for wide weights, 32 for very wide
+//! ones) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
 //! rule and its measurements, [`QMatmulOptions::kernel`] forces either. f32 activations always
 //! take the GEMV (exact three-term split of x, weights read once per 16 rows): the GEMM has no
 //! f32 path.
