@@ -431,6 +431,41 @@ fn every_prefill_gemm_kernel_matches_the_reference() {
     }
 }
 
+/// The prefill GEMM with K split over workgroups (`qmatmul::gemm_splits`: few blocks, long K),
+/// summed by the second pass, which runs the epilogue: 4 splits of 3 chunks of a K with a
+/// partial last chunk (the last split holds only that one: its first group of waves has no
+/// K-tile), and 8 splits of 2 chunks of a k-quant, with bias, activation, residual and a half
+/// output; the split counts are the ones the tests assert, so the shapes cover what they say.
+#[test]
+fn split_prefill_gemm_matches_the_reference() {
+    let units = ferrocm::MI300X_CUS;
+    for (format, m, n, k, splits) in
+        [(QuantFormat::Q4_1, 40, 70, 32 * 75, 4), (QuantFormat::Q4K, 130, 64, 4096, 8), (QuantFormat::Q6K, 17, 33, 1024, 2)]
+    {
+        assert_eq!(qmatmul::gemm_splits(units, m, n, k), splits, "{format} {m}x{n}x{k}");
+        for (i, x_dtype) in [DType::F16, DType::Bf16].into_iter().enumerate() {
+            check(&Case {
+                format,
+                m,
+                n,
+                k,
+                x_dtype,
+                out: Some(x_dtype),
+                bias: true,
+                activation: Activation::Silu,
+                residual: i == 0,
+                kernel: QKernel::Gemm,
+                seed: 21 + i as u64,
+                norm: None,
+            })
+            .unwrap();
+        }
+    }
+    // Blocks enough to fill the units (or a short K) keep one pass.
+    assert_eq!(qmatmul::gemm_splits(units, 512, 4096, 4096), 1);
+    assert_eq!(qmatmul::gemm_splits(units, 130, 64, 512), 1);
+}
+
 /// Every format's GEMV with the fused RMSNorm, on both activation types, with a partial last
 /// chunk where the format has one; one row (both waves of the workgroup on it) and two (a
 /// wave each: the most a 2-wave workgroup normalises itself), and 16 (the norm then runs as a

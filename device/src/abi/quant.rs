@@ -690,7 +690,9 @@ crate::kernel_abi! {
     /// cores for prefill shapes: `W` `[n, k]` in the device layout, dequantized one group of 32
     /// weights at a time into LDS in `x`'s type (f16 or bf16, rounded to nearest even), `x`
     /// `[m][ldx]` f16/bf16, `y` `[m][ldy]` of `out_type`. Grid: x = `ceil(n / 64)`, y =
-    /// `ceil(m / 128)`; [`GEMM_WAVES`] waves; [`GEMM_LDS_BYTES`].
+    /// `ceil(m / 128)`, z = splits of K; [`GEMM_WAVES`] waves; [`GEMM_LDS_BYTES`]. With z > 1,
+    /// split `s` sums chunks `s * split_chunks ..` (256 values of K each) into f32 `y` rows
+    /// `s * m ..` (`out_type` f32, no epilogue flags: a second pass adds the splits).
     pub struct QGemmArgs {
         /// The weight in the device layout.
         pub w: Ptr<u8>,
@@ -722,6 +724,8 @@ crate::kernel_abi! {
         pub activation: u32,
         /// [`flags`] bits.
         pub flags: u32,
+        /// Chunks of K per split (grid z); at least the chunk count without splits.
+        pub split_chunks: u32,
     }
     kernels {
         /// `Q4_0` weights.

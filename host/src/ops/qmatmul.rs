@@ -75,6 +75,7 @@ use crate::quant::QuantTensor;
 use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::DevPtr;
+use ferrocm_device::abi::gemm::{self as gemm_abi, GemmReduceArgs};
 use ferrocm_device::abi::quant::{
     self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMM_BLOCK_M, GEMM_BLOCK_N, GEMM_KERNELS,
     GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags,
@@ -150,13 +151,34 @@ pub enum QKernel {
 /// Why, modeled MI300X (`cargo xtask profile qmatmul --shape "Q4_1 MxNxK gemv"`, and `gemm`):
 /// the GEMV's time grows with its passes (one per 16 rows), the GEMM's hardly does up to M =
 /// 128 (one workgroup per 64 rows of N and 128 of M, each CU one) but it fills the chip only
-/// with enough blocks. 4096 x 4096: GEMV 17 / 33 us at M = 32 / 64, GEMM 33 us at M = 32 to 128;
-/// 14336 x 4096: GEMV 25 / 37 / 50 us at M = 32 / 48 / 64, GEMM 33-35; 3072 x 576: GEMV 6 / 11 us
-/// at M = 64 / 128, GEMM 8; 960 x 576: GEMV 4 / 7 / 13 us at M = 128 / 256 / 512, GEMM 8; 576 x
-/// 1536: GEMV 8 / 14 us at M = 256 / 512, GEMM 15 (the rule's one miss in that sweep, by 1 us).
+/// with enough blocks. 14336 x 4096: GEMV 25 / 37 / 50 us at M = 32 / 48 / 64, GEMM 33-35;
+/// 3072 x 576: GEMV 6 / 11 us at M = 64 / 128, GEMM 8; 960 x 576: GEMV 4 / 7 / 13 us at M = 128
+/// / 256 / 512, GEMM 8; 576 x 1536: GEMV 8 / 14 us at M = 256 / 512, GEMM 15 (11 at M = 128,
+/// its K split in two). Misses: 4096 x 4096, GEMV 17 / 25 / 33 us at M = 17-32 / 48 / 64, where
+/// the GEMM, its K split in 4 ([`gemm_splits`]), takes 13-15 us from M = 17 to 128; the rule
+/// does not see K, which decides the split, and keeps the GEMV there.
 pub fn choose_kernel(m: usize, n: usize, x_dtype: DType) -> QKernel {
     let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024) || (m > 32 && n >= 8192));
     if gemm { QKernel::Gemm } else { QKernel::Gemv }
+}
+
+/// K splits of the prefill GEMM for `m x n` outputs, `K = k`, on a GPU of `units` compute units:
+/// doubled (up to 8) while the blocks (64 weight rows by 128 activation rows) times the splits
+/// still fit one per unit and each split keeps at least two chunks of 256 (one per group of
+/// waves). The splits' f32 sums are added by the dense GEMM's split-K reduction, which runs the
+/// epilogue.
+///
+/// Why: a block per CU runs the whole K loop, so a launch with few blocks takes as long as a
+/// full one. Modeled MI300X, `cargo xtask profile qmatmul --shape "Q4_1 64x4096x4096 gemm"` (64
+/// blocks): 33 us in one pass, 14 us in 4 splits (11 us, then the reduction's 2).
+pub fn gemm_splits(units: usize, m: usize, n: usize, k: usize) -> usize {
+    let blocks = n.div_ceil(GEMM_BLOCK_N as usize) * m.div_ceil(GEMM_BLOCK_M as usize);
+    let chunks = (k / GROUP as usize).div_ceil(CHUNK_GROUPS as usize);
+    let mut splits = 1;
+    while splits < 8 && blocks * splits * 2 <= units && chunks / (splits * 2) >= 2 {
+        splits *= 2;
+    }
+    splits
 }
 
 /// The kernels' code for an output (or activation) dtype.
@@ -370,11 +392,15 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // contiguous rows stay aligned).
     let x = contiguous_aligned(x)?;
     if kernel == QKernel::Gemm {
-        // Prefill: the GEMM with the weights dequantized into LDS.
-        let args = QGemmArgs {
+        // Prefill: the GEMM with the weights dequantized into LDS, its K split when its blocks
+        // alone would leave CUs idle (the GPU's plan: the splits change the sums' order).
+        let splits = gemm_splits(gpu_units, m, n, k);
+        let chunks = (k / GROUP as usize).div_ceil(CHUNK_GROUPS as usize);
+        let y_ptr = ops.output_bytes("y", &y)?;
+        let mut args = QGemmArgs {
             w: ops.buffer("W", w.device_bytes())?,
             x: ops.input_bytes("x", &x)?,
-            y: ops.output_bytes("y", &y)?,
+            y: y_ptr,
             bias,
             residual,
             m: ops.u32("M", m)?,
@@ -387,13 +413,63 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
             out_type,
             activation: opts.activation.code(),
             flags: fl,
+            split_chunks: ops.u32("chunks per split", chunks.div_ceil(splits))?,
         };
-        let grid = [ops.u32("N blocks", n.div_ceil(GEMM_BLOCK_N as usize))?, ops.u32("M blocks", m.div_ceil(GEMM_BLOCK_M as usize))?, 1];
+        let grid = [
+            ops.u32("N blocks", n.div_ceil(GEMM_BLOCK_N as usize))?,
+            ops.u32("M blocks", m.div_ceil(GEMM_BLOCK_M as usize))?,
+            splits as u32,
+        ];
         let cfg = LaunchConfig { grid, block: [GEMM_WAVES * 64, 1, 1], dynamic_lds_bytes: GEMM_LDS_BYTES };
-        // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned (the
-        // kernel clamps its block's rows inside it); y and the residual are [m][n] contiguous of
-        // the output dtype; the bias has n f32.
+        if splits == 1 {
+            // SAFETY: W's layout holds every tile of [n, k]; x is [m][k] contiguous and aligned
+            // (the kernel clamps its block's rows inside it); y and the residual are [m][n]
+            // contiguous of the output dtype; the bias has n f32.
+            unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
+            return Ok(Some(y));
+        }
+        // Split: f32 sums `[split][M][N]`, then the dense GEMM's reduction adds them in split
+        // order and runs the epilogue.
+        let elems = m * n;
+        let partial = dev.alloc::<f32>(splits * elems)?;
+        let partial_ptr = ops.buffer("split-K partials", &partial)?;
+        args.y = partial_ptr.cast();
+        args.out_type = abi::dtype::F32;
+        args.activation = Activation::None.code();
+        args.flags = 0;
+        // SAFETY: as above; the partials hold every split's [m][n] f32 sums.
         unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
+        let per_row = n.div_ceil(gemm_abi::REDUCE_COLS as usize);
+        let items = m * per_row;
+        // 4 columns per work-item: 16-byte partial loads and 16- (f32) or 8-byte (half) stores.
+        let c_vec = y_ptr.addr() % 16 == 0 && n % 4 == 0;
+        let red = GemmReduceArgs {
+            partial: partial_ptr,
+            c: y_ptr,
+            bias,
+            residual,
+            split_stride: elems as u64,
+            batch_stride_r: 0,
+            rows: ops.u32("M", m)?,
+            m: ops.u32("M", m)?,
+            n: ops.u32("N", n)?,
+            ldr: ops.u32("N", n)?,
+            splits: splits as u32,
+            alpha: 1.0,
+            beta: 0.0,
+            out_type,
+            activation: opts.activation.code(),
+            flags: (fl & (gemm_abi::flags::BIAS | gemm_abi::flags::RESIDUAL)) | if c_vec { gemm_abi::flags::VECTOR_OK } else { 0 },
+        };
+        ops.u32("reduction work-items", items)?;
+        let launch = LaunchConfig {
+            grid: [ops.u32("reduction workgroups", items.div_ceil(gemm_abi::REDUCE_THREADS as usize))?, 1, 1],
+            block: [gemm_abi::REDUCE_THREADS, 1, 1],
+            dynamic_lds_bytes: 0,
+        };
+        // SAFETY: the partials were written by the launch above (a stream runs in order); y,
+        // the bias and the residual as for the one-pass launch.
+        unsafe { ops.launch(gemm_abi::GEMM_SPLITK_REDUCE, launch, &red)? };
         return Ok(Some(y));
     }
     let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = gemv;

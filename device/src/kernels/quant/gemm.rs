@@ -16,7 +16,9 @@
 //! instructions a weight instead of 5). The activations skip LDS: each wave loads its own A
 //! fragments from global memory, three K-tiles ahead ([`Mma`]). At the end the second group
 //! hands its sums to the first through LDS, which adds them (in that order: deterministic) and
-//! runs the epilogue.
+//! runs the epilogue. With few blocks the host splits K over grid z too (whole chunks): each
+//! split writes its f32 sums, and the dense GEMM's split-K reduction adds them and runs the
+//! epilogue (`ops::qmatmul::gemm_splits`).
 //!
 //! Why two groups: the 256 workgroups of the benchmark's shape (M = 512, N = K = 4096) fill
 //! 256 of 304 CUs, one workgroup each; with one wave per SIMD, its own VALU work and waits sat
@@ -48,7 +50,7 @@ use super::gemv::{codes_f16, magic};
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMM_BLOCK_M, GEMM_BLOCK_N, GROUP, MAX_LANE_WORDS, QGemmArgs, TILE_ROWS, dtype};
 use crate::abi::{Bf16, F16};
 use crate::dsl::convert::f32_to_bf16;
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workitem_id_x};
+use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{F16x4, F32x4, U32x2, U32x4};
@@ -351,11 +353,16 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let k_tiles = (k / GROUP) as u32;
     let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS) as u32;
-    // Group 0 takes the first half of the chunks (rounded down), group 1 the rest (with the
-    // partial last chunk, if any): K-tiles kt0 .. kt1; `steps`, the longer group's count.
-    let split = ((chunks / GROUPS_K as u32) * CHUNK_GROUPS as u32).min(k_tiles);
-    let (kt0, kt1) = if group == 0 { (0, split) } else { (split, k_tiles) };
-    let steps = split.max(k_tiles - split);
+    // This split's chunks c0 .. c1 (grid z; one split: all of them) and their K-tiles.
+    let z = workgroup_id_z();
+    let c0 = (z * a.split_chunks).min(chunks);
+    let c1 = (c0 + a.split_chunks).min(chunks);
+    let (s0, s1) = (c0 * CHUNK_GROUPS as u32, (c1 * CHUNK_GROUPS as u32).min(k_tiles));
+    // Group 0 takes the first half of them (rounded down), group 1 the rest (with the partial
+    // last chunk, if any): K-tiles kt0 .. kt1; `steps`, the longer group's count.
+    let split = (s0 + ((c1 - c0) / GROUPS_K as u32) * CHUNK_GROUPS as u32).min(s1);
+    let (kt0, kt1) = if group == 0 { (s0, split) } else { (split, s1) };
+    let steps = (split - s0).max(s1 - split);
     let mut lds = LdsArena::new();
     let lds_b: [LdsTile; GROUPS_K] = core::array::from_fn(|_| LdsTile::new(&mut lds, bn, STAGES));
 
@@ -464,15 +471,22 @@ fn run<F: Format, E: MmaInput>(a: &QGemmArgs) {
     if group != 0 {
         return;
     }
+    // The epilogue's arguments read again, here: loaded at the kernel's entry, they held scalar
+    // registers across the K loop, which spilled two.
+    // SAFETY: the kernel's own kernarg segment and argument struct.
+    let a = unsafe { kernargs_at::<QGemmArgs>(kernarg_address()) };
     let c_elem = if a.out_type == dtype::F32 { 4 } else { 2 };
+    // A split's f32 sums go to its own rows of y (the host passes f32 and no epilogue flags).
+    // SAFETY: y holds m rows of ldy per split (host-sized).
+    let y = unsafe { a.y.add(z as usize * m * a.ldy as usize * c_elem) };
     let target = epilogue::Target {
-        c: a.y,
+        c: y,
         residual: a.residual,
         m,
         n,
         ldc: a.ldy as usize,
         ldr: a.ldr as usize,
-        vector_ok: (a.y as usize) % 16 == 0 && (a.ldy as usize * c_elem) % 16 == 0,
+        vector_ok: (y as usize) % 16 == 0 && (a.ldy as usize * c_elem) % 16 == 0,
     };
     let strips = LdsArena::new().take::<f32>(WY * epilogue::STRIP_FLOATS);
     let strip = strips.sub(gw * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
