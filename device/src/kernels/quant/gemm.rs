@@ -28,16 +28,22 @@
 //! dequantizes after each barrier where group 0 does before it (`Pipeline::run_as`), so that
 //! one wave's dequantization runs beside the other's MFMAs, not both at once.
 //!
-//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`): 34.4 us, 38.2%
-//! of the roofline, against the issue's 50% (40.5 us before this layout). Modeled clocks of
-//! `cargo xtask profile qmatmul --shape "Q4_K 512x4096x4096"`: 67,508 with one group of waves and A staged through LDS on 32x32 MFMAs
-//! (the step's LDS traffic, 36 KiB or 288 clocks, outran its MFMAs' 256); 64,574 with A
-//! straight from memory; 58,129 with two groups; 53,429 with group 1's producer after the
-//! barrier (MFMA busy 61%). Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU:
+//! Measured (modeled MI300X, `cargo xtask bench --filter "qmatmul Q4_K 512"`): 34.4 us, 675
+//! TFLOP/s at the peak clock (the clock the targets are stated at: 52% of the bf16 peak, the
+//! issue's target 50%), 38.2% in the report's "% roof" (the modeled clock under load); 40.5 us
+//! before this layout. Modeled clocks of `cargo xtask profile qmatmul --shape "Q4_K
+//! 512x4096x4096"`: 67,508 with one group of waves and A staged through LDS on 32x32 MFMAs (the
+//! step's LDS traffic, 36 KiB or 288 clocks, outran its MFMAs' 256); 64,574 with A straight from
+//! memory; 58,129 with two groups; 53,429 with group 1's producer after the barrier (MFMA busy
+//! 61%); 52,664 with the A loads' clamp on the scalar unit; 53,460 with the split-K plumbing
+//! (one split here; group 1 reaches the sums' barrier ~600 clocks later, not yet understood).
+//! Tried and dropped: 64 x 64 blocks (512 workgroups, two per CU:
 //! LDS-bound, 45 us); units of two chunks (LLVM moves all MFMAs of a basic block after its last
 //! barrier: 270 VGPRs, 52 us); the dequantization issued between group 0's MFMAs with one group
 //! of waves (ordered by `llvm.amdgcn.sched.group.barrier`: within noise), or scheduled with
-//! them (the step's check keeps them in separate basic blocks: the same code).
+//! them (the step's check keeps them in separate basic blocks: the same code); one copy of the
+//! K loop for both groups, the producer's place a run-time flag (56,144 clocks against 52,664;
+//! it would have saved 76 of the 204 KB the two copies add to the code object).
 //!
 //! Why dequantized weights on f16/bf16 MFMAs and not int8 activations (llama.cpp's MMQ): the
 //! activations stay exactly what the caller gave (no per-block 8-bit quantization error) and the
