@@ -118,13 +118,13 @@ struct Mma<E> {
 }
 
 impl<E: MmaInput> Mma<E> {
-    /// Loads K-tile `kt`'s A fragments into ring set `set` (past the last K-tile, the last one
+    /// Loads K-tile `kt`'s A fragments (64 bytes a row) into ring set `set` (past the last K-tile, the last one
     /// again: loads nobody uses, kept unconditional so that LLVM counts them in order).
     #[inline(always)]
     fn load_a(&mut self, kt: u32, set: usize) {
         // (The clamp on the scalar unit: in a vector register, its result took a register an
         // MFMA had just used, and the hazard a 6-cycle s_nop.)
-        let kb = kt.min(readfirstlane(self.last_kt)) * 64;
+        let kb = kt.min(readfirstlane(self.last_kt)) * (GROUP * 2) as u32;
         crate::unroll_max!(i < 2, 2 => {
             // SAFETY: a row of the block's rows (clamped), inside K.
             self.a[set][i] = unsafe { self.xb.load_b128(self.a_off[i], kb) };
