@@ -147,8 +147,8 @@ impl GateUp {
                 Ok((ew::silu_mul(&gu.narrow(1, 0, ffn)?, &gu.narrow(1, ffn, ffn)?)?, false))
             }
             GateUp::Interleaved(w) => {
-                let (m, n) = (x.shape()[0], w.shape()[0]);
-                if qmatmul::choose_kernel(m, n, x.dtype()) == QKernel::Gemv {
+                let (m, n, k) = (x.shape()[0], w.shape()[0], w.shape()[1]);
+                if qmatmul::choose_kernel(m, n, k, x.dtype()) == QKernel::Gemv {
                     let opts = QMatmulOptions { swiglu: true, rms_norm: rms, ..Default::default() };
                     return Ok((qmatmul::qmatmul(x, w, &opts)?, true));
                 }

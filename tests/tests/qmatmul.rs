@@ -82,7 +82,7 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
     let rel = (c.k as f64 / 32.0 + 16.0) * 2f64.powi(-22);
     // The prefill GEMM rounds the weights to the activations' type.
     let gemm = match c.kernel {
-        QKernel::Auto => qmatmul::choose_kernel(c.m, c.n, c.x_dtype) == QKernel::Gemm,
+        QKernel::Auto => qmatmul::choose_kernel(c.m, c.n, c.k, c.x_dtype) == QKernel::Gemm,
         k => k == QKernel::Gemm,
     };
     let w_round = if gemm { ferrocm_tests::tensors::half_ulp(c.x_dtype) } else { 0.0 };

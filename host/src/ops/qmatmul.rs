@@ -30,7 +30,7 @@
 //! and dequantized one group of 32 per K-tile into LDS, rounded to the activations' type, for
 //! the f16/bf16 matrix cores (not llama.cpp's int8 route: the activations keep their precision,
 //! see the kernel's notes). Below a few hundred rows (or 64 for wide weights, 32 for very wide
-//! ones) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
+//! ones or wide ones with a long K) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
 //! rule and its measurements, [`QMatmulOptions::kernel`] forces either. f32 activations always
 //! take the GEMV (exact three-term split of x, weights read once per 16 rows): the GEMM has no
 //! f32 path.
@@ -144,21 +144,23 @@ pub enum QKernel {
     Gemm,
 }
 
-/// The kernel [`QKernel::Auto`] runs for `m` activation rows of `x_dtype` and `n` weight rows:
-/// the GEMM when `m > 256`, `m > 64` with `n >= 1024`, or `m > 32` with `n >= 8192` (f16/bf16
-/// activations), else the GEMV.
+/// The kernel [`QKernel::Auto`] runs for `m` activation rows of `x_dtype`, `n` weight rows and
+/// `K = k`: the GEMM when `m > 256`, `m > 64` with `n >= 1024`, or `m > 32` with `n >= 8192`, or
+/// with `n >= 4096` and `k >= 2048` (f16/bf16 activations), else the GEMV.
 ///
 /// Why, modeled MI300X (`cargo xtask profile qmatmul --shape "Q4_1 MxNxK gemv"`, and `gemm`):
 /// the GEMV's time grows with its passes (one per 16 rows), the GEMM's hardly does up to M =
-/// 128 (one workgroup per 64 rows of N and 128 of M, each CU one) but it fills the chip only
-/// with enough blocks. 14336 x 4096: GEMV 25 / 37 / 50 us at M = 32 / 48 / 64, GEMM 33-35;
-/// 3072 x 576: GEMV 6 / 11 us at M = 64 / 128, GEMM 8; 960 x 576: GEMV 4 / 7 / 13 us at M = 128
-/// / 256 / 512, GEMM 8; 576 x 1536: GEMV 8 / 14 us at M = 256 / 512, GEMM 15 (11 at M = 128,
-/// its K split in two). Misses: 4096 x 4096, GEMV 17 / 25 / 33 us at M = 17-32 / 48 / 64, where
-/// the GEMM, its K split in 4 ([`gemm_splits`]), takes 13-15 us from M = 17 to 128; the rule
-/// does not see K, which decides the split, and keeps the GEMV there.
-pub fn choose_kernel(m: usize, n: usize, x_dtype: DType) -> QKernel {
-    let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024) || (m > 32 && n >= 8192));
+/// 128 (one workgroup per 64 rows of N and 128 of M, each CU one, K split over more when that
+/// leaves CUs idle: [`gemm_splits`]) but it fills the chip only with enough blocks. 14336 x
+/// 4096: GEMV 25 / 37 / 50 us at M = 32 / 48 / 64, GEMM 33-35; 4096 x 4096: GEMV 17 / 25 / 33
+/// us at M = 32 / 48 / 64, GEMM 13-15 (4 splits) from M = 17 to 128; 4096 x 2048 (Q4_K): GEMV
+/// 9 / 17 us at M = 32 / 64, GEMM 9 / 10; 4096 x 1024 and 4096 x 576 at M = 48: GEMV 8 and 6
+/// us, GEMM 9 and 8 (short K: no split); 3072 x 576: GEMV 6 / 11 us at M = 64 / 128, GEMM 8;
+/// 960 x 576: GEMV 4 / 7 / 13 us at M = 128 / 256 / 512, GEMM 8; 576 x 1536: GEMV 8 / 14 us at
+/// M = 256 / 512, GEMM 15 (11 at M = 128, its K split in two). Misses: 4096 x 4096 at M = 17-32
+/// (GEMV 17 us, GEMM 13), and 576 x 1536 at M = 512 (by 1 us).
+pub fn choose_kernel(m: usize, n: usize, k: usize, x_dtype: DType) -> QKernel {
+    let gemm = x_dtype != DType::F32 && (m > 256 || (m > 64 && n >= 1024) || (m > 32 && (n >= 8192 || (n >= 4096 && k >= 2048))));
     if gemm { QKernel::Gemm } else { QKernel::Gemv }
 }
 
@@ -343,7 +345,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     ops.u32("W bytes", w.device_bytes().len())?;
     let kernel = match opts.kernel {
         QKernel::Auto if opts.swiglu => QKernel::Gemv,
-        QKernel::Auto => choose_kernel(m, n, x.dtype()),
+        QKernel::Auto => choose_kernel(m, n, k, x.dtype()),
         QKernel::Gemm if x.dtype() == DType::F32 => {
             return Err(Error::Unsupported {
                 op: OP,
