@@ -690,10 +690,6 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
     // SAFETY: as above; the partials buffer holds every split's `[batch][M][N]` f32 results.
     unsafe { ops.launch(kernel, launch, &args)? };
 
-    let per_row = n.div_ceil(abi::REDUCE_COLS as usize);
-    let items = batches * m * per_row;
-    // 4 columns per work-item: 16-byte partial loads and 16- (f32) or 8-byte (half) C stores.
-    let c_vec = c_ptr.addr() % 16 == 0 && n % 4 == 0;
     let red = GemmReduceArgs {
         partial: partial_ptr,
         c: c_ptr,
@@ -710,15 +706,32 @@ fn run(a: &Tensor, b: &Tensor, c: &Tensor, opts: &GemmOptions<'_>) -> Result<()>
         beta: opts.beta,
         out_type: oc,
         activation: opts.activation.code(),
-        flags: (fl & (flags::BIAS | flags::RESIDUAL | flags::BETA)) | if c_vec { flags::VECTOR_OK } else { 0 },
+        flags: fl & (flags::BIAS | flags::RESIDUAL | flags::BETA),
     };
+    // SAFETY: the partials were written by the launch above (work on a stream runs in order);
+    // C, bias and residual as for the one-pass kernel.
+    unsafe { reduce_splits(&mut ops, red) }
+}
+
+/// The split-K second pass (`gemm_splitk_reduce`) over `red`'s `rows x n` outputs: 4 columns
+/// per work-item (16-byte partial loads and 16- or 8-byte C stores), with `VECTOR_OK` added
+/// when C's base is 16-byte aligned and N a multiple of 4. Shared by the dense GEMM and the
+/// quantized prefill GEMM's split K.
+///
+/// # Safety
+/// `red`'s pointers hold its shapes (partials `[splits][rows][n]` f32, C and the residual of
+/// `out_type`, the bias N f32), the partials written by earlier work on the stream.
+pub(crate) unsafe fn reduce_splits(ops: &mut Operands<'_>, mut red: GemmReduceArgs) -> Result<()> {
+    let items = red.rows as usize * (red.n as usize).div_ceil(abi::REDUCE_COLS as usize);
+    if red.c.addr() % 16 == 0 && red.n % 4 == 0 {
+        red.flags |= flags::VECTOR_OK;
+    }
     ops.u32("reduction work-items", items)?;
     let launch = LaunchConfig {
         grid: [ops.u32("reduction workgroups", items.div_ceil(abi::REDUCE_THREADS as usize))?, 1, 1],
         block: [abi::REDUCE_THREADS, 1, 1],
         dynamic_lds_bytes: 0,
     };
-    // SAFETY: the partials were written by the launch above (work on a stream runs in order);
-    // C, bias and residual as for the one-pass kernel.
+    // SAFETY: caller.
     unsafe { ops.launch(abi::GEMM_SPLITK_REDUCE, launch, &red) }
 }

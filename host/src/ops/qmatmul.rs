@@ -68,7 +68,7 @@
 
 use crate::dtype::DType;
 use crate::error::{Error, Result};
-use crate::ops::gemm::Activation;
+use crate::ops::gemm::{Activation, reduce_splits};
 use crate::ops::layout::{contiguous, contiguous_aligned};
 use crate::ops::norm;
 use crate::quant::QuantTensor;
@@ -441,10 +441,6 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         args.flags = 0;
         // SAFETY: as above; the partials hold every split's [m][n] f32 sums.
         unsafe { ops.launch(GEMM_KERNELS[fc as usize], cfg, &args)? };
-        let per_row = n.div_ceil(gemm_abi::REDUCE_COLS as usize);
-        let items = m * per_row;
-        // 4 columns per work-item: 16-byte partial loads and 16- (f32) or 8-byte (half) stores.
-        let c_vec = y_ptr.addr() % 16 == 0 && n % 4 == 0;
         let red = GemmReduceArgs {
             partial: partial_ptr,
             c: y_ptr,
@@ -461,17 +457,11 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
             beta: 0.0,
             out_type,
             activation: opts.activation.code(),
-            flags: (fl & (gemm_abi::flags::BIAS | gemm_abi::flags::RESIDUAL)) | if c_vec { gemm_abi::flags::VECTOR_OK } else { 0 },
-        };
-        ops.u32("reduction work-items", items)?;
-        let launch = LaunchConfig {
-            grid: [ops.u32("reduction workgroups", items.div_ceil(gemm_abi::REDUCE_THREADS as usize))?, 1, 1],
-            block: [gemm_abi::REDUCE_THREADS, 1, 1],
-            dynamic_lds_bytes: 0,
+            flags: fl & (gemm_abi::flags::BIAS | gemm_abi::flags::RESIDUAL),
         };
         // SAFETY: the partials were written by the launch above (a stream runs in order); y,
         // the bias and the residual as for the one-pass launch.
-        unsafe { ops.launch(gemm_abi::GEMM_SPLITK_REDUCE, launch, &red)? };
+        unsafe { reduce_splits(&mut ops, red)? };
         return Ok(Some(y));
     }
     let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = gemv;
