@@ -12,15 +12,15 @@
 //! plain kernel's pipeline ([`plain::accumulate`]).
 //!
 //! A block split between workgroups (its contributors, consecutive ranks) is finished by the
-//! last of them to arrive, with no waiting: per wave, a contributor reads the block's counter;
-//! if every other contributor has already counted itself, it is last; otherwise it stores its
+//! last of them to arrive, with no waiting: per wave, a contributor reads the block's counter
+//! (before its K loop, so that the read's latency passes behind it); if every other contributor
+//! had already counted itself, it is last; otherwise it stores its
 //! partial (the raw accumulator registers, [`RegTile::quad`], 128-bit stores of whole lines),
 //! releases it, and counts itself with an atomic add, which tells it whether it came last. The
 //! last one adds the others' partials and runs the epilogue ([`plain::store`]). The partials are
-//! added in contributor order, its own registers in its place, so C does not depend on which
-//! contributor finished (f32 addition commutes, so `(p0 + .. + p(i-1)) + own` is computed as
-//! `own + (p0 + ..)`). Exactly one contributor finishes: one that finds the count complete
-//! never counts itself, so no later one can complete it.
+//! added element by element in contributor order, its own registers in their place, so C does
+//! not depend on which contributor finished. Exactly one contributor finishes: one that finds
+//! the count complete never counts itself, so no later one can complete it.
 //!
 //! Deadlock-free on any schedule (nobody waits), and so on the emulator, which runs kernels with
 //! global atomics one workgroup at a time. On a GPU a run's first segment (the end of a block)
@@ -62,6 +62,11 @@ pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(
         }
         let seg = Segment::new::<E, W, WY, WX>(&args, it, end);
         state.it = park(it + seg.kt1 - seg.kt0);
+        // The block's count of stored partials for this wave ([`last_to_arrive`]), read here so
+        // that its memory latency passes behind the K loop (read after it, it was a wait of a
+        // memory latency at every split block's end). Unconditional (every block has its
+        // counters): a load under a branch is waited for where the branch joins.
+        let seen = counter::<WY, WX>(&args, seg.tile, wave_id_x() as usize).load(Ordering::Relaxed);
         // The previous segment's epilogue staged its strips where this one's operands go (at
         // the first segment the barrier costs a wait for the slowest wave's set-up).
         barrier();
@@ -72,7 +77,7 @@ pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(
         let args = unsafe { kernargs_at::<GemmArgs>(address) };
         let seg = Segment::new::<E, W, WY, WX>(&args, it, run_end(&args, rank));
         let whole = seg.kt0 == 0 && seg.kt1 == seg.k_tiles;
-        if whole || last_to_arrive::<W, WY, WX>(&args, &mut acc, seg.tile, seg.k_tiles, rank) {
+        if whole || last_to_arrive::<W, WY, WX>(&args, &mut acc, seg.tile, seg.k_tiles, rank, seen) {
             let (address, _, _) = state.take();
             // SAFETY: as above.
             let args = unsafe { kernargs_at::<GemmArgs>(address) };
@@ -174,7 +179,14 @@ fn counter<const WY: usize, const WX: usize>(args: &GemmArgs, tile: u32, wave: u
 /// contributor arrived last and `acc` now holds the whole sum, false when it stored its partial
 /// for a later one.
 #[inline(always)]
-fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, acc: &mut W, tile: u32, k_tiles: u32, rank: u32) -> bool {
+fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
+    args: &GemmArgs,
+    acc: &mut W,
+    tile: u32,
+    k_tiles: u32,
+    rank: u32,
+    seen: u32,
+) -> bool {
     let wave = wave_id_x() as usize;
     let lane = lane_id() as usize;
     let per = args.sk_per.max(1);
@@ -182,9 +194,14 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs,
     let (first, last) = (start / per, (start + k_tiles - 1) / per);
     let others = last - first;
     let count = counter::<WY, WX>(args, tile, wave);
-    // All lanes load the same word: one value for the wave.
-    let mut arrived_last = readfirstlane(count.load(Ordering::Acquire)) == others;
-    if !arrived_last {
+    // All lanes loaded the same word: one value for the wave. Read before this contributor's
+    // K loop, it may be behind the count now, which costs at most a store of a partial that
+    // was not needed (the atomic below then tells the truth); the acquire fence pairs it with
+    // the others' release when it says they all stored.
+    let mut arrived_last = readfirstlane(seen) == others;
+    if arrived_last {
+        fence(Ordering::Acquire);
+    } else {
         let mine = partial::<W, WY, WX>(args, rank, first, wave);
         const { assert!(W::QUADS <= MAX_QUADS, "the store loop below is unrolled for MAX_QUADS groups") };
         crate::unroll_max!(q < W::QUADS, 16 => {
