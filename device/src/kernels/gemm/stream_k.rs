@@ -245,6 +245,20 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
             s[i] = unsafe { core::intrinsics::simd::simd_add(s[i], v[i]) };
         });
     };
+    if last == first + 1 {
+        // Two contributors (the usual split, a run being longer than half a block): the other's
+        // whole partial at once, one memory latency (f32 addition commutes, so `own + other`
+        // is the sum in either order).
+        let other = if rank == first { last } else { first };
+        let p = partial::<W, WY, WX>(args, other, first, wave);
+        let mut v = [F32x4::splat(0.0); MAX_QUADS];
+        crate::unroll_max!(q < W::QUADS, 16 => {
+            // SAFETY: the other contributor's part, stored and released before its count.
+            v[q] = unsafe { core::mem::transmute::<_, F32x4>(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) };
+        });
+        acc.add_quads(|q| v[q]);
+        return true;
+    }
     crate::unroll_max!(g < W::QUADS / gq::<W>(), 16 => {
         let own: [F32x4; MAX_QUADS / 2] = core::array::from_fn(|i| if i < gq::<W>() { acc.quad(g * gq::<W>() + i) } else { F32x4::splat(0.0) });
         let mut s = if rank > first { load_group(first, g) } else { own };
