@@ -95,27 +95,6 @@ fn convert(ty: u32, v: f32) -> u32 {
     }
 }
 
-/// [`convert`] of `v[..V]`, the type tested once: per element, the test (a branch, which LLVM
-/// kept inside the unrolled loop) cost four scalar instructions beside the conversion's five.
-#[inline(always)]
-fn convert_all<const V: usize>(ty: u32, v: &[f32; 8]) -> [u32; 8] {
-    let mut h = [0u32; 8];
-    if ty == out_type::F16 {
-        crate::unroll!(e < 8 => {
-            if e < V {
-                h[e] = f32_to_f16_bits(v[e]) as u32;
-            }
-        });
-    } else {
-        crate::unroll!(e < 8 => {
-            if e < V {
-                h[e] = f32_to_bf16(v[e]).0 as u32;
-            }
-        });
-    }
-    h
-}
-
 #[inline(always)]
 fn activate(kind: u32, x: f32) -> f32 {
     match kind {
@@ -284,16 +263,12 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
             }
         } else {
             let p = (t.c as *mut u16).add(base);
-            if vector {
-                let h = convert_all::<V>(ty, &v);
-                if V == 4 {
-                    store_b64(p as *mut u32, U32x2::from_array([h[0] | h[1] << 16, h[2] | h[3] << 16]));
-                } else {
-                    store_b128(
-                        p as *mut u32,
-                        U32x4::from_array([h[0] | h[1] << 16, h[2] | h[3] << 16, h[4] | h[5] << 16, h[6] | h[7] << 16]),
-                    );
-                }
+            if vector && V == 4 {
+                let h = |k: usize| convert(ty, v[k]);
+                store_b64(p as *mut u32, U32x2::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16]));
+            } else if vector {
+                let h = |k: usize| convert(ty, v[k]);
+                store_b128(p as *mut u32, U32x4::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16, h(4) | h(5) << 16, h(6) | h(7) << 16]));
             } else {
                 crate::unroll!(e < 8 => {
                     if e < V && col + e < t.n {
