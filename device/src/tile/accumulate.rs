@@ -28,6 +28,8 @@ impl<E: MmaInput, W: RegTile> Accumulate<E, W> {
 }
 
 impl<E: MmaInput, W: RegTile> Consumer for Accumulate<E, W> {
+    const IGNORES_LAST: bool = true;
+
     #[inline(always)]
     unsafe fn read(&mut self, g: usize, slot: usize, a: LdsTile, b: LdsTile, stage: usize) {
         let src = Source { a, b, stage, a_row: self.a_row, b_row: self.b_row, lane: self.lane };

@@ -46,6 +46,10 @@ use crate::dsl::sync::{barrier, barrier_with_global, sched_fence, set_priority};
 /// What a kernel does with each K-tile once it is in LDS: its fragment reads and MFMAs, in the
 /// two groups of the step (see the module notes).
 pub trait Consumer {
+    /// Its MFMAs do not look at `last` ([`Consumer::mma`]): then a run that ends inside K runs
+    /// hot to its end (see [`Pipeline::run_as`]), where `last` is always false.
+    const IGNORES_LAST: bool = false;
+
     /// Reads group `g`'s fragments of the K-tile in LDS stage `stage` into fragment slot `slot`.
     ///
     /// # Safety
@@ -348,7 +352,13 @@ impl<P: Producer> Pipeline<P> {
         // Hot loop: the last step of a unit touches K-tile kt + U - 1 + AHEAD, which must be full.
         // With `HOT_PROLOGUE` it is entered from a prologue of its own, without branches (see
         // `Producer::HOT_PROLOGUE`).
-        let hot_end = kt1.min(full);
+        // A run that ends inside K (a split or stream-K segment) runs hot to its last whole
+        // unit when the consumer ignores `last`: the producer then loads up to AHEAD tiles past
+        // the run (inside K) and stores them into stages that no step reads, and the last step
+        // reads the next stage's fragments for nothing; in the tail, its loads under branches
+        // made LLVM wait for every load in flight (a memory latency at every segment end).
+        let hot_end = if C::IGNORES_LAST { full } else { kt1.min(full) };
+        let unit_end = if C::IGNORES_LAST { kt1 } else { u32::MAX };
         // The prologue (`hot`: branch-free, every tile it loads exists and is full), the barrier
         // that publishes stage 0, and the first fragment reads.
         macro_rules! start {
@@ -368,7 +378,7 @@ impl<P: Producer> Pipeline<P> {
         }
         macro_rules! hot_loop {
             () => {
-                while kt + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end {
+                while kt + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && kt + (U as u32 - 1) < unit_end {
                     crate::unroll_max!(j < U, 8 => {
                         step!(j, true);
                     });
@@ -378,7 +388,7 @@ impl<P: Producer> Pipeline<P> {
         if !P::HOT_PROLOGUE {
             start!(false);
             hot_loop!();
-        } else if kt0 + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end {
+        } else if kt0 + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && kt0 + (U as u32 - 1) < unit_end {
             start!(true);
             hot_loop!();
         } else {
