@@ -15,6 +15,8 @@
 //! order changes no modeled figure; it is for the hardware. It is a permutation of the blocks, so
 //! every block is still computed once.
 
+use crate::dsl::math::SmallDiv;
+
 /// XCDs of an MI300X, the dispatcher's round-robin width.
 pub const XCDS: u32 = 8;
 /// Block rows per group of the within-die order.
@@ -47,4 +49,16 @@ pub fn walk(t: u32, gx: u32, gy: u32) -> (u32, u32) {
     let rows = (gy - first_row).min(GROUP_ROWS);
     let within = t - group * GROUP_ROWS * gx;
     (within / rows, first_row + within % rows)
+}
+
+/// [`walk`] for grids of fewer than 2^20 blocks (`gx * gy`), its two divisions through f32
+/// ([`SmallDiv`]: four instructions each, where an integer division by a run-time value is
+/// about twenty); the same blocks.
+#[inline(always)]
+pub fn walk_small(t: u32, gx: u32, gy: u32) -> (u32, u32) {
+    let (group, within) = SmallDiv::new(GROUP_ROWS * gx).div_rem(t);
+    let first_row = group * GROUP_ROWS;
+    let rows = (gy - first_row).min(GROUP_ROWS);
+    let (col, row) = SmallDiv::new(rows).div_rem(within);
+    (col, first_row + row)
 }

@@ -47,21 +47,24 @@ use core::sync::atomic::{AtomicU32, Ordering, fence};
 #[inline(always)]
 pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: GemmArgs) {
     // No SGPR carries state across the pipeline and the epilogue, which need them all: the
-    // rank, the position in the run and the kernarg address are parked in VGPRs, and the
-    // arguments are read again for each phase (`kernargs_at`) with the run and segment
-    // recomputed from them. Kept in SGPRs (with what LLVM hoists from them) they spilled.
+    // rank, the position in the run, the kernarg address and the segment are parked in VGPRs,
+    // and the arguments are read again for each phase (`kernargs_at`). Kept in SGPRs (with what
+    // LLVM hoists from them) they spilled. (The segment was recomputed after the K loop at
+    // first: four integer divisions, ~100 instructions a segment.)
     let rank = order::dispatch_rank(workgroup_id_x(), args.sk_total.div_ceil(args.sk_per.max(1)));
-    let mut state = Parked::new(kernarg_address(), rank, rank * args.sk_per);
+    let mut state = Parked::new(kernarg_address(), rank, rank * args.sk_per, UNKNOWN);
     loop {
-        let (address, rank, it) = state.take();
+        let (address, rank, it, known) = state.take();
         // SAFETY: the kernel's argument struct, at its address.
         let args = unsafe { kernargs_at::<GemmArgs>(address) };
         let end = run_end(&args, rank);
         if it >= end {
             break;
         }
-        let seg = Segment::new::<E, W, WY, WX>(&args, it, end);
+        let seg = Segment::new::<E, W, WY, WX>(&args, it, end, known);
         state.it = park(it + seg.kt1 - seg.kt0);
+        // (The next segment starts the next block when this one ends its block.)
+        state.tile = park(seg.tile + 1);
         // The block's count of stored partials for this wave ([`last_to_arrive`]), read here so
         // that its memory latency passes behind the K loop (read after it, it was a wait of a
         // memory latency at every split block's end). Unconditional (every block has its
@@ -70,15 +73,16 @@ pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(
         // The previous segment's epilogue staged its strips where this one's operands go (at
         // the first segment the barrier costs a wait for the slowest wave's set-up).
         barrier();
+        let mut parked = seg.park();
         let mut acc = plain::accumulate::<E, W, WY, WX>(&args, &seg.at, seg.kt0, seg.kt1);
         // Again for the fix-up, and for the epilogue.
-        let (address, rank, _) = state.take();
+        let (address, rank, _, _) = state.take();
         // SAFETY: as above.
         let args = unsafe { kernargs_at::<GemmArgs>(address) };
-        let seg = Segment::new::<E, W, WY, WX>(&args, it, run_end(&args, rank));
+        let seg = parked.take();
         let whole = seg.kt0 == 0 && seg.kt1 == seg.k_tiles;
         if whole || last_to_arrive::<W, WY, WX>(&args, &mut acc, seg.tile, seg.k_tiles, rank, seen) {
-            let (address, _, _) = state.take();
+            let (address, _, _, _) = state.take();
             // SAFETY: as above.
             let args = unsafe { kernargs_at::<GemmArgs>(address) };
             plain::store::<W, WY, WX>(&args, &seg.at, &acc, 0);
@@ -93,21 +97,28 @@ struct Parked {
     hi: u32,
     rank: u32,
     it: u32,
+    /// The block the segment at `it` works on when the previous segment ended its block
+    /// (`it` is then that block's start), else [`UNKNOWN`].
+    tile: u32,
 }
+
+/// [`Parked::tile`] before the first segment.
+const UNKNOWN: u32 = u32::MAX;
 
 impl Parked {
     #[inline(always)]
-    fn new(address: u64, rank: u32, it: u32) -> Parked {
-        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it) }
+    fn new(address: u64, rank: u32, it: u32, tile: u32) -> Parked {
+        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it), tile: park(tile) }
     }
 
     /// The state as scalars; it is parked again, so that the next phase's scalar loads of the
     /// arguments have an address LLVM cannot prove equal to this one's (see `kernargs_at`).
     #[inline(always)]
-    fn take(&mut self) -> (u64, u32, u32) {
-        let (lo, hi, rank, it) = (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it));
-        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it);
-        (lo as u64 | (hi as u64) << 32, rank, it)
+    fn take(&mut self) -> (u64, u32, u32, u32) {
+        let (lo, hi, rank, it, tile) =
+            (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it), readfirstlane(self.tile));
+        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it, tile);
+        (lo as u64 | (hi as u64) << 32, rank, it, tile)
     }
 }
 
@@ -130,18 +141,22 @@ struct Segment {
 
 impl Segment {
     #[inline(always)]
-    fn new<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, it: u32, end: u32) -> Segment {
+    /// `known`: the segment's block when the caller knows it (then `it` is its start), else
+    /// [`UNKNOWN`]: a segment after the first in a run starts a block, so a run divides once.
+    fn new<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, it: u32, end: u32, known: u32) -> Segment {
         let (bm, bn) = (WY * W::TM * W::DIM, WX * W::TN * W::DIM);
         // Divisors at least 1 (they are: the host launches no work for an empty product): a
         // division that may panic is an exit from the kernel's loop, which holds SGPRs through it.
         let k_tiles = plain::k_tiles::<E>(args).max(1);
         let (gx, gy) = ((args.n as usize).div_ceil(bn) as u32, (args.m as usize).div_ceil(bm) as u32);
         let blocks = (gx * gy).max(1);
-        let tile = it / k_tiles;
+        let tile = if known != UNKNOWN { known } else { it / k_tiles };
         let kt0 = it - tile * k_tiles;
         let kt1 = k_tiles.min(kt0 + (end - it));
-        let batch = tile / blocks;
-        let (bx, by) = order::walk(tile - batch * blocks, gx.max(1), gy);
+        // (Without batches, no division.)
+        let batch = if tile < blocks { 0 } else { tile / blocks };
+        let t = tile - batch * blocks;
+        let (bx, by) = if blocks < 1 << 20 { order::walk_small(t, gx.max(1), gy) } else { order::walk(t, gx.max(1), gy) };
         Segment { tile, k_tiles, kt0, kt1, at: At { batch: batch as usize, row0: by as usize * bm, col0: bx as usize * bn } }
     }
 }
@@ -150,6 +165,33 @@ impl Segment {
 #[inline(always)]
 const fn gq<W: RegTile>() -> usize {
     if W::QUADS < MAX_QUADS / 2 { W::QUADS } else { MAX_QUADS / 2 }
+}
+
+impl Segment {
+    /// The segment parked in VGPRs ([`park`]), to be taken back after the K loop.
+    #[inline(always)]
+    fn park(&self) -> Segment {
+        let at = At {
+            batch: park(self.at.batch as u32) as usize,
+            row0: park(self.at.row0 as u32) as usize,
+            col0: park(self.at.col0 as u32) as usize,
+        };
+        Segment { tile: park(self.tile), k_tiles: park(self.k_tiles), kt0: park(self.kt0), kt1: park(self.kt1), at }
+    }
+
+    /// A parked segment ([`Segment::park`]) as scalars again.
+    #[inline(always)]
+    fn take(&mut self) -> Segment {
+        let u = |v: usize| readfirstlane(v as u32) as usize;
+        let at = At { batch: u(self.at.batch), row0: u(self.at.row0), col0: u(self.at.col0) };
+        Segment {
+            tile: readfirstlane(self.tile),
+            k_tiles: readfirstlane(self.k_tiles),
+            kt0: readfirstlane(self.kt0),
+            kt1: readfirstlane(self.kt1),
+            at,
+        }
+    }
 }
 
 /// Floats of one wave's partial in the workspace.
