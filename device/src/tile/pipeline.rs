@@ -358,7 +358,8 @@ impl<P: Producer> Pipeline<P> {
         // reads the next stage's fragments for nothing; in the tail, its loads under branches
         // made LLVM wait for every load in flight (a memory latency at every segment end).
         let hot_end = if C::IGNORES_LAST { full } else { kt1.min(full) };
-        let unit_end = if C::IGNORES_LAST { kt1 } else { u32::MAX };
+        // (A constant test for the other consumers: their loops keep their code.)
+        let in_run = |kt: u32| !C::IGNORES_LAST || kt + (U as u32 - 1) < kt1;
         // The prologue (`hot`: branch-free, every tile it loads exists and is full), the barrier
         // that publishes stage 0, and the first fragment reads.
         macro_rules! start {
@@ -378,7 +379,7 @@ impl<P: Producer> Pipeline<P> {
         }
         macro_rules! hot_loop {
             () => {
-                while kt + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && kt + (U as u32 - 1) < unit_end {
+                while kt + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && in_run(kt) {
                     crate::unroll_max!(j < U, 8 => {
                         step!(j, true);
                     });
@@ -388,7 +389,7 @@ impl<P: Producer> Pipeline<P> {
         if !P::HOT_PROLOGUE {
             start!(false);
             hot_loop!();
-        } else if kt0 + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && kt0 + (U as u32 - 1) < unit_end {
+        } else if kt0 + (U as u32 - 1 + P::AHEAD + LATE as u32) < hot_end && in_run(kt0) {
             start!(true);
             hot_loop!();
         } else {
