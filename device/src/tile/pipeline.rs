@@ -355,8 +355,10 @@ impl<P: Producer> Pipeline<P> {
         // A run that ends inside K (a split or stream-K segment) runs hot to its last whole
         // unit when the consumer ignores `last`: the producer then loads up to AHEAD tiles past
         // the run (inside K) and stores them into stages that no step reads, and the last step
-        // reads the next stage's fragments for nothing; in the tail, its loads under branches
-        // made LLVM wait for every load in flight (a memory latency at every segment end).
+        // reads the next stage's fragments for nothing (after the last barrier, possibly while
+        // another wave's epilogue writes there: values nobody uses); in the tail, its loads
+        // under branches made LLVM wait for every load in flight (a memory latency at every
+        // segment end).
         let hot_end = if C::IGNORES_LAST { full } else { kt1.min(full) };
         // (A constant test for the other consumers: their loops keep their code.)
         let in_run = |kt: u32| !C::IGNORES_LAST || kt + (U as u32 - 1) < kt1;

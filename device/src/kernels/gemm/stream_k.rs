@@ -140,9 +140,9 @@ struct Segment {
 }
 
 impl Segment {
-    #[inline(always)]
     /// `known`: the segment's block when the caller knows it (then `it` is its start), else
     /// [`UNKNOWN`]: a segment after the first in a run starts a block, so a run divides once.
+    #[inline(always)]
     fn new<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: &GemmArgs, it: u32, end: u32, known: u32) -> Segment {
         let (bm, bn) = (WY * W::TM * W::DIM, WX * W::TN * W::DIM);
         // Divisors at least 1 (they are: the host launches no work for an empty product): a
@@ -288,7 +288,7 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
         });
     };
     if last == first + 1 {
-        // Two contributors (the usual split, a run being longer than half a block): the other's
+        // Two contributors (the usual split: runs at least a block long): the other's
         // whole partial at once, one memory latency (f32 addition commutes, so `own + other`
         // is the sum in either order).
         let other = if rank == first { last } else { first };
