@@ -15,8 +15,9 @@ const BLOCK_LINES: usize = 24;
 const HOT_LINE: f64 = 0.01;
 
 /// The text profile of `case` (run on `dev`, the emulator it was measured on), `top` blocks per
-/// launch.
-pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
+/// launch; the wave timelines are of workgroup `workgroup` of each launch's busiest CU (what
+/// [`crate::run::run_case_following`] was given).
+pub fn text(dev: &Device, case: &CaseReport, top: usize, workgroup: u64) -> String {
     let mut s = format!("profile of {} {} (modeled MI300X, {:.3} ms)\n", case.op, case.shape, case.modeled_s * 1e3);
     let module = dev.as_emulator().map(|e| e.module());
     for l in &case.launches {
@@ -57,12 +58,17 @@ pub fn text(dev: &Device, case: &CaseReport, top: usize) -> String {
                 x.valu_cycles
             );
         }
-        // The first workgroup's waves: when each ended and where it waited (the chain of a
-        // latency-bound launch).
+        // One workgroup's waves: when each ended and where it waited (the chain of a
+        // latency-bound launch; a later workgroup of the busiest CU shows what the first left
+        // it, e.g. the younger of two co-resident ones, which issues after the older).
         let _ = writeln!(
             s,
-            "\n   first workgroup, wave by wave (clock of issue, wait before it; waits under {TIMELINE_MIN_STALL} clocks left out):"
+            "\n   workgroup {workgroup} of the busiest CU's {}, wave by wave (clock of issue, wait before it; waits under {TIMELINE_MIN_STALL} clocks left out):",
+            m.workgroups_per_cu
         );
+        if m.timeline.is_empty() {
+            let _ = writeln!(s, "   (none: the busiest CU runs workgroups 0 to {})", m.workgroups_per_cu.saturating_sub(1));
+        }
         for w in &m.timeline {
             let _ = writeln!(s, "   wave {} (SIMD {}): {} instructions, ends at {}", w.wave, w.simd, w.issued(), w.end);
             // Runs of code and waits merged in clock order.

@@ -151,6 +151,16 @@ fn scaled(l: &ProfiledLaunch) -> Scaled {
 /// # Errors
 /// [`BenchError`].
 pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
+    run_case_following(dev, case, 0)
+}
+
+/// [`run_case`] with every launch's timeline ([`ferrocm_emu::model::Modeled::timeline`])
+/// following workgroup `workgroup` of its busiest CU (in dispatch order; 0 is the first), for
+/// `cargo xtask profile --workgroup N`.
+///
+/// # Errors
+/// [`BenchError`].
+pub fn run_case_following(dev: &Device, case: &Case, workgroup: u64) -> Result<CaseReport, BenchError> {
     let emu = dev.as_emulator().ok_or(BenchError::NotEmulator)?;
     let mut op = (case.prepare)(dev, 1)?;
     emu.take_profiled();
@@ -174,7 +184,8 @@ pub fn run_case(dev: &Device, case: &Case) -> Result<CaseReport, BenchError> {
             .kernel(&l.kernel)
             .ok_or_else(|| BenchError::Op(ferrocm::Error::KernelNotFound { kernel: l.kernel.clone(), arch: dev.arch().into() }))?;
         let trace = l.stats.trace.clone().ok_or_else(|| BenchError::Model(l.kernel.clone(), ferrocm_emu::model::ModelError::NoTrace))?;
-        let load = Workload::mi300x(l.stats.grid_workgroups, (i == main).then_some(case.min_bytes));
+        let load =
+            Workload { timeline_workgroup: workgroup, ..Workload::mi300x(l.stats.grid_workgroups, (i == main).then_some(case.min_bytes)) };
         let modeled =
             model(&trace, &KernelShape::of(k, l.params.dynamic_lds), &load).map_err(|e| BenchError::Model(l.kernel.clone(), e))?;
         let main_loop = main_loop_mix(&trace).map_err(|e| BenchError::Model(l.kernel.clone(), ModelError::Unknown(e.0)))?;

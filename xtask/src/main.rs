@@ -11,8 +11,9 @@
 //!   run on the emulator (`cargo xtask test` runs the same check).
 //! - `bench [--filter TEXT]`: every benchmark case on the emulator through the MI300X cycle model;
 //!   markdown, JSON and a roofline SVG under `target/bench/`.
-//! - `profile OP [--shape SHAPE] [--top N]`: one case's modeled time per instruction class and
-//!   its hottest basic blocks.
+//! - `profile OP [--shape SHAPE] [--top N] [--workgroup N]`: one case's modeled time per
+//!   instruction class and its hottest basic blocks, and the wave timeline of one workgroup of
+//!   the busiest CU (the first, or the N-th in dispatch order).
 //! - `fuzz TARGET [--seconds N] [-- LIBFUZZER ARGS]`: a cargo-fuzz target of `fuzz/` (not in CI).
 //! - `aiter fetch | disasm | calibrate [ARGS]`: AMD's AITER wheel (downloaded with pip and
 //!   extracted to the cache the emulator's AITER suites read), the disassembly differential over
@@ -47,9 +48,12 @@ commands:
   bench [--filter TEXT]                   build, then every benchmark case (or those whose op or shape
                                          contains TEXT) on the emulator through the MI300X cycle
                                          model -> target/bench/{bench.md,bench.json,roofline.svg}
-  profile OP --shape SHAPE [--top N]      build, then where one case's modeled time goes: instruction
+  profile OP --shape SHAPE [--top N] [--workgroup N]
+                                         build, then where one case's modeled time goes: instruction
                                          classes, the main loop's MFMA share, the hottest blocks
-                                         (e.g. profile gemm --shape \"bf16 4096x4096x4096\")
+                                         (e.g. profile gemm --shape \"bf16 4096x4096x4096\"), and
+                                         the waves of the busiest CU's first workgroup (or its
+                                         N-th, from 0, in dispatch order)
   fuzz TARGET [--seconds N] [-- ARGS]     run a cargo-fuzz target of fuzz/ (codeobj, launch,
                                          safetensors, gguf) for N
                                          seconds (default 60) with the pinned nightly; the corpus

@@ -3,7 +3,7 @@
 //! ```text
 //! ferrocm-bench report [--filter TEXT] [--out DIR]    every case (or those whose name contains
 //!                                                      TEXT): table + JSON + roofline SVG in DIR
-//! ferrocm-bench profile OP --shape SHAPE [--top N]    class breakdown and hottest blocks
+//! ferrocm-bench profile OP --shape SHAPE [--top N] [--workgroup N]    class breakdown and hottest blocks
 //! ferrocm-bench gpu [--filter TEXT]                   real-GPU timing (HIP events), if a GPU is here
 //! ```
 
@@ -69,9 +69,11 @@ fn profile_cmd(args: &[String]) -> Result<(), String> {
         Some(shape) => registry::case_for(op, &shape)?,
         None => registry::registry().into_iter().find(|c| c.op == op).ok_or_else(|| format!("no benchmark for op {op:?}"))?,
     };
+    let workgroup =
+        arg_value(args, "--workgroup").map(|w| w.parse::<u64>().map_err(|_| format!("--workgroup {w:?}"))).transpose()?.unwrap_or(0);
     let dev = Device::emulator().map_err(|e| e.to_string())?;
-    let r = run::run_case(&dev, &case).map_err(|e| e.to_string())?;
-    println!("{}", profile::text(&dev, &r, top));
+    let r = run::run_case_following(&dev, &case, workgroup).map_err(|e| e.to_string())?;
+    println!("{}", profile::text(&dev, &r, top, workgroup));
     Ok(())
 }
 
@@ -98,7 +100,7 @@ fn main() -> ExitCode {
         Some("profile") => profile_cmd(&args[1..]),
         Some("gpu") => gpu_cmd(&args[1..]),
         _ => {
-            Err("usage: ferrocm-bench report [--filter TEXT] [--out DIR] | profile OP [--shape SHAPE] [--top N] | gpu [--filter TEXT]"
+            Err("usage: ferrocm-bench report [--filter TEXT] [--out DIR] | profile OP [--shape SHAPE] [--top N] [--workgroup N] | gpu [--filter TEXT]"
                 .into())
         }
     };

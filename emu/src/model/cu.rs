@@ -23,6 +23,8 @@ pub(crate) struct CuJob<'a> {
     pub lds_per_workgroup: u32,
     /// Clocks per byte through the CU's memory path.
     pub mem_clocks_per_byte: f64,
+    /// Which of this CU's workgroups (in dispatch order) the timeline follows.
+    pub timeline_workgroup: u64,
 }
 
 /// Busy time per resource and per instruction address.
@@ -48,7 +50,7 @@ pub(crate) struct CuResult {
     pub by_class: BTreeMap<&'static str, u64>,
     /// Workgroups actually simulated.
     pub simulated_workgroups: u64,
-    /// The first dispatched workgroup's waves, clock by clock ([`WaveTimeline`]).
+    /// The waves of workgroup [`CuJob::timeline_workgroup`], clock by clock ([`WaveTimeline`]).
     pub timeline: Vec<WaveTimeline>,
 }
 
@@ -312,7 +314,7 @@ pub(crate) fn simulate(job: &CuJob<'_>, max_workgroups: u64) -> Result<CuResult,
             r.issued += 1;
             let ev = &job.traces[w.trace].waves[w.wave][w.next];
             let spent = t + ISSUE_PERIOD - w.last;
-            if w.wg == 0 {
+            if w.wg as u64 == job.timeline_workgroup {
                 if r.timeline.len() <= w.wave {
                     r.timeline.resize_with(w.wave + 1, WaveTimeline::default);
                 }

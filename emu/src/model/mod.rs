@@ -50,12 +50,15 @@ pub struct Workload {
     pub hbm_bytes: Option<u64>,
     /// The chip (CU count, dies, clock, HBM).
     pub chip: Chip,
+    /// Which of the busiest CU's workgroups (in dispatch order, from 0) [`Modeled::timeline`]
+    /// follows; past the last, the timeline is empty.
+    pub timeline_workgroup: u64,
 }
 
 impl Workload {
     /// A launch of `grid_workgroups` on MI300X.
     pub fn mi300x(grid_workgroups: u64, hbm_bytes: Option<u64>) -> Workload {
-        Workload { grid_workgroups, hbm_bytes, chip: Chip::MI300X }
+        Workload { grid_workgroups, hbm_bytes, chip: Chip::MI300X, timeline_workgroup: 0 }
     }
 }
 
@@ -166,7 +169,8 @@ pub struct Modeled {
     pub by_class: BTreeMap<&'static str, u64>,
     /// Per instruction address (byte offset in the code object image).
     pub per_pc: BTreeMap<u32, PcCost>,
-    /// The first workgroup the busiest CU ran, wave by wave (`cargo xtask profile` prints it).
+    /// One workgroup the busiest CU ran ([`Workload::timeline_workgroup`], the first unless
+    /// asked), wave by wave (`cargo xtask profile` prints it).
     pub timeline: Vec<WaveTimeline>,
 }
 
@@ -231,6 +235,7 @@ pub fn model(trace: &Trace, kernel: &KernelShape, load: &Workload) -> Result<Mod
         waves_per_simd: kernel.waves_per_simd,
         lds_per_workgroup: kernel.lds_per_workgroup,
         mem_clocks_per_byte,
+        timeline_workgroup: load.timeline_workgroup,
     };
     let full = cu::simulate(&job, cap)?;
     let cycles = if per_cu <= cap {

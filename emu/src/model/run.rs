@@ -78,7 +78,7 @@ pub fn modeled_launch(
     };
     let stats = emu.launch_with(module, kernel, params, &sample)?;
     let trace = stats.trace.clone().ok_or(ModelError::NoTrace)?;
-    let load = Workload { grid_workgroups: stats.grid_workgroups, hbm_bytes: opts.hbm_bytes, chip: opts.chip };
+    let load = Workload { grid_workgroups: stats.grid_workgroups, hbm_bytes: opts.hbm_bytes, chip: opts.chip, timeline_workgroup: 0 };
     let modeled = model(&trace, &KernelShape::of(k, params.dynamic_lds), &load)?;
     let main_loop = main_loop_mix(&trace).map_err(|e| ModelError::Unknown(e.0))?;
     Ok(ModeledLaunch { stats, modeled, main_loop, chip: opts.chip })
