@@ -117,7 +117,16 @@ pub trait RegTile: Copy {
     fn map_quads(&mut self, f: impl FnMut(usize, F32x4) -> F32x4);
 
     /// Adds `get(q)` to each group `q` of 4 accumulator registers (`registers + get(q)`).
-    fn add_quads(&mut self, get: impl FnMut(usize) -> F32x4);
+    #[inline(always)]
+    fn add_quads(&mut self, mut get: impl FnMut(usize) -> F32x4) {
+        self.map_quads(|q, v| {
+            let (mut v, g) = (v.to_array(), get(q).to_array());
+            crate::unroll_max!(e < 4, 4 => {
+                v[e] += g[e];
+            });
+            F32x4::from_array(v)
+        });
+    }
 }
 
 /// 16x16 MFMA tiles: `TM x TN` of them per wave.
@@ -201,19 +210,6 @@ impl<const TM: usize, const TN: usize> RegTile for Tiles16<TM, TN> {
             });
         });
     }
-
-    #[inline(always)]
-    fn add_quads(&mut self, mut get: impl FnMut(usize) -> F32x4) {
-        crate::unroll_max!(i < TM, 4 => {
-            crate::unroll_max!(j < TN, 4 => {
-                let (mut v, g) = (self.0[i][j].to_array(), get(i * TN + j).to_array());
-                crate::unroll_max!(e < 4, 4 => {
-                    v[e] += g[e];
-                });
-                self.0[i][j] = F32x4::from_array(v);
-            });
-        });
-    }
 }
 
 impl<const TM: usize, const TN: usize> RegTile for Tiles32<TM, TN> {
@@ -291,21 +287,6 @@ impl<const TM: usize, const TN: usize> RegTile for Tiles32<TM, TN> {
                     let g = f(4 * (i * TN + j) + h, F32x4::from_array([v[4 * h], v[4 * h + 1], v[4 * h + 2], v[4 * h + 3]])).to_array();
                     crate::unroll_max!(e < 4, 4 => {
                         v[4 * h + e] = g[e];
-                    });
-                });
-                self.0[i][j] = F32x16::from_array(v);
-            });
-        });
-    }
-    #[inline(always)]
-    fn add_quads(&mut self, mut get: impl FnMut(usize) -> F32x4) {
-        crate::unroll_max!(i < TM, 4 => {
-            crate::unroll_max!(j < TN, 4 => {
-                let mut v = self.0[i][j].to_array();
-                crate::unroll_max!(h < 4, 4 => {
-                    let g = get(4 * (i * TN + j) + h).to_array();
-                    crate::unroll_max!(e < 4, 4 => {
-                        v[4 * h + e] += g[e];
                     });
                 });
                 self.0[i][j] = F32x16::from_array(v);

@@ -30,8 +30,8 @@
 //! and dequantized one group of 32 per K-tile into LDS, rounded to the activations' type, for
 //! the f16/bf16 matrix cores (not llama.cpp's int8 route: the activations keep their precision,
 //! see the kernel's notes). Below a few hundred rows (or 64 for wide weights, 32 for very wide
-//! ones or wide ones with a long K) the GEMV in passes of 16 rows is faster: [`choose_kernel`] has the
-//! rule and its measurements, [`QMatmulOptions::kernel`] forces either. f32 activations always
+//! ones or wide ones with a long K) the GEMV in passes of 16 rows is faster: [`choose_kernel`]
+//! has the rule and its measurements, [`QMatmulOptions::kernel`] forces either. f32 activations always
 //! take the GEMV (exact three-term split of x, weights read once per 16 rows): the GEMM has no
 //! f32 path.
 //!

@@ -272,12 +272,16 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
     // LLVM kept one quad's load in flight at a time: 16 latencies a contributor, ~11,000 of
     // the modeled 157,000 clocks of `fp8 4096x4096x4096` on its busiest CU.)
     const { assert!(W::QUADS % gq::<W>() == 0) };
-    let load_group = |c: u32, g: usize| {
+    // Quad q of contributor c's partial.
+    let load = |c: u32, q: usize| {
         let p = partial::<W, WY, WX>(args, c, first, wave);
+        // SAFETY: contributor c's part, stored and released before its count.
+        unsafe { core::mem::transmute::<_, F32x4>(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) }
+    };
+    let load_group = |c: u32, g: usize| {
         let mut v = [F32x4::splat(0.0); MAX_QUADS / 2];
         crate::unroll_max!(i < gq::<W>(), 8 => {
-            // SAFETY: contributor c's part, stored and released before its count.
-            v[i] = unsafe { core::mem::transmute::<_, F32x4>(load_b128(p.add(((g * gq::<W>() + i) * 64 + lane) * 4) as *const u32)) };
+            v[i] = load(c, g * gq::<W>() + i);
         });
         v
     };
@@ -292,11 +296,9 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
         // whole partial at once, one memory latency (f32 addition commutes, so `own + other`
         // is the sum in either order).
         let other = if rank == first { last } else { first };
-        let p = partial::<W, WY, WX>(args, other, first, wave);
         let mut v = [F32x4::splat(0.0); MAX_QUADS];
         crate::unroll_max!(q < W::QUADS, 16 => {
-            // SAFETY: the other contributor's part, stored and released before its count.
-            v[q] = unsafe { core::mem::transmute::<_, F32x4>(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) };
+            v[q] = load(other, q);
         });
         acc.add_quads(|q| v[q]);
         return true;

@@ -118,8 +118,9 @@ struct Mma<E> {
 }
 
 impl<E: MmaInput> Mma<E> {
-    /// Loads K-tile `kt`'s A fragments (64 bytes a row) into ring set `set` (past the last K-tile, the last one
-    /// again: loads nobody uses, kept unconditional so that LLVM counts them in order).
+    /// Loads K-tile `kt`'s A fragments (64 bytes a row) into ring set `set` (past the last
+    /// K-tile, the last one again: loads nobody uses, kept unconditional so that LLVM counts them
+    /// in order).
     #[inline(always)]
     fn load_a(&mut self, kt: u32, set: usize) {
         // (The clamp on the scalar unit: in a vector register, its result took a register an
