@@ -47,6 +47,23 @@ fn random(rows: usize, cols: usize, dtype: DType, scale: f64, seed: &mut u64) ->
     }
 }
 
+/// `vals` (each exactly representable in `dtype`) as a tensor of `dtype`.
+fn exact(vals: &[f64], shape: &[usize], dtype: DType) -> Tensor {
+    macro_rules! make {
+        ($t:ty) => {{
+            let v: Vec<$t> = vals.iter().map(|&x| <$t as Element>::from_f64(x)).collect();
+            assert!(v.iter().zip(vals).all(|(x, &y)| x.to_f64() == y || y.is_nan()), "a value is not exact in {dtype}");
+            Tensor::from_slice(device(), &v, shape).unwrap()
+        }};
+    }
+    match dtype {
+        DType::F32 => make!(f32),
+        DType::F16 => make!(f16),
+        DType::Bf16 => make!(bf16),
+        _ => unreachable!("not a test input type"),
+    }
+}
+
 fn read_f64(t: &Tensor) -> Vec<f64> {
     match t.dtype() {
         DType::F32 => t.to_vec::<f32>().unwrap().iter().map(|x| *x as f64).collect(),
@@ -454,6 +471,61 @@ fn nan_and_inf_propagate_and_fp8_extremes_are_exact() {
     let tb = Tensor::from_slice(dev, &b8, &[n, k]).unwrap().transpose(0, 1).unwrap();
     let c = gemm::gemm(&ta, &tb, &GemmOptions { out_dtype: Some(DType::F32), ..Default::default() }).unwrap();
     assert!(c.to_vec::<f32>().unwrap().iter().all(|&x| x == -240.0 * 240.0 * k as f32));
+}
+
+/// Every configuration on a C of whole wave tiles and edge ones (256 x 192), with special values
+/// and sums that need rounding in every output type: each element is the exact f32 sum rounded
+/// once to the output type (nearest even, ties included), NaN stays NaN, infinities stay
+/// infinite, and an f16 result past 65504 becomes infinite.
+#[test]
+fn whole_tiles_round_once_and_keep_special_values() {
+    let (m, n, k) = (256, 192, 40);
+    // A[i][0] = 1 (special rows aside), A[i][1] = (i % 8) 2^-11, the rest 0; B[0][j] =
+    // 1 + (j % 4) / 8, B[1][j] = j % 16 + 1, the rest 1. Every product and sum is exact in f32.
+    let mut a = vec![0.0f64; m * k];
+    for i in 0..m {
+        a[i * k] = 1.0;
+        a[i * k + 1] = (i % 8) as f64 * 2f64.powi(-11);
+    }
+    a[3 * k + 5] = f64::NAN; // row 3: NaN
+    a[70 * k + 1] = f64::INFINITY; // row 70: +inf
+    a[130 * k] = f64::NEG_INFINITY; // row 130: -inf
+    a[200 * k] = 57344.0; // row 200: past f16's range once scaled by B[0][j] > 1.14
+    let b: Vec<f64> = (0..k * n)
+        .map(|x| {
+            let (p, j) = (x / n, x % n);
+            match p {
+                0 => 1.0 + (j % 4) as f64 / 8.0,
+                1 => (j % 16 + 1) as f64,
+                _ => 1.0,
+            }
+        })
+        .collect();
+    let want: Vec<f64> = (0..m * n).map(|x| (0..k).map(|p| a[x / n * k + p] * b[p * n + x % n]).sum()).collect();
+    for dtype in [DType::Bf16, DType::F16, DType::F32] {
+        let bt: Vec<f64> = (0..n * k).map(|x| b[(x % k) * n + x / k]).collect();
+        let (ta, tb) = (exact(&a, &[m, k], dtype), exact(&bt, &[n, k], dtype));
+        let tb = tb.transpose(0, 1).unwrap();
+        for out in [DType::F32, DType::F16, DType::Bf16] {
+            for config in gemm::configs(dtype) {
+                let opts = GemmOptions { out_dtype: Some(out), config: Some(config), ..Default::default() };
+                let got = read_f64(&gemm::gemm(&ta, &tb, &opts).unwrap());
+                for (x, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    let w = match out {
+                        DType::F16 => f16::from_f64(w).to_f64(),
+                        DType::Bf16 => bf16::from_f64(w).to_f64(),
+                        _ => w,
+                    };
+                    assert!(
+                        g == w || (g.is_nan() && w.is_nan()),
+                        "C[{}][{}] = {g}, want {w}: {dtype} -> {out} with {config:?}",
+                        x / n,
+                        x % n
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// The decode GEMV (M <= 16): its epilogue (alpha, beta * C, bias, activation, residual) in

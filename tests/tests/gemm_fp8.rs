@@ -256,35 +256,49 @@ fn strided_scales_and_rows_are_read_in_place() {
 }
 
 /// NaN in A poisons exactly its row; fp8's extremes (±240, the smallest subnormal) with large
-/// and small scales come out exact where bf16 can hold the result.
+/// and small scales come out exact where bf16 can hold the result. On a few rows and on 256 x
+/// 192 (whole wave tiles and edge ones), row `r` repeating row `r % 4`'s pattern.
 #[test]
 fn nan_propagates_and_extremes_are_exact() {
-    let (m, n, k) = (4, 3, 256);
     let dev = device();
-    let max = Fp8E4M3Fnuz::MAX;
-    let tiny = Fp8E4M3Fnuz::from_bits(1); // 2^-10
-    let mut a = vec![max; m * k];
-    a[1 * k + 200] = Fp8E4M3Fnuz::from_bits(0x80); // NaN in row 1, second scale block
-    a[2 * k..3 * k].fill(tiny);
-    a[3 * k..4 * k].fill(Fp8E4M3Fnuz::MIN);
-    let b = vec![max; n * k];
-    let sa = vec![2.0f32, 1.0, 1.0, 2.0, 1024.0, 1024.0, 0.5, 0.25];
-    let sb = vec![0.5f32, 1.0];
-    let c = gemm_fp8::gemm_fp8_blockscaled(
-        &Tensor::from_slice(dev, &a, &[m, k]).unwrap(),
-        &Tensor::from_slice(dev, &sa, &[m, 2]).unwrap(),
-        &Tensor::from_slice(dev, &b, &[n, k]).unwrap(),
-        &Tensor::from_slice(dev, &sb, &[1, 2]).unwrap(),
-    )
-    .unwrap()
-    .to_vec::<bf16>()
-    .unwrap();
-    let block = 128.0 * 240.0 * 240.0; // 7372800 = 2^15 * 225, exact in bf16 up to scaling by 2^k
-    for j in 0..n {
-        assert_eq!(c[j].to_f64(), block * (2.0 * 0.5 + 1.0 * 1.0), "row 0");
-        assert!(c[n + j].is_nan(), "row 1 holds a NaN input");
-        assert_eq!(c[2 * n + j].to_f64(), 128.0 * 240.0 / 1024.0 * (1024.0 * 0.5 + 1024.0 * 1.0), "row 2");
-        assert_eq!(c[3 * n + j].to_f64(), -block * (0.5 * 0.5 + 0.25 * 1.0), "row 3");
+    for (m, n) in [(4, 3), (256, 192)] {
+        let k = 256;
+        let max = Fp8E4M3Fnuz::MAX;
+        let tiny = Fp8E4M3Fnuz::from_bits(1); // 2^-10
+        let mut a = vec![max; m * k];
+        let mut sa = Vec::with_capacity(m * 2);
+        for r in 0..m {
+            match r % 4 {
+                1 => a[r * k + 200] = Fp8E4M3Fnuz::from_bits(0x80), // NaN, second scale block
+                2 => a[r * k..(r + 1) * k].fill(tiny),
+                3 => a[r * k..(r + 1) * k].fill(Fp8E4M3Fnuz::MIN),
+                _ => {}
+            }
+            sa.extend_from_slice(&[[2.0f32, 1.0], [1.0, 2.0], [1024.0, 1024.0], [0.5, 0.25]][r % 4]);
+        }
+        let b = vec![max; n * k];
+        let sb = vec![0.5f32, 1.0, 0.5, 1.0][..2 * n.div_ceil(128)].to_vec();
+        let c = gemm_fp8::gemm_fp8_blockscaled(
+            &Tensor::from_slice(dev, &a, &[m, k]).unwrap(),
+            &Tensor::from_slice(dev, &sa, &[m, 2]).unwrap(),
+            &Tensor::from_slice(dev, &b, &[n, k]).unwrap(),
+            &Tensor::from_slice(dev, &sb, &[n.div_ceil(128), 2]).unwrap(),
+        )
+        .unwrap()
+        .to_vec::<bf16>()
+        .unwrap();
+        let block = 128.0 * 240.0 * 240.0; // 7372800 = 2^15 * 225, exact in bf16 up to scaling by 2^k
+        for r in 0..m {
+            for j in 0..n {
+                let got = c[r * n + j];
+                match r % 4 {
+                    0 => assert_eq!(got.to_f64(), block * (2.0 * 0.5 + 1.0 * 1.0), "row {r}"),
+                    1 => assert!(got.is_nan(), "row {r} holds a NaN input"),
+                    2 => assert_eq!(got.to_f64(), 128.0 * 240.0 / 1024.0 * (1024.0 * 0.5 + 1024.0 * 1.0), "row {r}"),
+                    _ => assert_eq!(got.to_f64(), -block * (0.5 * 0.5 + 0.25 * 1.0), "row {r}"),
+                }
+            }
+        }
     }
 }
 

@@ -22,7 +22,7 @@
 
 use crate::abi::Bf16;
 use crate::abi::gemm::{activation, flags, out_type};
-use crate::dsl::convert::{bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits};
+use crate::dsl::convert::{bf16_pair, bf16_to_f32, f16_bits_to_f32, f32_to_bf16, f32_to_f16_bits};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math;
 use crate::dsl::mem::{store_b64, store_b128};
@@ -292,6 +292,12 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
 #[inline(always)]
 pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
+    // (The whole-tile path's offsets are 32-bit: the tile's last row ends below 4 GiB of C.)
+    let rows_end = row0 + 16 * W::BANDS;
+    if W::DIM == 16 && bare(args) && t.vector_ok && rows_end <= t.m && col0 + 64 <= t.n && (rows_end as u64 * t.ldc as u64 * 4) >> 32 == 0 {
+        store_whole(args, t, acc, strip, row0, col0, lane, f32_out);
+        return;
+    }
     let mut band = 0;
     while band < W::BANDS {
         // Accumulators -> strip (the accumulator layout's writes: 32 consecutive columns of one
@@ -350,4 +356,61 @@ pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32
         compiler_fence(Ordering::SeqCst);
         band += 1;
     }
+}
+
+/// [`store`] of a tile that lies wholly inside C, with a bare epilogue (`alpha * acc` or raw
+/// partials) and 16-byte stores allowed: every tile of a bare product but those at C's edges.
+/// The same strip round trip with the bands and steps unrolled: the accumulator-to-strip writes
+/// name their registers (the runtime band loop selects them behind a branch per band, ~70
+/// register moves a tile), no step tests a bound, and each store's address is C's (uniform)
+/// base plus a 32-bit lane offset (the general path's 64-bit per-lane arithmetic took two
+/// quarter-rate multiplies a store). Small beside the general path: no per-element code.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize, f32_out: bool) {
+    const { assert!(W::BANDS <= 4) };
+    let scale = if args.flags & flags::PARTIAL == 0 { args.alpha } else { 1.0 };
+    let (ty, ldc) = (args.out_type, t.ldc as u32);
+    let (row0, col0, lane) = (row0 as u32, col0 as u32, lane as u32);
+    // A store's address: the band's first row (uniform), then the lane's 32-bit byte offset in
+    // the band, the same for every band (the caller checked the tile's fit in 32 bits).
+    let band_at = |band: usize, elem: u32| (row0 + 16 * band as u32) * ldc * elem;
+    let lane_at = |srow: u32, scol: u32, elem: u32| (srow * ldc + col0 + scol) * elem;
+    crate::unroll_max!(band < W::BANDS, 4 => {
+        acc.band(band, lane as usize, |row, col, v| {
+            // SAFETY: inside the wave's strip (16 rows, 64 columns).
+            unsafe { strip.write(strip_index(row, col), v) };
+        });
+        // LDS executes a wave's accesses in order; this only stops the compiler moving them.
+        compiler_fence(Ordering::SeqCst);
+        // SAFETY (reads): inside the strip. (Stores): the band's rows and the wave's 64 columns
+        // lie inside C (the caller's test), 16-byte aligned (vector_ok: base and row stride).
+        if f32_out {
+            crate::unroll_max!(step < 4, 4 => {
+                let (srow, scol) = (4 * step as u32 + lane / 16, 4 * (lane % 16));
+                let x: F32x4 = unsafe { strip.read_as(strip_index(srow as usize, scol as usize)) };
+                let x = x.to_array();
+                let w = U32x4::from_array(core::array::from_fn(|e| (x[e] * scale).to_bits()));
+                unsafe { store_b128(t.c.add(band_at(band, 4) as usize).add(lane_at(srow, scol, 4) as usize) as *mut u32, w) };
+            });
+        } else {
+            crate::unroll_max!(step < 2, 2 => {
+                let (srow, scol) = (8 * step as u32 + lane / 8, 8 * (lane % 8));
+                let lo: F32x4 = unsafe { strip.read_as(strip_index(srow as usize, scol as usize)) };
+                let hi: F32x4 = unsafe { strip.read_as(strip_index(srow as usize, scol as usize + 4)) };
+                let (lo, hi) = (lo.to_array(), hi.to_array());
+                let pair = |a: f32, b: f32| half_pair(ty, a * scale, b * scale);
+                let w = U32x4::from_array([pair(lo[0], lo[1]), pair(lo[2], lo[3]), pair(hi[0], hi[1]), pair(hi[2], hi[3])]);
+                unsafe { store_b128(t.c.add(band_at(band, 2) as usize).add(lane_at(srow, scol, 2) as usize) as *mut u32, w) };
+            });
+        }
+        // The next band overwrites this one after every lane has read its part.
+        compiler_fence(Ordering::SeqCst);
+    });
+}
+
+/// `a` and `b` converted to the half output type `ty` (f16 or bf16), `a` in the low 16 bits.
+#[inline(always)]
+fn half_pair(ty: u32, a: f32, b: f32) -> u32 {
+    if ty == out_type::F16 { f32_to_f16_bits(a) as u32 | (f32_to_f16_bits(b) as u32) << 16 } else { bf16_pair(a, b) }
 }
