@@ -284,7 +284,8 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
 /// 16-row band through `strip` (this wave's [`STRIP_FLOATS`] of LDS). Every configuration gives
 /// a wave 64 columns.
 ///
-/// The bands, the element pass and the strip-to-C steps are runtime loops, not unrolled: the
+/// A tile wholly inside C with a bare epilogue takes [`store_whole`]. Otherwise the bands, the
+/// element pass and the strip-to-C steps are runtime loops, not unrolled: the
 /// per-element epilogue (beta, bias, five activations, residual, three output types) is large:
 /// unrolled per band and step it made each 128x128 kernel 45k instructions and the code object
 /// 4.3 MB. Only the accumulator-to-strip writes need constant register indices; `RegTile::band`
@@ -294,7 +295,7 @@ pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32
     let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
     // (The whole-tile path's offsets are 32-bit: the tile's last row ends below 4 GiB of C.)
     let rows_end = row0 + 16 * W::BANDS;
-    if W::DIM == 16 && bare(args) && t.vector_ok && rows_end <= t.m && col0 + 64 <= t.n && (rows_end as u64 * t.ldc as u64 * 4) >> 32 == 0 {
+    if bare(args) && t.vector_ok && rows_end <= t.m && col0 + 64 <= t.n && (rows_end as u64 * t.ldc as u64 * 4) >> 32 == 0 {
         store_whole(args, t, acc, strip, row0, col0, lane, f32_out);
         return;
     }
@@ -364,7 +365,9 @@ pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32
 /// name their registers (the runtime band loop selects them behind a branch per band, ~70
 /// register moves a tile), no step tests a bound, and each store's address is C's (uniform)
 /// base plus a 32-bit lane offset (the general path's 64-bit per-lane arithmetic took two
-/// quarter-rate multiplies a store). Small beside the general path: no per-element code.
+/// quarter-rate multiplies a store). Its code, 4-16 KB a kernel (a copy per output type and
+/// band), is the price: modeled, fp8 block-scaled 4096x7168x2048 1696 -> 1743 TFLOP/s, the
+/// stream-K bf16 4096^3 1093 -> 1105.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize, f32_out: bool) {
@@ -372,8 +375,10 @@ fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f
     let scale = if args.flags & flags::PARTIAL == 0 { args.alpha } else { 1.0 };
     let (ty, ldc) = (args.out_type, t.ldc as u32);
     let (row0, col0, lane) = (row0 as u32, col0 as u32, lane as u32);
-    // A store's address: the band's first row (uniform), then the lane's 32-bit byte offset in
-    // the band, the same for every band (the caller checked the tile's fit in 32 bits).
+    // A store's address: C's base plus a 32-bit byte offset (the caller checked the tile's
+    // fit), the band's first row plus the lane's place in the band (the same in every band).
+    // One base for every store: a base per band took scalar registers the stream-K kernels
+    // did not have (two spilled).
     let band_at = |band: usize, elem: u32| (row0 + 16 * band as u32) * ldc * elem;
     let lane_at = |srow: u32, scol: u32, elem: u32| (srow * ldc + col0 + scol) * elem;
     crate::unroll_max!(band < W::BANDS, 4 => {
@@ -391,7 +396,7 @@ fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f
                 let x: F32x4 = unsafe { strip.read_as(strip_index(srow as usize, scol as usize)) };
                 let x = x.to_array();
                 let w = U32x4::from_array(core::array::from_fn(|e| (x[e] * scale).to_bits()));
-                unsafe { store_b128(t.c.add(band_at(band, 4) as usize).add(lane_at(srow, scol, 4) as usize) as *mut u32, w) };
+                unsafe { store_b128(t.c.add((band_at(band, 4) + lane_at(srow, scol, 4)) as usize) as *mut u32, w) };
             });
         } else {
             crate::unroll_max!(step < 2, 2 => {
@@ -401,7 +406,7 @@ fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f
                 let (lo, hi) = (lo.to_array(), hi.to_array());
                 let pair = |a: f32, b: f32| half_pair(ty, a * scale, b * scale);
                 let w = U32x4::from_array([pair(lo[0], lo[1]), pair(lo[2], lo[3]), pair(hi[0], hi[1]), pair(hi[2], hi[3])]);
-                unsafe { store_b128(t.c.add(band_at(band, 2) as usize).add(lane_at(srow, scol, 2) as usize) as *mut u32, w) };
+                unsafe { store_b128(t.c.add((band_at(band, 2) + lane_at(srow, scol, 2)) as usize) as *mut u32, w) };
             });
         }
         // The next band overwrites this one after every lane has read its part.
