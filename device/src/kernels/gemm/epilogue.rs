@@ -263,12 +263,11 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
             }
         } else {
             let p = (t.c as *mut u16).add(base);
+            let h = |k: usize| half_pair(ty, v[k], v[k + 1]);
             if vector && V == 4 {
-                let h = |k: usize| convert(ty, v[k]);
-                store_b64(p as *mut u32, U32x2::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16]));
+                store_b64(p as *mut u32, U32x2::from_array([h(0), h(2)]));
             } else if vector {
-                let h = |k: usize| convert(ty, v[k]);
-                store_b128(p as *mut u32, U32x4::from_array([h(0) | h(1) << 16, h(2) | h(3) << 16, h(4) | h(5) << 16, h(6) | h(7) << 16]));
+                store_b128(p as *mut u32, U32x4::from_array([h(0), h(2), h(4), h(6)]));
             } else {
                 crate::unroll!(e < 8 => {
                     if e < V && col + e < t.n {
