@@ -474,9 +474,9 @@ fn nan_and_inf_propagate_and_fp8_extremes_are_exact() {
 }
 
 /// Every configuration on a C of whole wave tiles and edge ones (256 x 192), with special values
-/// and sums that need rounding in every output type: each element is the exact f32 sum rounded
-/// once to the output type (nearest even, ties included), NaN stays NaN, infinities stay
-/// infinite, and an f16 result past 65504 becomes infinite.
+/// and sums that need rounding in every output type: each element is `alpha` times the exact
+/// f32 sum rounded once to the output type (nearest even, ties included), NaN stays NaN,
+/// infinities stay infinite, and an f16 result past 65504 becomes infinite.
 #[test]
 fn whole_tiles_round_once_and_keep_special_values() {
     let (m, n, k) = (256, 192, 40);
@@ -506,11 +506,12 @@ fn whole_tiles_round_once_and_keep_special_values() {
         let bt: Vec<f64> = (0..n * k).map(|x| b[(x % k) * n + x / k]).collect();
         let (ta, tb) = (exact(&a, &[m, k], dtype), exact(&bt, &[n, k], dtype));
         let tb = tb.transpose(0, 1).unwrap();
-        for out in [DType::F32, DType::F16, DType::Bf16] {
+        for (out, alpha) in [(DType::F32, 1.0), (DType::F16, 1.0), (DType::Bf16, 1.0), (DType::Bf16, -0.5), (DType::F32, -0.5)] {
             for config in gemm::configs(dtype) {
-                let opts = GemmOptions { out_dtype: Some(out), config: Some(config), ..Default::default() };
+                let opts = GemmOptions { alpha, out_dtype: Some(out), config: Some(config), ..Default::default() };
                 let got = read_f64(&gemm::gemm(&ta, &tb, &opts).unwrap());
                 for (x, (&g, &w)) in got.iter().zip(&want).enumerate() {
+                    let w = alpha as f64 * w;
                     let w = match out {
                         DType::F16 => f16::from_f64(w).to_f64(),
                         DType::Bf16 => bf16::from_f64(w).to_f64(),
@@ -518,7 +519,7 @@ fn whole_tiles_round_once_and_keep_special_values() {
                     };
                     assert!(
                         g == w || (g.is_nan() && w.is_nan()),
-                        "C[{}][{}] = {g}, want {w}: {dtype} -> {out} with {config:?}",
+                        "C[{}][{}] = {g}, want {w}: {dtype} -> {out}, alpha {alpha}, with {config:?}",
                         x / n,
                         x % n
                     );

@@ -15,16 +15,16 @@ pub fn f32_to_bf16(x: f32) -> Bf16 {
     Bf16((if x.is_nan() { quiet } else { rounded }) as u16)
 }
 
-/// Two f32 -> bf16 (nearest even, as [`f32_to_bf16`]), `a` in the low 16 bits: the rounding
-/// kept in the high halves until one final merge (the quiet NaN as `b | 0x40_0000`, whose high
-/// half is `f32_to_bf16`'s), where converting each value alone shifted each down and back.
+/// Two f32 -> bf16 (nearest even, as [`f32_to_bf16`]), `a` in the low 16 bits: each rounded in
+/// the high half of its bits (a quiet NaN as `bits | 0x40_0000`, whose high half is
+/// `f32_to_bf16`'s), then one merge; converted one by one, each was shifted down and back.
 #[inline(always)]
 pub fn bf16_pair(a: f32, b: f32) -> u32 {
     // Both values, then a select (see `f32_to_bf16`).
     let high = |x: f32| {
-        let b = x.to_bits();
-        let rounded = b.wrapping_add(0x7fff + ((b >> 16) & 1));
-        let quiet = b | 0x0040_0000;
+        let bits = x.to_bits();
+        let rounded = bits.wrapping_add(0x7fff + ((bits >> 16) & 1));
+        let quiet = bits | 0x0040_0000;
         if x.is_nan() { quiet } else { rounded }
     };
     (high(a) >> 16) | (high(b) & 0xFFFF_0000)
