@@ -27,14 +27,17 @@ fn lcg(seed: &mut u64) -> f64 {
 /// A `rows x cols` row-major tensor of `dtype` with values in about [-scale, scale], and the
 /// exact values it holds.
 fn random(rows: usize, cols: usize, dtype: DType, scale: f64, seed: &mut u64) -> (Tensor, Host) {
-    let n = rows * cols;
-    let raw: Vec<f64> = (0..n).map(|_| lcg(seed) * scale).collect();
-    let dev = device();
+    let raw: Vec<f64> = (0..rows * cols).map(|_| lcg(seed) * scale).collect();
+    upload(&raw, &[rows, cols], dtype)
+}
+
+/// `vals` rounded to `dtype`, as a tensor, and the values it holds.
+fn upload(vals: &[f64], shape: &[usize], dtype: DType) -> (Tensor, Host) {
     macro_rules! make {
         ($t:ty) => {{
-            let v: Vec<$t> = raw.iter().map(|&x| <$t as Element>::from_f64(x)).collect();
+            let v: Vec<$t> = vals.iter().map(|&x| <$t as Element>::from_f64(x)).collect();
             let vals = v.iter().map(|x| x.to_f64()).collect();
-            (Tensor::from_slice(dev, &v, &[rows, cols]).unwrap(), Host { vals })
+            (Tensor::from_slice(device(), &v, shape).unwrap(), Host { vals })
         }};
     }
     match dtype {
@@ -49,19 +52,9 @@ fn random(rows: usize, cols: usize, dtype: DType, scale: f64, seed: &mut u64) ->
 
 /// `vals` (each exactly representable in `dtype`) as a tensor of `dtype`.
 fn exact(vals: &[f64], shape: &[usize], dtype: DType) -> Tensor {
-    macro_rules! make {
-        ($t:ty) => {{
-            let v: Vec<$t> = vals.iter().map(|&x| <$t as Element>::from_f64(x)).collect();
-            assert!(v.iter().zip(vals).all(|(x, &y)| x.to_f64() == y || y.is_nan()), "a value is not exact in {dtype}");
-            Tensor::from_slice(device(), &v, shape).unwrap()
-        }};
-    }
-    match dtype {
-        DType::F32 => make!(f32),
-        DType::F16 => make!(f16),
-        DType::Bf16 => make!(bf16),
-        _ => unreachable!("not a test input type"),
-    }
+    let (t, held) = upload(vals, shape, dtype);
+    assert!(held.vals.iter().zip(vals).all(|(&x, &y)| x == y || y.is_nan()), "a value is not exact in {dtype}");
+    t
 }
 
 fn read_f64(t: &Tensor) -> Vec<f64> {

@@ -147,6 +147,12 @@ pub struct Target {
     pub vector_ok: bool,
 }
 
+/// True when C takes f32: raw partials (PARTIAL) or an f32 output.
+#[inline(always)]
+fn f32_out(args: &Params) -> bool {
+    args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32
+}
+
 /// True when the epilogue is `alpha * acc` alone (or raw partials): no per-element reads.
 #[inline(always)]
 fn bare(args: &Params) -> bool {
@@ -284,20 +290,19 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
 /// a wave 64 columns.
 ///
 /// A tile wholly inside C with a bare epilogue takes [`store_whole`]. Otherwise the bands, the
-/// element pass and the strip-to-C steps are runtime loops, not unrolled: the
-/// per-element epilogue (beta, bias, five activations, residual, three output types) is large:
-/// unrolled per band and step it made each 128x128 kernel 45k instructions and the code object
-/// 4.3 MB. Only the accumulator-to-strip writes need constant register indices; `RegTile::band`
+/// element pass and the strip-to-C steps are runtime loops, not unrolled: the per-element
+/// epilogue (beta, bias, five activations, residual, three output types) is large: unrolled per
+/// band and step it made each 128x128 kernel 45k instructions and the code object 4.3 MB. Only the accumulator-to-strip writes need constant register indices; `RegTile::band`
 /// keeps them constant behind a branch per band.
 #[inline(always)]
 pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
-    let f32_out = args.flags & flags::PARTIAL != 0 || args.out_type == out_type::F32;
     // (The whole-tile path's offsets are 32-bit: the tile's last row ends below 4 GiB of C.)
     let rows_end = row0 + 16 * W::BANDS;
     if bare(args) && t.vector_ok && rows_end <= t.m && col0 + 64 <= t.n && (rows_end as u64 * t.ldc as u64 * 4) >> 32 == 0 {
-        store_whole(args, t, acc, strip, row0, col0, lane, f32_out);
+        store_whole(args, t, acc, strip, row0, col0, lane);
         return;
     }
+    let f32_out = f32_out(args);
     let mut band = 0;
     while band < W::BANDS {
         // Accumulators -> strip (the accumulator layout's writes: 32 consecutive columns of one
@@ -368,9 +373,9 @@ pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32
 /// band), is the price: modeled, fp8 block-scaled 4096x7168x2048 1696 -> 1743 TFLOP/s, the
 /// stream-K bf16 4096^3 1093 -> 1105.
 #[inline(always)]
-#[allow(clippy::too_many_arguments)]
-fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize, f32_out: bool) {
+fn store_whole<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
     const { assert!(W::BANDS <= 4) };
+    let f32_out = f32_out(args);
     let scale = if args.flags & flags::PARTIAL == 0 { args.alpha } else { 1.0 };
     let (ty, ldc) = (args.out_type, t.ldc as u32);
     let (row0, col0, lane) = (row0 as u32, col0 as u32, lane as u32);

@@ -159,15 +159,7 @@ impl Segment {
         let (bx, by) = if blocks < 1 << 20 { order::walk_small(t, gx.max(1), gy) } else { order::walk(t, gx.max(1), gy) };
         Segment { tile, k_tiles, kt0, kt1, at: At { batch: batch as usize, row0: by as usize * bm, col0: bx as usize * bn } }
     }
-}
 
-/// Register quads of the fix-up's groups (see [`last_to_arrive`]): half a 64x64 wave tile.
-#[inline(always)]
-const fn gq<W: RegTile>() -> usize {
-    if W::QUADS < MAX_QUADS / 2 { W::QUADS } else { MAX_QUADS / 2 }
-}
-
-impl Segment {
     /// The segment parked in VGPRs ([`park`]), to be taken back after the K loop.
     #[inline(always)]
     fn park(&self) -> Segment {
@@ -192,6 +184,12 @@ impl Segment {
             at,
         }
     }
+}
+
+/// Register quads of the fix-up's groups (see [`last_to_arrive`]): half a 64x64 wave tile.
+#[inline(always)]
+const fn gq<W: RegTile>() -> usize {
+    if W::QUADS < MAX_QUADS / 2 { W::QUADS } else { MAX_QUADS / 2 }
 }
 
 /// Floats of one wave's partial in the workspace.
