@@ -204,6 +204,89 @@ proptest! {
     }
 }
 
+/// Plain batched cases (no mask, no key padding) long enough in keys that the launch is dealt
+/// out as runs of key blocks (`flash_stream_*`): query blocks split between 2 to 4 workgroups,
+/// runs that end inside one query block and start inside the next.
+fn stream_case() -> impl Strategy<Value = Case> {
+    (
+        (prop::sample::select(vec![DType::Bf16, DType::F16]), dims(), 1usize..3, 1usize..200, 513usize..1400),
+        (1usize..3, prop::sample::select(vec![1usize, 2, 4]), any::<bool>(), any::<u64>()),
+    )
+        .prop_map(|((dtype, d, batch, seq_q, seq_k), (hk, group, bhsd, seed))| Case {
+            dtype,
+            d,
+            batch,
+            seq_q,
+            seq_k,
+            hk,
+            group: if d == 256 { group.min(2) } else { group },
+            causal: false,
+            left: None,
+            right: None,
+            key_lens: None,
+            layout: if bhsd { Layout::Bhsd } else { Layout::Bshd },
+            seed,
+        })
+}
+
+/// The stream plan for `c` on the emulator's MI300X: `Some(key blocks per workgroup)`.
+fn stream_plan(c: &Case) -> Option<usize> {
+    let items = c.batch * c.hk * c.group * c.seq_q.div_ceil(128);
+    attention::stream_run_for(304, items, c.seq_k.div_ceil(64))
+}
+
+proptest! {
+    #![proptest_config(proptest_config(12))]
+
+    #[test]
+    fn stream_runs_match_the_reference(c in stream_case()) {
+        // Runs of 8 key blocks: every query block (9 to 22 key blocks) is split.
+        prop_assert_eq!(stream_plan(&c), Some(8), "{:?}", c);
+        check(&c)?;
+    }
+}
+
+/// More query blocks than the GPU holds at once (700 heads of one query each, 3 key blocks):
+/// runs of 8 key blocks cover the end of one query block, a whole one and the start of a third,
+/// so most workgroups finish one block, leave a partial of another and run the epilogue of a
+/// whole one.
+#[test]
+fn stream_runs_cross_query_blocks() {
+    let c = Case {
+        dtype: DType::Bf16,
+        d: 32,
+        batch: 1,
+        seq_q: 3,
+        seq_k: 150,
+        hk: 700,
+        group: 1,
+        causal: false,
+        left: None,
+        right: None,
+        key_lens: None,
+        layout: Layout::Bshd,
+        seed: 11,
+    };
+    assert_eq!(stream_plan(&c), Some(8));
+    check(&c).unwrap();
+}
+
+/// When streaming pays: whole query blocks that leave a round partly empty (batch 1, 32 heads,
+/// 4096 queries: 1024 blocks for 608 slots) take runs of an even share (two runs per slot);
+/// a full round, or query blocks too short to split into runs of at least 8 key blocks, do not
+/// stream.
+#[test]
+fn stream_plan_streams_only_when_it_evens_the_rounds() {
+    assert_eq!(attention::stream_run_for(304, 1024, 64), Some(54));
+    assert_eq!(attention::stream_run_for(304, 608, 64), None);
+    assert_eq!(attention::stream_run_for(304, 1216, 64), None);
+    assert_eq!(attention::stream_run_for(304, 32, 4), None);
+    // One round a quarter full: runs of the minimum, 8 key blocks, split each block in eight.
+    assert_eq!(attention::stream_run_for(304, 150, 64), Some(8));
+    // A long sequence alone: at most 8 contributors per query block.
+    assert_eq!(attention::stream_run_for(304, 1, 1000), Some(125));
+}
+
 /// Scores far from 0 (bf16 inputs of magnitude 30: scaled scores in the thousands) stay
 /// accurate: the online maximum keeps `exp2` in range.
 #[test]

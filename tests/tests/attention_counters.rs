@@ -63,6 +63,39 @@ fn flash_issues_exact_mfmas_moves_whole_lines_and_has_no_bank_conflicts() {
     }
 }
 
+/// The stream kernels (`flash_stream_*`: 1024 keys, runs of 8 of the 16 key blocks, so every
+/// query block is split between two workgroups) issue the same MFMAs, and besides O write
+/// exactly the contributors' partials (whole lines) and their counts.
+#[test]
+fn stream_flash_issues_exact_mfmas_and_writes_only_the_partials() {
+    let _device = exclusive();
+    let (sq, sk, heads) = (256, 1024, 2);
+    for d in [32, 64, 96, 128, 256] {
+        let dtype = DType::Bf16;
+        let mut seed = d as u64;
+        let q = random(&[1, sq, heads, d], dtype, 1.0, &mut seed).0;
+        let k = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
+        let v = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
+        let blocks = heads * sq / 128;
+        assert_eq!(attention::stream_run_for(304, blocks, sk / 64), Some(8));
+        let Some((_, c)) = last_launch(|| attention::flash(&q, &k, &v, &FlashOptions::default()).unwrap()) else { return };
+        let what = format!("stream flash d{d}");
+        let want = 2 * heads * sq * sk * d / (16 * 16 * 16);
+        assert_eq!(c.mfma.get("v_mfma_f32_16x16x16_bf16").copied().unwrap_or(0) as usize, want, "{what}: {:?}", c.mfma);
+        let g = &c.global;
+        // Each of the 2 contributors of each block stores its 4 waves' partials: the O^T
+        // accumulators (d / 8 quads of 64 lanes) and one quad of statistics, 16 bytes a lane.
+        let partials = blocks * 2 * 4 * (d / 8 + 1) * 64 * 16;
+        // And counts itself: one 4-byte atomic add a wave.
+        let counts = blocks * 2 * 4 * 4;
+        assert_eq!(g.bytes_written as usize, sq * heads * d * 2 + partials + counts, "{what}");
+        assert!(g.bytes_read as usize >= (sq + 2 * sk) * heads * d * 2 + partials, "{what}");
+        // Only the counts' atomics (one lane each) use part of a line.
+        assert_eq!(g.partially_used_line_instructions as usize, blocks * 2 * 4, "{what}: instructions using part of a line");
+        assert_eq!(c.lds.bank_conflict_cycles, 0, "{what}: LDS bank conflicts in {} instructions", c.lds.conflicted_instructions);
+    }
+}
+
 #[test]
 fn causal_and_ragged_flash_stay_conflict_free_and_wide() {
     let _device = exclusive();

@@ -40,6 +40,19 @@ pub mod flash_flags {
     pub const PAIRED: u32 = 1 << 1;
 }
 
+/// Partial slots a workgroup of a `flash_stream_*` launch owns in `FlashArgs::workspace`, each
+/// [`FLASH_WAVES`] times [`flash_stream_wave_floats`] floats: a run of key blocks shares at most
+/// two query blocks with other workgroups, the one it starts in and the one it ends in (slot
+/// rule: [`stream_k_slot`](super::gemm::stream_k_slot), the stream-K GEMM's).
+pub const FLASH_STREAM_SLOTS: u32 = super::gemm::SK_SLOTS_PER_WORKGROUP;
+
+/// Floats of one wave's partial in a `flash_stream_*` workspace slot for head dimension
+/// `head_dim`: its `O^T` accumulators (`head_dim / 8` quads of 64 lanes) and one quad of
+/// statistics (each lane's two running maxima and row sums).
+pub const fn flash_stream_wave_floats(head_dim: u32) -> u32 {
+    (head_dim / 8 + 1) * 64 * 4
+}
+
 crate::kernel_abi! {
     /// Arguments of `flash_*`: one workgroup computes [`FLASH_BLOCK_Q`] query rows of one head
     /// of one sequence (or two such blocks, `PAIRED`). Grid: x = query blocks of the longest
@@ -51,6 +64,12 @@ crate::kernel_abi! {
     /// and `lk` key rows may attend key `j` when `j < key_lens[b]` (if set), and, with
     /// `off = lk - lq` (bottom-right alignment), `i + off - window_left <= j` (unless the left
     /// side is [`UNBOUNDED`]) and `j <= i + off + window_right` (causal: `window_right = 0`).
+    ///
+    /// `flash_stream_*` compute the same attention for batched launches without key lengths or
+    /// windows (`cu_seqlens_*`, `key_lens` null, both windows [`UNBOUNDED`], not `PAIRED`), with
+    /// the key blocks of every query block, query block after query block, dealt out in runs of
+    /// `sk_per` to a one-dimensional grid: a query block split between workgroups is finished
+    /// by the last of them to arrive, from the others' partials in `workspace`.
     pub struct FlashArgs {
         /// Q, element `(b, i, h, d)` at `b * q_batch_stride + i * q_row_stride + h * q_head_stride + d`.
         pub q: Ptr<u8>,
@@ -64,6 +83,13 @@ crate::kernel_abi! {
         /// Log-sum-exp per query row (`LSE`): `(b, h, r)` at `b * heads * seq_q + h * lse_rows + r`
         /// (`[batch, heads, seq_q]`, or `[heads, total_q]` when packed, `seq_q` 0).
         pub lse: PtrMut<f32>,
+        /// `flash_stream_*`: the contributors' partials, [`FLASH_STREAM_SLOTS`] slots per
+        /// workgroup. Unused by `flash_*`.
+        pub workspace: PtrMut<f32>,
+        /// `flash_stream_*`: one u32 per query block and wave (query block `x` of head `h` of
+        /// batch entry `b` is number `(b * heads + h) * ceil(seq_q / FLASH_BLOCK_Q) + x`), zero at
+        /// launch: how many of the block's contributors stored their partial. Unused by `flash_*`.
+        pub counters: PtrMut<u32>,
         /// `batch + 1` increasing row offsets of the packed query rows, or null.
         pub cu_seqlens_q: Ptr<u32>,
         /// `batch + 1` increasing row offsets of the packed key rows, or null.
@@ -106,6 +132,13 @@ crate::kernel_abi! {
         pub window_right: i32,
         /// [`flash_flags`] bits.
         pub flags: u32,
+        /// `flash_stream_*`: key blocks ([`FLASH_BLOCK_K`] keys) each workgroup takes. 0 for
+        /// `flash_*`.
+        pub sk_per: u32,
+        /// `flash_stream_*`: key blocks of every query block, `batch * heads *
+        /// ceil(seq_q / FLASH_BLOCK_Q) * ceil(seq_k / FLASH_BLOCK_K)` (grid: x =
+        /// `ceil(sk_total / sk_per)`, y = z = 1). 0 for `flash_*`.
+        pub sk_total: u32,
     }
     kernels {
         /// bf16, head dim 32.
@@ -128,6 +161,26 @@ crate::kernel_abi! {
         FLASH_F16_D128 = "flash_f16_d128" @ 256,
         /// f16, head dim 256.
         FLASH_F16_D256 = "flash_f16_d256" @ 256,
+        /// Stream (see `FlashArgs::sk_per`): bf16, head dim 32.
+        FLASH_STREAM_BF16_D32 = "flash_stream_bf16_d32" @ 256,
+        /// Stream: bf16, head dim 64.
+        FLASH_STREAM_BF16_D64 = "flash_stream_bf16_d64" @ 256,
+        /// Stream: bf16, head dim 96.
+        FLASH_STREAM_BF16_D96 = "flash_stream_bf16_d96" @ 256,
+        /// Stream: bf16, head dim 128.
+        FLASH_STREAM_BF16_D128 = "flash_stream_bf16_d128" @ 256,
+        /// Stream: bf16, head dim 256.
+        FLASH_STREAM_BF16_D256 = "flash_stream_bf16_d256" @ 256,
+        /// Stream: f16, head dim 32.
+        FLASH_STREAM_F16_D32 = "flash_stream_f16_d32" @ 256,
+        /// Stream: f16, head dim 64.
+        FLASH_STREAM_F16_D64 = "flash_stream_f16_d64" @ 256,
+        /// Stream: f16, head dim 96.
+        FLASH_STREAM_F16_D96 = "flash_stream_f16_d96" @ 256,
+        /// Stream: f16, head dim 128.
+        FLASH_STREAM_F16_D128 = "flash_stream_f16_d128" @ 256,
+        /// Stream: f16, head dim 256.
+        FLASH_STREAM_F16_D256 = "flash_stream_f16_d256" @ 256,
     }
 }
 

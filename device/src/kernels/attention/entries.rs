@@ -5,7 +5,7 @@
 use super::cache::{rope_write_kv, write_kv};
 use super::combine::decode_combine;
 use super::decode::decode;
-use super::flash::flash;
+use super::flash::{flash, flash_stream};
 use crate::abi::attention::{DecodeArgs, DecodeCombineArgs, FlashArgs, RopeWriteKvArgs, WriteKvArgs};
 
 FlashArgs! {
@@ -19,6 +19,16 @@ FlashArgs! {
     FLASH_F16_D96 => flash::<F16, 96>,
     FLASH_F16_D128 => flash::<F16, 128>,
     FLASH_F16_D256 => flash::<F16, 256>,
+    FLASH_STREAM_BF16_D32 => flash_stream::<Bf16, 32>,
+    FLASH_STREAM_BF16_D64 => flash_stream::<Bf16, 64>,
+    FLASH_STREAM_BF16_D96 => flash_stream::<Bf16, 96>,
+    FLASH_STREAM_BF16_D128 => flash_stream::<Bf16, 128>,
+    FLASH_STREAM_BF16_D256 => flash_stream::<Bf16, 256>,
+    FLASH_STREAM_F16_D32 => flash_stream::<F16, 32>,
+    FLASH_STREAM_F16_D64 => flash_stream::<F16, 64>,
+    FLASH_STREAM_F16_D96 => flash_stream::<F16, 96>,
+    FLASH_STREAM_F16_D128 => flash_stream::<F16, 128>,
+    FLASH_STREAM_F16_D256 => flash_stream::<F16, 256>,
 }
 
 DecodeArgs! {

@@ -23,21 +23,28 @@
 //! Masks are per-row key ranges (`scores::KeyRange`): a block inside every range of a wave's rows
 //! runs unmasked, one outside all of them is skipped by that wave (it still loads and meets the
 //! barriers), the rest are masked element by element.
+//!
+//! The stream kernels ([`flash_stream`]) walk the same blocks, dealt out differently: runs of key
+//! blocks that may start and end inside a query block, whose pieces meet in memory.
 
 use super::output;
 use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
-use crate::abi::attention::{FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags};
-use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::abi::attention::{FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags, flash_stream_wave_floats};
+use crate::abi::gemm::stream_k_slot;
+use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
-use crate::dsl::mem::Buffer;
+use crate::dsl::math::exp2_fast;
+use crate::dsl::mem::{Buffer, load_b128, store_b128};
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::sync::barrier;
-use crate::dsl::wave::{bpermute, lane_id, readfirstlane};
+use crate::dsl::wave::{bpermute, lane_id, park, readfirstlane};
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
 use crate::tile::mma::mma16;
+use crate::tile::order;
 use crate::tile::transposed::{QuadRole, TILE_KEYS, TransposedTile};
 use core::mem::MaybeUninit;
+use core::sync::atomic::{AtomicU32, Ordering, fence};
 
 const THREADS: usize = FLASH_WAVES as usize * 64;
 const BK: usize = FLASH_BLOCK_K as usize;
@@ -146,9 +153,271 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
     }
 }
 
+/// The stream flash kernel (`flash_stream_*`, see `FlashArgs`): the key blocks of every query
+/// block, query block after query block (query blocks fastest, then heads, then batch entries:
+/// consecutive runs share K and V), cut into runs of `sk_per`, one per workgroup.
+///
+/// Why: a flash launch runs in rounds of as many query blocks as the GPU holds (304 CUs x 2),
+/// and a round that is partly empty costs a whole one: batch 1, 32 heads, 4096 queries are 1024
+/// blocks, two rounds of 608 slots, 84% used. Dealt out as runs of key blocks, every workgroup
+/// has the same work and the launch one round.
+///
+/// A run covers the end of one query block, whole blocks and the start of another; each piece
+/// (a segment) walks its key blocks as the one-block kernel does ([`keys`]). A query block split
+/// between workgroups (its contributors, consecutive ranks) is finished by the last of them to
+/// arrive, per wave, with no waiting ([`last_to_arrive`]), which adds the others' partials in
+/// rank order and runs the epilogue.
+#[inline(always)]
+pub fn flash_stream<E: Half, const D: usize>(args: FlashArgs) {
+    // No SGPR carries state across the key loop, which needs them all (kept in SGPRs, the
+    // run's state and what LLVM hoisted from it spilled some thirty): the kernarg address, the
+    // rank and the position in the run are parked in VGPRs, the segment too, and the arguments
+    // are read again for each phase (`kernargs_at`), as in the stream-K GEMM.
+    let per = args.sk_per.max(1);
+    // Workgroups of one XCD take consecutive runs: neighbouring query blocks of one head, whose
+    // keys and partials stay in that XCD's L2.
+    let rank = order::dispatch_rank(workgroup_id_x(), args.sk_total.div_ceil(per));
+    let mut state = Parked::new(kernarg_address(), rank, rank * per);
+    loop {
+        let (address, rank, it) = state.take();
+        // SAFETY: the kernel's argument struct, at its address.
+        let args = unsafe { kernargs_at::<FlashArgs>(address) };
+        // (Divisors at least 1: the host launches no work for an empty attention.)
+        let per = args.sk_per.max(1);
+        let end = (rank * per + per).min(args.sk_total);
+        if it >= end {
+            break;
+        }
+        let seg = Segment::new(&args, it, end);
+        state.it = park(it + seg.kb1 - seg.kb0);
+        let seq = Sequence::of(&args, seg.b as usize);
+        let mut parked = seg.park();
+        let mut acc = keys::<E, D>(&args, &seq, seg.qb, seg.head, seg.b, seg.kb0, seg.kb1);
+        let (address, rank, _) = state.take();
+        // SAFETY: as above.
+        let args = unsafe { kernargs_at::<FlashArgs>(address) };
+        let seg = parked.take();
+        let whole = seg.kb0 == 0 && seg.kb1 == seg.nkb;
+        if whole || last_to_arrive::<D>(&args, &mut acc, seg.item, seg.nkb, rank) {
+            let seq = Sequence::of(&args, seg.b as usize);
+            store::<E, D>(&args, &seq, seg.qb, seg.head, seg.b, &acc);
+        }
+    }
+}
+
+/// The stream kernel's state across its phases, parked in VGPRs ([`park`]): the kernarg address,
+/// the workgroup's rank and the start of its next segment.
+struct Parked {
+    lo: u32,
+    hi: u32,
+    rank: u32,
+    it: u32,
+}
+
+impl Parked {
+    #[inline(always)]
+    fn new(address: u64, rank: u32, it: u32) -> Parked {
+        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it) }
+    }
+
+    /// The state as scalars; it is parked again, so that the next phase's reads of the
+    /// arguments have an address LLVM cannot prove equal to this one's (see `kernargs_at`).
+    #[inline(always)]
+    fn take(&mut self) -> (u64, u32, u32) {
+        let (lo, hi, rank, it) = (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it));
+        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it);
+        (lo as u64 | (hi as u64) << 32, rank, it)
+    }
+}
+
+/// The segment of a run that starts at key block `it` of all query blocks: key blocks
+/// `kb0..kb1` (of `nkb`) of query block `item`, which is block `qb` of head `head` of batch
+/// entry `b`.
+#[derive(Clone, Copy)]
+struct Segment {
+    item: u32,
+    nkb: u32,
+    kb0: u32,
+    kb1: u32,
+    qb: u32,
+    head: u32,
+    b: u32,
+}
+
+impl Segment {
+    #[inline(always)]
+    fn new(args: &FlashArgs, it: u32, end: u32) -> Segment {
+        let nqb = args.seq_q.div_ceil(FLASH_BLOCK_Q).max(1);
+        let nkb = args.seq_k.div_ceil(BK as u32).max(1);
+        let item = it / nkb;
+        let kb0 = it - item * nkb;
+        let kb1 = nkb.min(kb0 + (end - it));
+        let (qb, hb) = (item % nqb, item / nqb);
+        let heads = args.heads.max(1);
+        Segment { item, nkb, kb0, kb1, qb, head: hb % heads, b: hb / heads }
+    }
+
+    /// The segment parked in VGPRs, to be taken back after the key loop.
+    #[inline(always)]
+    fn park(&self) -> Segment {
+        let p = park;
+        Segment {
+            item: p(self.item),
+            nkb: p(self.nkb),
+            kb0: p(self.kb0),
+            kb1: p(self.kb1),
+            qb: p(self.qb),
+            head: p(self.head),
+            b: p(self.b),
+        }
+    }
+
+    /// A parked segment as scalars again.
+    #[inline(always)]
+    fn take(&mut self) -> Segment {
+        let r = readfirstlane;
+        Segment {
+            item: r(self.item),
+            nkb: r(self.nkb),
+            kb0: r(self.kb0),
+            kb1: r(self.kb1),
+            qb: r(self.qb),
+            head: r(self.head),
+            b: r(self.b),
+        }
+    }
+}
+
+/// This wave's count of contributors to query block `item` (numbered as the run numbers them)
+/// that stored their partial.
+#[inline(always)]
+fn counter(args: &FlashArgs, item: u32) -> &'static AtomicU32 {
+    let wave = readfirstlane(workitem_id_x() / 64);
+    // SAFETY: one u32 per query block and wave, inside the counters the host zeroed for this
+    // launch; every access to it is atomic.
+    unsafe { AtomicU32::from_ptr(args.counters.add((item * FLASH_WAVES + wave) as usize)) }
+}
+
+/// This wave's part of contributor `rank`'s partial of a query block whose first contributor
+/// is `first`: quad `q` of lane `l` at `4 (64 q + l)`.
+#[inline(always)]
+fn partial<const D: usize>(args: &FlashArgs, rank: u32, first: u32) -> *mut f32 {
+    let wave = readfirstlane(workitem_id_x() / 64);
+    let slot = stream_k_slot(rank, first) * FLASH_WAVES + wave;
+    // SAFETY (of the caller's accesses): the host sized the workspace for every rank's slots.
+    unsafe { args.workspace.add((slot * flash_stream_wave_floats(D as u32)) as usize) }
+}
+
+/// `acc` as the quads of a partial: the accumulator tiles `(dt, t)` at `QT dt + t`, then the
+/// statistics `[m0, m1, l0, l1]`.
+#[inline(always)]
+fn stats_quad(acc: &Acc) -> F32x4 {
+    const { assert!(QT == 2, "one quad holds two query tiles' statistics") };
+    F32x4::from_array([acc.on.m[0], acc.on.m[1], acc.on.l[0], acc.on.l[1]])
+}
+
+/// `a` and `b` (the accumulators and statistics of two disjoint sets of keys) as one: both
+/// rescaled to the larger maximum, as the online softmax rescales a step. From the empty set
+/// (`m = -inf`, zeros) it returns the other's values exactly.
+#[inline(always)]
+fn merge<const D: usize>(a: &mut Acc, b: &Acc) {
+    crate::unroll_max!(t < QT, 2 => {
+        let m = a.on.m[t].max(b.on.m[t]);
+        // No key in either: factors of 0 (as the online step's `m_use`).
+        let mu = if m == f32::NEG_INFINITY { 0.0 } else { m };
+        let (fa, fb) = (exp2_fast(a.on.m[t] - mu), exp2_fast(b.on.m[t] - mu));
+        a.on.l[t] = a.on.l[t] * fa + b.on.l[t] * fb;
+        a.on.m[t] = m;
+        crate::unroll_max!(dt < D / 16, 16 => {
+            // SAFETY: lane-wise arithmetic of f32x4 vectors.
+            a.o[dt][t] = unsafe {
+                core::intrinsics::simd::simd_fma(a.o[dt][t], F32x4::splat(fa), core::intrinsics::simd::simd_mul(b.o[dt][t], F32x4::splat(fb)))
+            };
+        });
+    });
+}
+
+/// The fix-up of this wave's part of query block `item`, split between workgroups: true when
+/// this contributor arrived last and `acc` now holds every key's sums, false when it only left
+/// its partial for a later one. Every contributor stores its partial, releases it and counts
+/// itself with an atomic add, which tells it whether it came last; the last one merges all the
+/// partials from memory in rank order, its own included, so the result does not depend on which
+/// contributor finished, and only two sets of accumulators are live at a time (merging its
+/// registers in their place held a third: 257 registers at d = 128, one wave per SIMD).
+#[inline(always)]
+fn last_to_arrive<const D: usize>(args: &FlashArgs, acc: &mut Acc, item: u32, nkb: u32, rank: u32) -> bool {
+    let lane = lane_id() as usize;
+    let per = args.sk_per.max(1);
+    let start = item * nkb;
+    let (first, last) = (start / per, (start + nkb - 1) / per);
+    let quads = D / 8;
+    let mine = partial::<D>(args, rank, first);
+    // SAFETY (stores): this wave's part of this rank's slot, 16-byte aligned (the workspace is,
+    // and every offset is a multiple of 4 floats).
+    let put =
+        |q: usize, v: F32x4| unsafe { store_b128(mine.add((q * 64 + lane) * 4) as *mut u32, core::mem::transmute::<F32x4, U32x4>(v)) };
+    crate::unroll_max!(dt < D / 16, 16 => {
+        crate::unroll_max!(t < QT, 2 => { put(dt * QT + t, acc.o[dt][t]); });
+    });
+    put(quads, stats_quad(acc));
+    // The partial is visible (at every CU) before the count says so.
+    fence(Ordering::Release);
+    let before = if lane == 0 { counter(args, item).fetch_add(1, Ordering::Relaxed) } else { 0 };
+    if readfirstlane(before) != last - first {
+        return false;
+    }
+    // Every other partial was released before its count.
+    fence(Ordering::Acquire);
+    *acc = Acc { o: [[F32x4::splat(0.0); QT]; 16], on: Online::new() };
+    for c in first..=last {
+        // Contributor c's whole partial at once: one memory latency.
+        let p = partial::<D>(args, c, first);
+        // SAFETY (loads): contributor c's part, stored and released before its count.
+        let get = |q: usize| -> F32x4 { unsafe { core::mem::transmute(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) } };
+        let mut other = Acc { o: [[F32x4::splat(0.0); QT]; 16], on: Online::new() };
+        crate::unroll_max!(dt < D / 16, 16 => {
+            crate::unroll_max!(t < QT, 2 => { other.o[dt][t] = get(dt * QT + t); });
+        });
+        let st = get(quads).to_array();
+        other.on = Online { m: [st[0], st[1]], l: [st[2], st[3]] };
+        merge::<D>(acc, &other);
+    }
+    true
+}
+
 /// Query block `qb` of head `head` of sequence `b` (see the module notes).
 #[inline(always)]
 fn block<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, head: u32, b: u32) {
+    let (kb0, kb1) = key_blocks(seq, qb);
+    let acc = keys::<E, D>(args, seq, qb, head, b, kb0, kb1);
+    store::<E, D>(args, seq, qb, head, b, &acc);
+}
+
+/// The key blocks query block `qb` of `seq` attends: `kb0..kb1`, the union of its rows' ranges
+/// (`lo` and `hi` grow with the row).
+#[inline(always)]
+fn key_blocks(seq: &Sequence, qb: u32) -> (u32, u32) {
+    let q0 = qb * FLASH_BLOCK_Q;
+    let last_row = seq.lq as i32 - 1;
+    let (lo_wg, hi_wg) = (seq.rows.lo(q0 as i32), seq.rows.hi((q0 as i32 + FLASH_BLOCK_Q as i32 - 1).min(last_row)));
+    let kb0 = (lo_wg / BK as i32) as u32;
+    let kb1 = if hi_wg >= lo_wg { (hi_wg / BK as i32 + 1) as u32 } else { kb0 };
+    (kb0, kb1)
+}
+
+/// What a wave holds once it has walked key blocks: its `O^T` accumulators (tiles `dt < D / 16`
+/// of each of its query tiles) and the online softmax's statistics. Unnormalised: [`store`]
+/// divides by the row sums.
+pub(super) struct Acc {
+    o: [[F32x4; QT]; 16],
+    on: Online<QT>,
+}
+
+/// Walks key blocks `kb0..kb1` of query block `qb` of head `head` of sequence `b` (see the
+/// module notes): the wave's accumulators and statistics over those keys.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn keys<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, head: u32, b: u32, kb0: u32, kb1: u32) -> Acc {
     // K-tiles (32 values of d) of the head dimension.
     let dk: usize = D / 32;
     // The lane through a lane permute (convergent: LLVM cannot hoist what depends on it out of
@@ -160,10 +429,6 @@ fn block<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, hea
     let &Sequence { q_row0, lq, k_row0, kvalid, rows } = seq;
     let q0 = qb * FLASH_BLOCK_Q;
     let last_row = lq as i32 - 1;
-    // The workgroup's blocks: the union of its rows' ranges (lo and hi grow with the row).
-    let (lo_wg, hi_wg) = (rows.lo(q0 as i32), rows.hi((q0 as i32 + FLASH_BLOCK_Q as i32 - 1).min(last_row)));
-    let kb0 = (lo_wg / BK as i32) as u32;
-    let kb1 = if hi_wg >= lo_wg { (hi_wg / BK as i32 + 1) as u32 } else { kb0 };
     // This wave's rows, for skipping and masking whole blocks.
     let (wi0, wi1) = (q0 as i32 + 32 * wave as i32, (q0 as i32 + 32 * wave as i32 + 31).min(last_row));
     let wave_rows = wi0 <= last_row;
@@ -350,8 +615,19 @@ fn block<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, hea
             kb += 1;
         }
     }
+    Acc { o, on }
+}
 
-    // Epilogue: normalise, round, store; the log-sum-exp.
+/// The epilogue of query block `qb` of head `head` of sequence `b`: the wave's rows normalised,
+/// rounded and stored; their log-sum-exp.
+#[inline(always)]
+fn store<E: Half, const D: usize>(args: &FlashArgs, seq: &Sequence, qb: u32, head: u32, b: u32, acc: &Acc) {
+    let dk: usize = D / 32;
+    let lane = lane_id() as usize;
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let (q_row0, lq, q0) = (seq.q_row0, seq.lq, qb * FLASH_BLOCK_Q);
+    let eb = 2usize;
+    let Acc { o, on } = acc;
     let h = lane / 16;
     crate::unroll_max!(t < QT, 2 => {
         let l = on.row_sum(t);

@@ -6,13 +6,38 @@ use crate::ops::elementwise::fill;
 use crate::ops::layout::contiguous_aligned;
 use crate::runtime::launch::LaunchConfig;
 use crate::tensor::{Operands, Tensor};
-use ferrocm_device::abi::attention::{self as abi, FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags};
+use ferrocm_device::abi::attention::{
+    self as abi, FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_STREAM_SLOTS, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags, flash_stream_wave_floats,
+};
 use ferrocm_device::abi::{DevPtr, Kernel};
 
 const OP: &str = "attention::flash";
 
 /// Lengths, offsets and windows stay below this, so the kernels' key arithmetic fits an i32.
 const MAX_LEN: usize = 1 << 30;
+
+/// Flash workgroups a CU holds at once, as the stream plan counts its slots: two of 4 waves
+/// at head dimensions up to 128 (up to 256 registers a lane), one at 256 (whose rounds of 304
+/// are halves of rounds of 608, so the plan is as even for it).
+const RESIDENT_PER_CU: usize = 2;
+/// Runs a stream launch deals per slot. More than one: two co-resident workgroups do not
+/// progress evenly (issue goes to the oldest wave first), so with one run per slot the first
+/// to start ends well before the other, which then runs alone; with several, the next run
+/// takes the freed slot. Modeled MI300X, bf16 batch 1, 32 heads, 4096 queries, d 128 / d 64:
+/// 1 run per slot 507.6 / 327.8 us, 2: 501.9 / 330.4, 4: 490.4 / 323.6, 8: 504.4 / 337.7 (runs
+/// of 14 key blocks: the set-up and the partials start to show). Two, not four: the workspace
+/// and the partials' traffic grow with the runs (each run leaves up to two partials of 17 KiB
+/// a wave at d 128: 4 runs per slot are 330 MB of workspace for that launch, 2 are 165 MB).
+const RUNS_PER_SLOT: usize = 2;
+/// Stream when whole query blocks per workgroup would keep less than this share of the
+/// launch's slots working.
+const STREAM_BELOW: f64 = 0.9;
+/// Key blocks a stream run takes at least, so that a run's set-up (Q, the first K and V
+/// blocks) and its partial stay small next to its loop.
+const MIN_STREAM_BLOCKS: usize = 8;
+/// Workgroups a query block is split between at most (the last one merges the others'
+/// partials one after another).
+const MAX_CONTRIBUTORS: usize = 8;
 
 /// Everything besides Q, K and V. `Default` is plain non-causal attention over every key, scaled
 /// by `1/sqrt(head_dim)`, on batched `[batch, seq, heads, head_dim]` tensors.
@@ -47,6 +72,12 @@ pub struct FlashOptions<'a> {
 /// head_dim]`. `heads_q` must be a multiple of `heads_kv` (MHA, GQA, MQA: query head `h` reads
 /// key/value head `h / (heads_q / heads_kv)`). The output has Q's shape, contiguous, in Q's dtype.
 ///
+/// Batched attention over every key (no mask, no key lengths) may be dealt out as runs of key
+/// blocks ([`stream_run_for`]), planned for the device's compute units: a query block split
+/// between workgroups is merged from their partials (in a fixed order: the result does not
+/// depend on timing, but its last bits depend on the plan), through a workspace of up to two
+/// partials per workgroup.
+///
 /// # Errors
 /// [`Error::DTypeMismatch`] (not f16/bf16, or mixed), [`Error::DeviceMismatch`],
 /// [`Error::Shape`] (ranks, head dims that differ, heads not divisible, batch or key-length
@@ -70,12 +101,46 @@ pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_
     Ok((o, lse.expect("requested")))
 }
 
-/// The kernel for `dtype` and head dimension `d`.
-fn kernel_for(dtype: DType, d: usize) -> Result<Kernel<FlashArgs>> {
-    let table = match dtype {
-        DType::Bf16 => [abi::FLASH_BF16_D32, abi::FLASH_BF16_D64, abi::FLASH_BF16_D96, abi::FLASH_BF16_D128, abi::FLASH_BF16_D256],
-        DType::F16 => [abi::FLASH_F16_D32, abi::FLASH_F16_D64, abi::FLASH_F16_D96, abi::FLASH_F16_D128, abi::FLASH_F16_D256],
-        d => return Err(Error::DTypeMismatch { op: OP, what: "q", got: d, expected: "f16 or bf16".into() }),
+/// Key blocks per workgroup when a flash launch of `items` query blocks (of every head and
+/// batch entry), each attending `nkb` key blocks, is dealt out as runs of key blocks on a GPU of
+/// `cus` compute units (the `flash_stream_*` kernels); `None` when whole query blocks per
+/// workgroup do as well.
+///
+/// The rule, as the stream-K GEMM's: stream when whole blocks would keep less than 90% of the
+/// launch's slots (`cus` x 2 workgroups) working, whether the last of several rounds is partly
+/// empty (batch 1, 32 heads, 4096 queries: 1024 blocks in rounds of 608, 84%) or a single round
+/// is and runs shorter than a block split it; runs are an even share of all key blocks over
+/// two runs per slot ([`RUNS_PER_SLOT`]), at least 8 blocks and at least an eighth of a query
+/// block's. Modeled MI300X (`cargo xtask bench --filter attention_prefill`), bf16 batch 1, 32
+/// heads, 4096 queries: d 128 577.3 -> 501.9 us, d 64 365.2 -> 330.4 us.
+pub fn stream_run_for(cus: usize, items: usize, nkb: usize) -> Option<usize> {
+    let slots = cus.max(1) * RESIDENT_PER_CU;
+    let items = items.max(1);
+    let used = items as f64 / (items.div_ceil(slots) * slots) as f64;
+    let per = (items * nkb).div_ceil(slots * RUNS_PER_SLOT).max(MIN_STREAM_BLOCKS).max(nkb.div_ceil(MAX_CONTRIBUTORS)).max(1);
+    (used < STREAM_BELOW && (items >= slots || per < nkb)).then_some(per)
+}
+
+/// The kernel for `dtype` and head dimension `d`; `stream`: the `flash_stream_*` one.
+fn kernel_for(dtype: DType, d: usize, stream: bool) -> Result<Kernel<FlashArgs>> {
+    let table = match (dtype, stream) {
+        (DType::Bf16, false) => [abi::FLASH_BF16_D32, abi::FLASH_BF16_D64, abi::FLASH_BF16_D96, abi::FLASH_BF16_D128, abi::FLASH_BF16_D256],
+        (DType::F16, false) => [abi::FLASH_F16_D32, abi::FLASH_F16_D64, abi::FLASH_F16_D96, abi::FLASH_F16_D128, abi::FLASH_F16_D256],
+        (DType::Bf16, true) => [
+            abi::FLASH_STREAM_BF16_D32,
+            abi::FLASH_STREAM_BF16_D64,
+            abi::FLASH_STREAM_BF16_D96,
+            abi::FLASH_STREAM_BF16_D128,
+            abi::FLASH_STREAM_BF16_D256,
+        ],
+        (DType::F16, true) => [
+            abi::FLASH_STREAM_F16_D32,
+            abi::FLASH_STREAM_F16_D64,
+            abi::FLASH_STREAM_F16_D96,
+            abi::FLASH_STREAM_F16_D128,
+            abi::FLASH_STREAM_F16_D256,
+        ],
+        (d, _) => return Err(Error::DTypeMismatch { op: OP, what: "q", got: d, expected: "f16 or bf16".into() }),
     };
     match abi::HEAD_DIMS.iter().position(|&h| h as usize == d) {
         Some(i) => Ok(table[i]),
@@ -187,7 +252,8 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     if batch == 0 {
         return Err(Error::InvalidArgument { op: OP, message: "empty batch (no sequences)".into() });
     }
-    let kernel = kernel_for(dtype, d)?;
+    // (Checks the head dimension before anything is allocated.)
+    kernel_for(dtype, d, false)?;
     let scale = opts.scale.unwrap_or(1.0 / (d as f32).sqrt());
     if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::InvalidArgument { op: OP, message: format!("scale {scale} must be finite and positive") });
@@ -258,12 +324,14 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     };
     let strides = [pq.row, pq.head, pk.row, pk.head, pv.row, pv.head].map(|s| ops.u32("a row or head stride", s));
     let [qr, qh, kr, kh, vr, vh] = strides;
-    let args = FlashArgs {
+    let mut args = FlashArgs {
         q: ops.input_bytes("q", &pq.t)?,
         k: ops.input_bytes("k", &pk.t)?,
         v: ops.input_bytes("v", &pv.t)?,
         o: ops.output_bytes("out", &out)?,
         lse: lse_ptr,
+        workspace: DevPtr::NULL,
+        counters: DevPtr::NULL,
         cu_seqlens_q: cu_q,
         cu_seqlens_k: cu_k,
         key_lens,
@@ -285,14 +353,41 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
         window_left: window(opts.window_left),
         window_right: window(right),
         flags: if want_lse { flash_flags::LSE } else { 0 } | if paired { flash_flags::PAIRED } else { 0 },
+        sk_per: 0,
+        sk_total: 0,
     };
     let blocks = lq_max.div_ceil(bq);
+    let lds = abi::flash_lds_bytes(d as u32);
+    // Batched attention over every key of equal-length sequences gives every query block the
+    // same keys: it may be dealt out as runs of key blocks ([`stream_run_for`]). Planned for
+    // the device's compute units on every backend (the split changes the sums' order).
+    let (items, nkb) = (batch * hq * blocks, seq_k.div_ceil(FLASH_BLOCK_K as usize));
+    let uniform = !packed && opts.key_lengths.is_none() && !paired && seq_k > 0;
+    let plan = if uniform && (items * nkb) < (1 << 31) { stream_run_for(dev.info().compute_units as usize, items, nkb) } else { None };
+    if let Some(per) = plan {
+        let total = items * nkb;
+        let workgroups = total.div_ceil(per);
+        let floats = workgroups * (FLASH_STREAM_SLOTS * FLASH_WAVES * flash_stream_wave_floats(d as u32)) as usize;
+        let workspace = dev.alloc::<f32>(floats)?;
+        let counters = dev.zeros::<u32>(items * FLASH_WAVES as usize)?;
+        args.workspace = ops.buffer("stream partials", &workspace)?;
+        args.counters = ops.buffer("stream counters", &counters)?;
+        args.sk_per = ops.u32("key blocks per workgroup", per)?;
+        args.sk_total = ops.u32("key blocks of every query block", total)?;
+        let launch =
+            LaunchConfig { grid: [ops.u32("workgroups", workgroups)?, 1, 1], block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: lds };
+        // SAFETY: as below for Q, K, V, O and LSE (batched, every key of every sequence); the
+        // workspace holds every workgroup's slots and the counters (zeroed on this stream
+        // before the launch) one u32 per query block and wave.
+        unsafe { ops.launch(kernel_for(dtype, d, true)?, launch, &args)? };
+        return Ok((out, lse));
+    }
     let grid =
         [ops.u32("query blocks", if paired { blocks.div_ceil(2) } else { blocks })?, ops.u32("heads", hq)?, ops.u32("batch", batch)?];
-    let launch = LaunchConfig { grid, block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: abi::flash_lds_bytes(d as u32) };
+    let launch = LaunchConfig { grid, block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: lds };
     // SAFETY: Q, K and V hold every row of every sequence the offsets or batch shapes name
     // (checked above), read through 16-byte aligned strides with blocks under 4 GiB; O and LSE
     // are fresh tensors of the shapes the kernel writes; the tables have `batch (+ 1)` entries.
-    unsafe { ops.launch(kernel, launch, &args)? };
+    unsafe { ops.launch(kernel_for(dtype, d, false)?, launch, &args)? };
     Ok((out, lse))
 }

@@ -34,6 +34,6 @@ mod flash;
 mod paged;
 mod rope_kv;
 
-pub use flash::{FlashOptions, flash, flash_with_lse};
+pub use flash::{FlashOptions, flash, flash_with_lse, stream_run_for};
 pub use paged::{BlockTable, DecodeOptions, PageAllocator, PagedKvCache, decode, write_kv};
 pub use rope_kv::{RopeKv, qkv_rope_write_kv, rope_write_kv};
