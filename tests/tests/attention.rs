@@ -204,15 +204,23 @@ proptest! {
     }
 }
 
-/// Plain batched cases (no mask, no key padding) long enough in keys that the launch is dealt
-/// out as runs of key blocks (`flash_stream_*`): query blocks split between 2 to 4 workgroups,
-/// runs that end inside one query block and start inside the next.
+/// Batched cases without key padding, causal or not, some with a left window, long enough in
+/// keys that the launch is dealt out as runs of key blocks (`flash_stream_*`): query blocks
+/// split between 2 to 4 workgroups, runs that end inside one query block and start inside the
+/// next, masked blocks inside runs.
 fn stream_case() -> impl Strategy<Value = Case> {
     (
         (prop::sample::select(vec![DType::Bf16, DType::F16]), dims(), 1usize..3, 1usize..200, 513usize..1400),
-        (1usize..3, prop::sample::select(vec![1usize, 2, 4]), any::<bool>(), any::<u64>()),
+        (
+            1usize..3,
+            prop::sample::select(vec![1usize, 2, 4]),
+            any::<bool>(),
+            prop::option::weighted(0.3, 400usize..1000),
+            any::<bool>(),
+            any::<u64>(),
+        ),
     )
-        .prop_map(|((dtype, d, batch, seq_q, seq_k), (hk, group, bhsd, seed))| Case {
+        .prop_map(|((dtype, d, batch, seq_q, seq_k), (hk, group, causal, left, bhsd, seed))| Case {
             dtype,
             d,
             batch,
@@ -220,8 +228,8 @@ fn stream_case() -> impl Strategy<Value = Case> {
             seq_k,
             hk,
             group: if d == 256 { group.min(2) } else { group },
-            causal: false,
-            left: None,
+            causal,
+            left,
             right: None,
             key_lens: None,
             layout: if bhsd { Layout::Bhsd } else { Layout::Bshd },
@@ -229,10 +237,30 @@ fn stream_case() -> impl Strategy<Value = Case> {
         })
 }
 
+/// The key blocks (of 64 keys) each query block (of 128 rows) of `c` attends, from the mask's
+/// definition: the union of its rows' key ranges.
+fn key_block_ranges(c: &Case) -> Vec<(usize, usize)> {
+    let off = c.seq_k as i64 - c.seq_q as i64;
+    let right = if c.causal { Some(0) } else { c.right };
+    (0..c.seq_q.div_ceil(128))
+        .map(|x| {
+            let (first, last) = (128 * x as i64, (128 * x as i64 + 127).min(c.seq_q as i64 - 1));
+            let lo = c.left.map_or(0, |l| (first + off - l as i64).max(0));
+            let hi = right.map_or(c.seq_k as i64 - 1, |r| (last + off + r as i64).min(c.seq_k as i64 - 1));
+            if hi < lo { (0, 0) } else { ((lo / 64) as usize, (hi / 64 + 1) as usize) }
+        })
+        .collect()
+}
+
 /// The stream plan for `c` on the emulator's MI300X: `Some(key blocks per workgroup)`.
 fn stream_plan(c: &Case) -> Option<usize> {
-    let items = c.batch * c.hk * c.group * c.seq_q.div_ceil(128);
-    attention::stream_run_for(304, items, c.seq_k.div_ceil(64))
+    let ranges = key_block_ranges(c);
+    let heads = c.batch * c.hk * c.group;
+    let total = heads * ranges.iter().map(|&(a, b)| b - a).sum::<usize>();
+    let longest = ranges.iter().map(|&(a, b)| b - a).max().unwrap();
+    let paired = c.causal || c.left.is_some() || c.right.is_some();
+    let workgroups = heads * if paired { ranges.len().div_ceil(2) } else { ranges.len() };
+    attention::stream_run_for(304, workgroups, total, longest)
 }
 
 proptest! {
@@ -240,7 +268,7 @@ proptest! {
 
     #[test]
     fn stream_runs_match_the_reference(c in stream_case()) {
-        // Runs of 8 key blocks: every query block (9 to 22 key blocks) is split.
+        // Runs of 8 key blocks: the longest query block (9 to 22 key blocks) is split.
         prop_assert_eq!(stream_plan(&c), Some(8), "{:?}", c);
         check(&c)?;
     }
@@ -277,14 +305,16 @@ fn stream_runs_cross_query_blocks() {
 /// stream.
 #[test]
 fn stream_plan_streams_only_when_it_evens_the_rounds() {
-    assert_eq!(attention::stream_run_for(304, 1024, 64), Some(54));
-    assert_eq!(attention::stream_run_for(304, 608, 64), None);
-    assert_eq!(attention::stream_run_for(304, 1216, 64), None);
-    assert_eq!(attention::stream_run_for(304, 32, 4), None);
+    assert_eq!(attention::stream_run_for(304, 1024, 1024 * 64, 64), Some(54));
+    // Causal: 512 pairs of blocks over 32 heads x (2 + 4 + .. + 64) key blocks.
+    assert_eq!(attention::stream_run_for(304, 512, 32 * 1056, 64), Some(28));
+    assert_eq!(attention::stream_run_for(304, 608, 608 * 64, 64), None);
+    assert_eq!(attention::stream_run_for(304, 1216, 1216 * 64, 64), None);
+    assert_eq!(attention::stream_run_for(304, 32, 32 * 4, 4), None);
     // One round a quarter full: runs of the minimum, 8 key blocks, split each block in eight.
-    assert_eq!(attention::stream_run_for(304, 150, 64), Some(8));
+    assert_eq!(attention::stream_run_for(304, 150, 150 * 64, 64), Some(8));
     // A long sequence alone: at most 8 contributors per query block.
-    assert_eq!(attention::stream_run_for(304, 1, 1000), Some(125));
+    assert_eq!(attention::stream_run_for(304, 1, 1000, 1000), Some(125));
 }
 
 /// Scores far from 0 (bf16 inputs of magnitude 30: scaled scores in the thousands) stay

@@ -77,7 +77,7 @@ fn stream_flash_issues_exact_mfmas_and_writes_only_the_partials() {
         let k = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
         let v = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
         let blocks = heads * sq / 128;
-        assert_eq!(attention::stream_run_for(304, blocks, sk / 64), Some(8));
+        assert_eq!(attention::stream_run_for(304, blocks, blocks * sk / 64, sk / 64), Some(8));
         let Some((_, c)) = last_launch(|| attention::flash(&q, &k, &v, &FlashOptions::default()).unwrap()) else { return };
         let what = format!("stream flash d{d}");
         let want = 2 * heads * sq * sk * d / (16 * 16 * 16);
@@ -94,6 +94,31 @@ fn stream_flash_issues_exact_mfmas_and_writes_only_the_partials() {
         assert_eq!(g.partially_used_line_instructions as usize, blocks * 2 * 4, "{what}: instructions using part of a line");
         assert_eq!(c.lds.bank_conflict_cycles, 0, "{what}: LDS bank conflicts in {} instructions", c.lds.conflicted_instructions);
     }
+}
+
+/// Causal attention over a longer context (200 new queries, 1100 keys) streams too: the stream
+/// kernel ran (the only flash kernel with atomics, run one workgroup at a time), with the MFMAs
+/// of exactly the key blocks each query block's rows reach.
+#[test]
+fn causal_stream_flash_issues_the_mfmas_of_its_key_blocks() {
+    let _device = exclusive();
+    let (sq, sk, heads, d) = (200, 1100, 3, 64);
+    let mut seed = 5;
+    let q = random(&[1, sq, heads, d], DType::Bf16, 1.0, &mut seed).0;
+    let k = random(&[1, sk, heads, d], DType::Bf16, 1.0, &mut seed).0;
+    let opts = FlashOptions { causal: true, ..Default::default() };
+    let Some(emu) = ferrocm_tests::device().as_emulator() else { return };
+    attention::flash(&q, &k, &k, &opts).unwrap();
+    let l = emu.last_launch().expect("a launch");
+    assert!(l.sequential, "the stream kernel (with atomics) ran");
+    // Each wave (32 query rows) walks the key blocks its last row reaches (row i: keys up to
+    // i + 900), 64 MFMAs of 16x16x16 per block at d = 64; the fourth wave of query block 1
+    // (rows 224..256) has no rows.
+    let blocks: usize = (0..8).map(|w| if 32 * w < sq { ((32 * w + 31).min(sq - 1) + sk - sq) / 64 + 1 } else { 0 }).sum();
+    assert_eq!(blocks, 15 + 16 + 16 + 17 + 17 + 18 + 18);
+    let want = heads * blocks * 2 * 64 * 32 * d / (16 * 16 * 16);
+    assert_eq!(l.counters.mfma.get("v_mfma_f32_16x16x16_bf16").copied().unwrap_or(0) as usize, want, "{:?}", l.counters.mfma);
+    assert_eq!(l.counters.lds.bank_conflict_cycles, 0);
 }
 
 #[test]

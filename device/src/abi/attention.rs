@@ -65,11 +65,12 @@ crate::kernel_abi! {
     /// `off = lk - lq` (bottom-right alignment), `i + off - window_left <= j` (unless the left
     /// side is [`UNBOUNDED`]) and `j <= i + off + window_right` (causal: `window_right = 0`).
     ///
-    /// `flash_stream_*` compute the same attention for batched launches without key lengths or
-    /// windows (`cu_seqlens_*`, `key_lens` null, both windows [`UNBOUNDED`], not `PAIRED`), with
-    /// the key blocks of every query block, query block after query block, dealt out in runs of
-    /// `sk_per` to a one-dimensional grid: a query block split between workgroups is finished
-    /// by the last of them to arrive, from the others' partials in `workspace`.
+    /// `flash_stream_*` compute the same attention for batched launches without key lengths
+    /// (`cu_seqlens_*`, `key_lens` null, not `PAIRED`; masks and windows allowed) where every
+    /// query block attends at least one key block, with the key blocks of every query block,
+    /// query block after query block, dealt out in runs of `sk_per` to a one-dimensional grid: a
+    /// query block split between workgroups is finished by the last of them to arrive, from the
+    /// others' partials in `workspace`.
     pub struct FlashArgs {
         /// Q, element `(b, i, h, d)` at `b * q_batch_stride + i * q_row_stride + h * q_head_stride + d`.
         pub q: Ptr<u8>,
@@ -86,6 +87,11 @@ crate::kernel_abi! {
         /// `flash_stream_*`: the contributors' partials, [`FLASH_STREAM_SLOTS`] slots per
         /// workgroup. Unused by `flash_*`.
         pub workspace: PtrMut<f32>,
+        /// `flash_stream_*`: for the `n = ceil(seq_q / FLASH_BLOCK_Q)` query blocks of a
+        /// (batch entry, head), `2 n + 1` entries: where each block's key blocks start in the
+        /// run of one head's (entries `0..=n`, non-decreasing from 0, entry `n` the head's total),
+        /// then the first key block each attends (entries `n + 1 ..`). Unused by `flash_*`.
+        pub stream_table: Ptr<u32>,
         /// `flash_stream_*`: one u32 per query block and wave (query block `x` of head `h` of
         /// batch entry `b` is number `(b * heads + h) * ceil(seq_q / FLASH_BLOCK_Q) + x`), zero at
         /// launch: how many of the block's contributors stored their partial. Unused by `flash_*`.
@@ -135,9 +141,9 @@ crate::kernel_abi! {
         /// `flash_stream_*`: key blocks ([`FLASH_BLOCK_K`] keys) each workgroup takes. 0 for
         /// `flash_*`.
         pub sk_per: u32,
-        /// `flash_stream_*`: key blocks of every query block, `batch * heads *
-        /// ceil(seq_q / FLASH_BLOCK_Q) * ceil(seq_k / FLASH_BLOCK_K)` (grid: x =
-        /// `ceil(sk_total / sk_per)`, y = z = 1). 0 for `flash_*`.
+        /// `flash_stream_*`: key blocks of every query block, `batch * heads` times the
+        /// `stream_table`'s total (grid: x = `ceil(sk_total / sk_per)`, y = z = 1). 0 for
+        /// `flash_*`.
         pub sk_total: u32,
     }
     kernels {

@@ -153,14 +153,14 @@ pub fn flash<E: Half, const D: usize>(args: FlashArgs) {
     }
 }
 
-/// The stream flash kernel (`flash_stream_*`, see `FlashArgs`): the key blocks of every query
-/// block, query block after query block (query blocks fastest, then heads, then batch entries:
-/// consecutive runs share K and V), cut into runs of `sk_per`, one per workgroup.
+/// The stream flash kernel (`flash_stream_*`, see `FlashArgs`): the key blocks each query block
+/// attends, query block after query block (query blocks fastest, then heads, then batch
+/// entries: consecutive runs share K and V), cut into runs of `sk_per`, one per workgroup.
 ///
 /// Why: a flash launch runs in rounds of as many query blocks as the GPU holds (304 CUs x 2),
 /// and a round that is partly empty costs a whole one: batch 1, 32 heads, 4096 queries are 1024
-/// blocks, two rounds of 608 slots, 84% used. Dealt out as runs of key blocks, every workgroup
-/// has the same work and the launch one round.
+/// blocks, two rounds of 608 slots, 84% used (causal: 512 pairs of blocks, the same). Dealt out
+/// as runs of key blocks, every workgroup has the same work whatever the mask.
 ///
 /// A run covers the end of one query block, whole blocks and the start of another; each piece
 /// (a segment) walks its key blocks as the one-block kernel does ([`keys`]). A query block split
@@ -197,8 +197,8 @@ pub fn flash_stream<E: Half, const D: usize>(args: FlashArgs) {
         // SAFETY: as above.
         let args = unsafe { kernargs_at::<FlashArgs>(address) };
         let seg = parked.take();
-        let whole = seg.kb0 == 0 && seg.kb1 == seg.nkb;
-        if whole || last_to_arrive::<D>(&args, &mut acc, seg.item, seg.nkb, rank) {
+        let whole = seg.kb0 == seg.lo && seg.kb1 == seg.lo + seg.n;
+        if whole || last_to_arrive::<D>(&args, &mut acc, seg.item, seg.start, seg.n, rank) {
             let seq = Sequence::of(&args, seg.b as usize);
             store::<E, D>(&args, &seq, seg.qb, seg.head, seg.b, &acc);
         }
@@ -230,13 +230,15 @@ impl Parked {
     }
 }
 
-/// The segment of a run that starts at key block `it` of all query blocks: key blocks
-/// `kb0..kb1` (of `nkb`) of query block `item`, which is block `qb` of head `head` of batch
-/// entry `b`.
+/// The segment of a run that starts at position `it` of the run of all key blocks: key blocks
+/// `kb0..kb1` of query block `item` (block `qb` of head `head` of batch entry `b`), which
+/// attends key blocks `lo..lo + n` and starts at position `start` of the run.
 #[derive(Clone, Copy)]
 struct Segment {
     item: u32,
-    nkb: u32,
+    start: u32,
+    lo: u32,
+    n: u32,
     kb0: u32,
     kb1: u32,
     qb: u32,
@@ -245,16 +247,37 @@ struct Segment {
 }
 
 impl Segment {
+    /// Every (batch entry, head) has the same query blocks, whose key blocks `stream_table`
+    /// gives (`FlashArgs::stream_table`): the block holding position `it` is found by a binary
+    /// search of its starts.
     #[inline(always)]
     fn new(args: &FlashArgs, it: u32, end: u32) -> Segment {
         let nqb = args.seq_q.div_ceil(FLASH_BLOCK_Q).max(1);
-        let nkb = args.seq_k.div_ceil(BK as u32).max(1);
-        let item = it / nkb;
-        let kb0 = it - item * nkb;
-        let kb1 = nkb.min(kb0 + (end - it));
-        let (qb, hb) = (item % nqb, item / nqb);
+        // Scalar loads (the table is the same for every lane).
+        let table = Buffer::new(args.stream_table as *const u8, (2 * nqb + 1) * 4);
+        // SAFETY: the table holds 2 nqb + 1 entries (host-made); every index below is under it.
+        let at = |i: u32| unsafe { table.load_scalar_b32(4 * i) };
+        let per_head = at(nqb).max(1);
+        let hb = it / per_head;
+        let r = it - hb * per_head;
+        // The first query block whose start is past r, less one (blocks without keys, whose
+        // start equals the next one's, are passed over).
+        let (mut lo, mut hi) = (1u32, nqb);
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if at(mid) > r {
+                hi = mid;
+            } else {
+                lo = mid + 1;
+            }
+        }
+        let qb = lo - 1;
+        let (first, next, kb_lo) = (at(qb), at(qb + 1), at(nqb + 1 + qb));
+        let n = next - first;
+        let kb0 = kb_lo + (r - first);
+        let kb1 = (kb_lo + n).min(kb0 + (end - it));
         let heads = args.heads.max(1);
-        Segment { item, nkb, kb0, kb1, qb, head: hb % heads, b: hb / heads }
+        Segment { item: hb * nqb + qb, start: hb * per_head + first, lo: kb_lo, n, kb0, kb1, qb, head: hb % heads, b: hb / heads }
     }
 
     /// The segment parked in VGPRs, to be taken back after the key loop.
@@ -263,7 +286,9 @@ impl Segment {
         let p = park;
         Segment {
             item: p(self.item),
-            nkb: p(self.nkb),
+            start: p(self.start),
+            lo: p(self.lo),
+            n: p(self.n),
             kb0: p(self.kb0),
             kb1: p(self.kb1),
             qb: p(self.qb),
@@ -278,7 +303,9 @@ impl Segment {
         let r = readfirstlane;
         Segment {
             item: r(self.item),
-            nkb: r(self.nkb),
+            start: r(self.start),
+            lo: r(self.lo),
+            n: r(self.n),
             kb0: r(self.kb0),
             kb1: r(self.kb1),
             qb: r(self.qb),
@@ -337,7 +364,8 @@ fn merge<const D: usize>(a: &mut Acc, b: &Acc) {
     });
 }
 
-/// The fix-up of this wave's part of query block `item`, split between workgroups: true when
+/// The fix-up of this wave's part of query block `item` (its `n` key blocks at positions
+/// `start..` of the run), split between workgroups: true when
 /// this contributor arrived last and `acc` now holds every key's sums, false when it only left
 /// its partial for a later one. Every contributor stores its partial, releases it and counts
 /// itself with an atomic add, which tells it whether it came last; the last one merges all the
@@ -345,11 +373,10 @@ fn merge<const D: usize>(a: &mut Acc, b: &Acc) {
 /// contributor finished, and only two sets of accumulators are live at a time (merging its
 /// registers in their place held a third: 257 registers at d = 128, one wave per SIMD).
 #[inline(always)]
-fn last_to_arrive<const D: usize>(args: &FlashArgs, acc: &mut Acc, item: u32, nkb: u32, rank: u32) -> bool {
+fn last_to_arrive<const D: usize>(args: &FlashArgs, acc: &mut Acc, item: u32, start: u32, n: u32, rank: u32) -> bool {
     let lane = lane_id() as usize;
     let per = args.sk_per.max(1);
-    let start = item * nkb;
-    let (first, last) = (start / per, (start + nkb - 1) / per);
+    let (first, last) = (start / per, (start + n - 1) / per);
     let quads = D / 8;
     let mine = partial::<D>(args, rank, first);
     // SAFETY (stores): this wave's part of this rank's slot, 16-byte aligned (the workspace is,

@@ -72,8 +72,8 @@ pub struct FlashOptions<'a> {
 /// head_dim]`. `heads_q` must be a multiple of `heads_kv` (MHA, GQA, MQA: query head `h` reads
 /// key/value head `h / (heads_q / heads_kv)`). The output has Q's shape, contiguous, in Q's dtype.
 ///
-/// Batched attention over every key (no mask, no key lengths) may be dealt out as runs of key
-/// blocks ([`stream_run_for`]), planned for the device's compute units: a query block split
+/// Batched attention without key lengths may be dealt out as runs of key blocks
+/// ([`stream_run_for`]), planned for the device's compute units: a query block split
 /// between workgroups is merged from their partials (in a fixed order: the result does not
 /// depend on timing, but its last bits depend on the plan), through a workspace of up to two
 /// partials per workgroup.
@@ -101,24 +101,40 @@ pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_
     Ok((o, lse.expect("requested")))
 }
 
-/// Key blocks per workgroup when a flash launch of `items` query blocks (of every head and
-/// batch entry), each attending `nkb` key blocks, is dealt out as runs of key blocks on a GPU of
-/// `cus` compute units (the `flash_stream_*` kernels); `None` when whole query blocks per
-/// workgroup do as well.
+/// Key blocks per workgroup when a flash launch whose one-block kernel would run `workgroups`
+/// workgroups (query blocks, or pairs of them for causal and windowed attention), over `total`
+/// key blocks of all its query blocks, the longest `longest`, is dealt out as runs of key
+/// blocks on a GPU of `cus` compute units (the `flash_stream_*` kernels); `None` when whole
+/// query blocks per workgroup do as well.
 ///
 /// The rule, as the stream-K GEMM's: stream when whole blocks would keep less than 90% of the
 /// launch's slots (`cus` x 2 workgroups) working, whether the last of several rounds is partly
-/// empty (batch 1, 32 heads, 4096 queries: 1024 blocks in rounds of 608, 84%) or a single round
-/// is and runs shorter than a block split it; runs are an even share of all key blocks over
-/// two runs per slot ([`RUNS_PER_SLOT`]), at least 8 blocks and at least an eighth of a query
-/// block's. Modeled MI300X (`cargo xtask bench --filter attention_prefill`), bf16 batch 1, 32
-/// heads, 4096 queries: d 128 577.3 -> 501.9 us, d 64 365.2 -> 330.4 us.
-pub fn stream_run_for(cus: usize, items: usize, nkb: usize) -> Option<usize> {
+/// empty (batch 1, 32 heads, 4096 queries: 1024 blocks, or 512 causal pairs, in rounds of 608,
+/// 84%) or a single round is and runs shorter than a block split it; runs are an even share
+/// of all key blocks over two runs per slot ([`RUNS_PER_SLOT`]), at least 8 blocks and at
+/// least an eighth of the longest query block's. Modeled MI300X (`cargo xtask bench --filter
+/// attention_prefill`), bf16 batch 1, 32 heads, 4096 queries: d 128 577.3 -> 501.8 us, d 64
+/// 365.2 -> 329.2 us, d 128 causal 310.9 -> 266.6 us.
+pub fn stream_run_for(cus: usize, workgroups: usize, total: usize, longest: usize) -> Option<usize> {
     let slots = cus.max(1) * RESIDENT_PER_CU;
-    let items = items.max(1);
-    let used = items as f64 / (items.div_ceil(slots) * slots) as f64;
-    let per = (items * nkb).div_ceil(slots * RUNS_PER_SLOT).max(MIN_STREAM_BLOCKS).max(nkb.div_ceil(MAX_CONTRIBUTORS)).max(1);
-    (used < STREAM_BELOW && (items >= slots || per < nkb)).then_some(per)
+    let workgroups = workgroups.max(1);
+    let used = workgroups as f64 / (workgroups.div_ceil(slots) * slots) as f64;
+    let per = total.div_ceil(slots * RUNS_PER_SLOT).max(MIN_STREAM_BLOCKS).max(longest.div_ceil(MAX_CONTRIBUTORS)).max(1);
+    (used < STREAM_BELOW && (workgroups >= slots || per < longest)).then_some(per)
+}
+
+/// The key blocks query block `x` of a sequence of `lq` query and `lk` key rows attends under
+/// the window sides `left` and `right` ([`UNBOUNDED`] or keys): `kb0..kb1`, the union of its
+/// rows' ranges, as the kernels work it out.
+fn key_blocks(x: usize, lq: usize, lk: usize, left: i32, right: i32) -> (usize, usize) {
+    let (off, bq, bk) = (lk as i64 - lq as i64, FLASH_BLOCK_Q as i64, FLASH_BLOCK_K as i64);
+    let lo = |i: i64| if left == UNBOUNDED { 0 } else { (i + off - left as i64).max(0) };
+    let hi = |i: i64| if right == UNBOUNDED { lk as i64 - 1 } else { (i + off + right as i64).min(lk as i64 - 1) };
+    let q0 = x as i64 * bq;
+    let (lo_wg, hi_wg) = (lo(q0), hi((q0 + bq - 1).min(lq as i64 - 1)));
+    let kb0 = lo_wg / bk;
+    let kb1 = if hi_wg >= lo_wg { hi_wg / bk + 1 } else { kb0 };
+    (kb0 as usize, kb1 as usize)
 }
 
 /// The kernel for `dtype` and head dimension `d`; `stream`: the `flash_stream_*` one.
@@ -331,6 +347,7 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
         o: ops.output_bytes("out", &out)?,
         lse: lse_ptr,
         workspace: DevPtr::NULL,
+        stream_table: DevPtr::NULL,
         counters: DevPtr::NULL,
         cu_seqlens_q: cu_q,
         cu_seqlens_k: cu_k,
@@ -358,27 +375,44 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     };
     let blocks = lq_max.div_ceil(bq);
     let lds = abi::flash_lds_bytes(d as u32);
-    // Batched attention over every key of equal-length sequences gives every query block the
-    // same keys: it may be dealt out as runs of key blocks ([`stream_run_for`]). Planned for
-    // the device's compute units on every backend (the split changes the sums' order).
-    let (items, nkb) = (batch * hq * blocks, seq_k.div_ceil(FLASH_BLOCK_K as usize));
-    let uniform = !packed && opts.key_lengths.is_none() && !paired && seq_k > 0;
-    let plan = if uniform && (items * nkb) < (1 << 31) { stream_run_for(dev.info().compute_units as usize, items, nkb) } else { None };
+    // Batched attention without key lengths gives every (batch entry, head) the same query
+    // blocks over the same key blocks: they may be dealt out as runs of key blocks
+    // ([`stream_run_for`]), when every block has keys (the one-block kernel writes the zeros of
+    // those without). Planned for the device's compute units on every backend (the split
+    // changes the sums' order).
+    let (left, right) = (args.window_left, args.window_right);
+    let ranges: Vec<(usize, usize)> = (0..blocks).map(|x| key_blocks(x, seq_q, seq_k, left, right)).collect();
+    let per_head: usize = ranges.iter().map(|&(a, b)| b - a).sum();
+    let longest = ranges.iter().map(|&(a, b)| b - a).max().unwrap_or(0);
+    let total = batch * hq * per_head;
+    let workgroups = batch * hq * if paired { blocks.div_ceil(2) } else { blocks };
+    let streamable = !packed && opts.key_lengths.is_none() && ranges.iter().all(|&(a, b)| b > a) && total < 1 << 31;
+    let plan = if streamable { stream_run_for(dev.info().compute_units as usize, workgroups, total, longest) } else { None };
     if let Some(per) = plan {
-        let total = items * nkb;
+        // Where each query block's key blocks start in one head's run, then where its keys start.
+        let mut table = Vec::with_capacity(2 * blocks + 1);
+        table.push(0u32);
+        for &(a, b) in &ranges {
+            table.push(table.last().unwrap() + (b - a) as u32);
+        }
+        table.extend(ranges.iter().map(|&(a, _)| a as u32));
+        let table = Tensor::from_slice(dev, &table, &[table.len()])?;
         let workgroups = total.div_ceil(per);
         let floats = workgroups * (FLASH_STREAM_SLOTS * FLASH_WAVES * flash_stream_wave_floats(d as u32)) as usize;
         let workspace = dev.alloc::<f32>(floats)?;
-        let counters = dev.zeros::<u32>(items * FLASH_WAVES as usize)?;
+        let counters = dev.zeros::<u32>(batch * hq * blocks * FLASH_WAVES as usize)?;
+        args.stream_table = ops.input::<u32>("stream table", &table)?;
         args.workspace = ops.buffer("stream partials", &workspace)?;
         args.counters = ops.buffer("stream counters", &counters)?;
         args.sk_per = ops.u32("key blocks per workgroup", per)?;
         args.sk_total = ops.u32("key blocks of every query block", total)?;
+        args.flags &= !flash_flags::PAIRED;
         let launch =
             LaunchConfig { grid: [ops.u32("workgroups", workgroups)?, 1, 1], block: [FLASH_WAVES * 64, 1, 1], dynamic_lds_bytes: lds };
-        // SAFETY: as below for Q, K, V, O and LSE (batched, every key of every sequence); the
-        // workspace holds every workgroup's slots and the counters (zeroed on this stream
-        // before the launch) one u32 per query block and wave.
+        // SAFETY: as below for Q, K, V, O and LSE (batched); the table has 2 n + 1 entries for
+        // the n query blocks, every block with keys; the workspace holds every workgroup's
+        // slots and the counters (zeroed on this stream before the launch) one u32 per query
+        // block and wave.
         unsafe { ops.launch(kernel_for(dtype, d, true)?, launch, &args)? };
         return Ok((out, lse));
     }
