@@ -133,7 +133,10 @@ impl<const QT: usize> Online<QT> {
                 // SAFETY (simd_*): lane-wise arithmetic of plain f32 vectors.
                 s[i][t] = unsafe { simd_mul(s[i][t], F32x4::splat(c)) };
                 let v = s[i][t].to_array();
-                mx = mx.max(v[0].max(v[1])).max(v[2].max(v[3]));
+                // A chain, two values at a time: `v_max3_f32` each (a tree of pairs cost half
+                // again as many instructions).
+                mx = mx.max(v[0]).max(v[1]);
+                mx = mx.max(v[2]).max(v[3]);
             });
             // The column's other keys are in lanes l ^ 16, l ^ 32, l ^ 48.
             mx = mx.max(shuffle_xor_f32(mx, 16));
@@ -142,15 +145,23 @@ impl<const QT: usize> Online<QT> {
             let m_use = if m_new == f32::NEG_INFINITY { 0.0 } else { m_new };
             alpha[t] = exp2_fast(self.m[t] - m_use);
             let neg = F32x4::splat(-m_use);
-            let mut sum = F32x4::splat(0.0);
             crate::unroll_max!(i < KT, 4 => {
                 let x = unsafe { simd_add(s[i][t], neg) }.to_array();
-                let p = F32x4::from_array([exp2_fast(x[0]), exp2_fast(x[1]), exp2_fast(x[2]), exp2_fast(x[3])]);
-                sum = unsafe { simd_add(sum, p) };
-                s[i][t] = p;
+                s[i][t] = F32x4::from_array([exp2_fast(x[0]), exp2_fast(x[1]), exp2_fast(x[2]), exp2_fast(x[3])]);
             });
-            let sum = sum.to_array();
-            self.l[t] = self.l[t] * alpha[t] + ((sum[0] + sum[1]) + (sum[2] + sum[3]));
+            // The block's sum as a tree of packed additions (tiles pairwise, then halves): a
+            // running sum from zero cost one more addition per column, and LLVM paired its
+            // scalar tail across the two columns with moves in between.
+            const { assert!(KT == 1 || KT == 2 || KT == 4, "the sum's tree is written for 1, 2 or 4 tiles") };
+            let sum = if KT == 4 {
+                unsafe { simd_add(simd_add(s[0][t], s[1][t]), simd_add(s[2 % KT][t], s[3 % KT][t])) }
+            } else if KT == 2 {
+                unsafe { simd_add(s[0][t], s[1 % KT][t]) }
+            } else {
+                s[0][t]
+            }
+            .to_array();
+            self.l[t] = self.l[t] * alpha[t] + ((sum[0] + sum[2]) + (sum[1] + sum[3]));
             self.m[t] = m_new;
         });
         alpha
