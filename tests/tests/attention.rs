@@ -260,7 +260,7 @@ fn stream_plan(c: &Case) -> Option<usize> {
     let longest = ranges.iter().map(|&(a, b)| b - a).max().unwrap();
     let paired = c.causal || c.left.is_some() || c.right.is_some();
     let workgroups = heads * if paired { ranges.len().div_ceil(2) } else { ranges.len() };
-    attention::stream_run_for(304, workgroups, total, longest)
+    attention::stream_run_for(304, workgroups, total, longest, c.d)
 }
 
 proptest! {
@@ -300,21 +300,26 @@ fn stream_runs_cross_query_blocks() {
 }
 
 /// When streaming pays: whole query blocks that leave a round partly empty (batch 1, 32 heads,
-/// 4096 queries: 1024 blocks for 608 slots) take runs of an even share (two runs per slot);
-/// a full round, or query blocks too short to split into runs of at least 8 key blocks, do not
-/// stream.
+/// 4096 queries: 1024 blocks, or 512 causal pairs, for 608 slots) take runs of an even share
+/// (four runs per slot, fewer where the workspace would pass 256 MiB); a full round, or query
+/// blocks too short to split into runs of at least 8 key blocks, do not stream.
 #[test]
 fn stream_plan_streams_only_when_it_evens_the_rounds() {
-    assert_eq!(attention::stream_run_for(304, 1024, 1024 * 64, 64), Some(54));
+    // d 64: 2432 runs of 27 key blocks (73,728 bytes of partials a workgroup).
+    assert_eq!(attention::stream_run_for(304, 1024, 1024 * 64, 64, 64), Some(27));
+    // d 128: 256 MiB hold 3 runs a slot of partials (139,264 bytes a workgroup): runs of 36.
+    assert_eq!(attention::stream_run_for(304, 1024, 1024 * 64, 64, 128), Some(36));
+    // d 256: one run a slot (270,336 bytes each): runs of 108.
+    assert_eq!(attention::stream_run_for(304, 1024, 1024 * 64, 64, 256), Some(108));
     // Causal: 512 pairs of blocks over 32 heads x (2 + 4 + .. + 64) key blocks.
-    assert_eq!(attention::stream_run_for(304, 512, 32 * 1056, 64), Some(28));
-    assert_eq!(attention::stream_run_for(304, 608, 608 * 64, 64), None);
-    assert_eq!(attention::stream_run_for(304, 1216, 1216 * 64, 64), None);
-    assert_eq!(attention::stream_run_for(304, 32, 32 * 4, 4), None);
+    assert_eq!(attention::stream_run_for(304, 512, 32 * 1056, 64, 128), Some(19));
+    assert_eq!(attention::stream_run_for(304, 608, 608 * 64, 64, 128), None);
+    assert_eq!(attention::stream_run_for(304, 1216, 1216 * 64, 64, 128), None);
+    assert_eq!(attention::stream_run_for(304, 32, 32 * 4, 4, 128), None);
     // One round a quarter full: runs of the minimum, 8 key blocks, split each block in eight.
-    assert_eq!(attention::stream_run_for(304, 150, 150 * 64, 64), Some(8));
+    assert_eq!(attention::stream_run_for(304, 150, 150 * 64, 64, 128), Some(8));
     // A long sequence alone: at most 8 contributors per query block.
-    assert_eq!(attention::stream_run_for(304, 1, 1000, 1000), Some(125));
+    assert_eq!(attention::stream_run_for(304, 1, 1000, 1000, 128), Some(125));
 }
 
 /// Scores far from 0 (bf16 inputs of magnitude 30: scaled scores in the thousands) stay

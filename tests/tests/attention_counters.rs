@@ -77,7 +77,7 @@ fn stream_flash_issues_exact_mfmas_and_writes_only_the_partials() {
         let k = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
         let v = random(&[1, sk, heads, d], dtype, 1.0, &mut seed).0;
         let blocks = heads * sq / 128;
-        assert_eq!(attention::stream_run_for(304, blocks, blocks * sk / 64, sk / 64), Some(8));
+        assert_eq!(attention::stream_run_for(304, blocks, blocks * sk / 64, sk / 64, d), Some(8));
         let Some((_, c)) = last_launch(|| attention::flash(&q, &k, &v, &FlashOptions::default()).unwrap()) else { return };
         let what = format!("stream flash d{d}");
         let want = 2 * heads * sq * sk * d / (16 * 16 * 16);

@@ -23,12 +23,16 @@ const RESIDENT_PER_CU: usize = 2;
 /// Runs a stream launch deals per slot. More than one: two co-resident workgroups do not
 /// progress evenly (issue goes to the oldest wave first), so with one run per slot the first
 /// to start ends well before the other, which then runs alone; with several, the next run
-/// takes the freed slot. Modeled MI300X, bf16 batch 1, 32 heads, 4096 queries, d 128 / d 64:
-/// 1 run per slot 507.6 / 327.8 us, 2: 501.9 / 330.4, 4: 490.4 / 323.6, 8: 504.4 / 337.7 (runs
-/// of 14 key blocks: the set-up and the partials start to show). Two, not four: the workspace
-/// and the partials' traffic grow with the runs (each run leaves up to two partials of 17 KiB
-/// a wave at d 128: 4 runs per slot are 330 MB of workspace for that launch, 2 are 165 MB).
-const RUNS_PER_SLOT: usize = 2;
+/// takes the freed slot. Modeled MI300X, bf16 batch 1, 32 heads, 4096 queries, d 128 / causal
+/// d 128 / d 64 (`cargo xtask bench --filter attention_prefill`): 2 runs per slot 499.9 /
+/// 265.3 / 306.6 us, 3: 497.3 / 263.1 / 305.1, 4: 488.1 / 266.0 / 300.4 (earlier kernels: 1
+/// run 507.6 / - / 327.8, 8 runs 504.4 / - / 337.7, runs of 14 key blocks, where the set-up and
+/// the partials start to show).
+const RUNS_PER_SLOT: usize = 4;
+/// The stream workspace's size at most: each run may leave two partials (at d 128, 17 KiB a
+/// wave), so more runs, or larger heads, would take more; past this the runs get longer.
+/// (The partials live briefly: a run's are read by a neighbour on its XCD as it finishes.)
+const MAX_WORKSPACE_BYTES: usize = 256 << 20;
 /// Stream when whole query blocks per workgroup would keep less than this share of the
 /// launch's slots working.
 const STREAM_BELOW: f64 = 0.9;
@@ -111,16 +115,24 @@ pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_
 /// launch's slots (`cus` x 2 workgroups) working, whether the last of several rounds is partly
 /// empty (batch 1, 32 heads, 4096 queries: 1024 blocks, or 512 causal pairs, in rounds of 608,
 /// 84%) or a single round is and runs shorter than a block split it; runs are an even share
-/// of all key blocks over two runs per slot ([`RUNS_PER_SLOT`]), at least 8 blocks and at
-/// least an eighth of the longest query block's. Modeled MI300X (`cargo xtask bench --filter
-/// attention_prefill`), bf16 batch 1, 32 heads, 4096 queries: d 128 577.3 -> 501.8 us, d 64
-/// 365.2 -> 329.2 us, d 128 causal 310.9 -> 266.6 us.
-pub fn stream_run_for(cus: usize, workgroups: usize, total: usize, longest: usize) -> Option<usize> {
+/// of all key blocks over four runs per slot ([`RUNS_PER_SLOT`]; fewer, down to one, where
+/// their workspace, two partials of head dimension `head_dim` a run, would pass 256 MiB), at
+/// least 8 blocks and at least an eighth of the longest query block's.
+pub fn stream_run_for(cus: usize, workgroups: usize, total: usize, longest: usize, head_dim: usize) -> Option<usize> {
     let slots = cus.max(1) * RESIDENT_PER_CU;
     let workgroups = workgroups.max(1);
     let used = workgroups as f64 / (workgroups.div_ceil(slots) * slots) as f64;
-    let per = total.div_ceil(slots * RUNS_PER_SLOT).max(MIN_STREAM_BLOCKS).max(longest.div_ceil(MAX_CONTRIBUTORS)).max(1);
+    // Whole runs per slot (an uneven count leaves the last round's workgroups unevenly spread:
+    // 1873 runs for 608 slots, 557 us at d 128 against 497 for 1821).
+    let per_slot = (MAX_WORKSPACE_BYTES / (slots * stream_slot_bytes(head_dim))).clamp(1, RUNS_PER_SLOT);
+    let runs = slots * per_slot;
+    let per = total.div_ceil(runs).max(MIN_STREAM_BLOCKS).max(longest.div_ceil(MAX_CONTRIBUTORS)).max(1);
     (used < STREAM_BELOW && (workgroups >= slots || per < longest)).then_some(per)
+}
+
+/// Workspace bytes of one stream workgroup at head dimension `head_dim`: its slots' partials.
+fn stream_slot_bytes(head_dim: usize) -> usize {
+    (FLASH_STREAM_SLOTS * FLASH_WAVES * flash_stream_wave_floats(head_dim as u32)) as usize * 4
 }
 
 /// The key blocks query block `x` of a sequence of `lq` query and `lk` key rows attends under
@@ -387,7 +399,7 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     let total = batch * hq * per_head;
     let workgroups = batch * hq * if paired { blocks.div_ceil(2) } else { blocks };
     let streamable = !packed && opts.key_lengths.is_none() && ranges.iter().all(|&(a, b)| b > a) && total < 1 << 31;
-    let plan = if streamable { stream_run_for(dev.info().compute_units as usize, workgroups, total, longest) } else { None };
+    let plan = if streamable { stream_run_for(dev.info().compute_units as usize, workgroups, total, longest, d) } else { None };
     if let Some(per) = plan {
         // Where each query block's key blocks start in one head's run, then where its keys start.
         let mut table = Vec::with_capacity(2 * blocks + 1);
@@ -398,8 +410,7 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
         table.extend(ranges.iter().map(|&(a, _)| a as u32));
         let table = Tensor::from_slice(dev, &table, &[table.len()])?;
         let workgroups = total.div_ceil(per);
-        let floats = workgroups * (FLASH_STREAM_SLOTS * FLASH_WAVES * flash_stream_wave_floats(d as u32)) as usize;
-        let workspace = dev.alloc::<f32>(floats)?;
+        let workspace = dev.alloc::<f32>(workgroups * stream_slot_bytes(d) / 4)?;
         let counters = dev.zeros::<u32>(batch * hq * blocks * FLASH_WAVES as usize)?;
         args.stream_table = ops.input::<u32>("stream table", &table)?;
         args.workspace = ops.buffer("stream partials", &workspace)?;
