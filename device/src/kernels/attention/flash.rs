@@ -262,16 +262,16 @@ impl Segment {
         let r = it - hb * per_head;
         // The first query block whose start is past r, less one (blocks without keys, whose
         // start equals the next one's, are passed over).
-        let (mut lo, mut hi) = (1u32, nqb);
-        while lo < hi {
-            let mid = (lo + hi) / 2;
+        let (mut low, mut high) = (1u32, nqb);
+        while low < high {
+            let mid = (low + high) / 2;
             if at(mid) > r {
-                hi = mid;
+                high = mid;
             } else {
-                lo = mid + 1;
+                low = mid + 1;
             }
         }
-        let qb = lo - 1;
+        let qb = low - 1;
         let (first, next, kb_lo) = (at(qb), at(qb + 1), at(nqb + 1 + qb));
         let n = next - first;
         let kb0 = kb_lo + (r - first);
@@ -315,8 +315,8 @@ impl Segment {
     }
 }
 
-/// This wave's count of contributors to query block `item` (numbered as the run numbers them)
-/// that stored their partial.
+/// This wave's count of contributors to query block `item` (block `x` of head `h` of batch entry
+/// `b` is `(b * heads + h) * n + x`, `n` query blocks a head) that stored their partial.
 #[inline(always)]
 fn counter(args: &FlashArgs, item: u32) -> &'static AtomicU32 {
     let wave = readfirstlane(workitem_id_x() / 64);
@@ -365,9 +365,8 @@ fn merge<const D: usize>(a: &mut Acc, b: &Acc) {
 }
 
 /// The fix-up of this wave's part of query block `item` (its `n` key blocks at positions
-/// `start..` of the run), split between workgroups: true when
-/// this contributor arrived last and `acc` now holds every key's sums, false when it only left
-/// its partial for a later one. Every contributor stores its partial, releases it and counts
+/// `start..` of the run), split between workgroups: true when this contributor arrived last
+/// and `acc` now holds every key's sums, false when it only left its partial for a later one. Every contributor stores its partial, releases it and counts
 /// itself with an atomic add, which tells it whether it came last; the last one merges all the
 /// partials from memory in rank order, its own included, so the result does not depend on which
 /// contributor finished, and only two sets of accumulators are live at a time (merging its
@@ -435,7 +434,7 @@ fn key_blocks(seq: &Sequence, qb: u32) -> (u32, u32) {
 /// What a wave holds once it has walked key blocks: its `O^T` accumulators (tiles `dt < D / 16`
 /// of each of its query tiles) and the online softmax's statistics. Unnormalised: [`store`]
 /// divides by the row sums.
-pub(super) struct Acc {
+struct Acc {
     o: [[F32x4; QT]; 16],
     on: Online<QT>,
 }
