@@ -115,7 +115,7 @@ pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_
 /// launch's slots (`cus` x 2 workgroups) working, whether the last of several rounds is partly
 /// empty (batch 1, 32 heads, 4096 queries: 1024 blocks, or 512 causal pairs, in rounds of 608,
 /// 84%) or a single round is and runs shorter than a block split it; runs are an even share
-/// of all key blocks over four runs per slot ([`RUNS_PER_SLOT`]; fewer, down to one, where
+/// of all key blocks over four runs per slot (fewer, down to one, where
 /// their workspace, two partials of head dimension `head_dim` a run, would pass 256 MiB), at
 /// least 8 blocks and at least an eighth of the longest query block's.
 pub fn stream_run_for(cus: usize, workgroups: usize, total: usize, longest: usize, head_dim: usize) -> Option<usize> {
