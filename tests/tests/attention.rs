@@ -215,7 +215,7 @@ fn stream_case() -> impl Strategy<Value = Case> {
             1usize..3,
             prop::sample::select(vec![1usize, 2, 4]),
             any::<bool>(),
-            prop::option::weighted(0.3, 400usize..1000),
+            prop::option::weighted(0.3, 600usize..1000),
             any::<bool>(),
             any::<u64>(),
         ),
@@ -268,41 +268,42 @@ proptest! {
 
     #[test]
     fn stream_runs_match_the_reference(c in stream_case()) {
-        // Runs of 8 key blocks: the longest query block (9 to 22 key blocks) is split.
+        // Runs of 8 key blocks: every query block (9 to 22 key blocks) is split.
         prop_assert_eq!(stream_plan(&c), Some(8), "{:?}", c);
         check(&c)?;
     }
 }
 
-/// More query blocks than the GPU holds at once (700 heads of one query each, 3 key blocks):
-/// runs of 8 key blocks cover the end of one query block, a whole one and the start of a third,
-/// so most workgroups finish one block, leave a partial of another and run the epilogue of a
-/// whole one.
+/// Causal attention over 1000 tokens (8 query blocks attending 2, 4, .., 16 key blocks): runs
+/// of 8 key blocks take whole short query blocks, the end of one and the start of the next, so
+/// workgroups finish some blocks alone, leave partials of others and merge others' partials.
 #[test]
 fn stream_runs_cross_query_blocks() {
     let c = Case {
         dtype: DType::Bf16,
         d: 32,
         batch: 1,
-        seq_q: 3,
-        seq_k: 150,
-        hk: 700,
-        group: 1,
-        causal: false,
+        seq_q: 1000,
+        seq_k: 1000,
+        hk: 4,
+        group: 2,
+        causal: true,
         left: None,
         right: None,
         key_lens: None,
         layout: Layout::Bshd,
         seed: 11,
     };
+    assert_eq!(key_block_ranges(&c).iter().map(|&(a, b)| b - a).collect::<Vec<_>>(), [2, 4, 6, 8, 10, 12, 14, 16]);
     assert_eq!(stream_plan(&c), Some(8));
     check(&c).unwrap();
 }
 
 /// When streaming pays: whole query blocks that leave a round partly empty (batch 1, 32 heads,
 /// 4096 queries: 1024 blocks, or 512 causal pairs, for 608 slots) take runs of an even share
-/// (four runs per slot, fewer where the workspace would pass 256 MiB); a full round, or query
-/// blocks too short to split into runs of at least 8 key blocks, do not stream.
+/// (four runs per slot, fewer where the workspace would pass 256 MiB); a full round, query
+/// blocks too short to split into runs of at least 8 key blocks, or many short ones that runs
+/// of 8 would gather onto fewer CUs, do not stream.
 #[test]
 fn stream_plan_streams_only_when_it_evens_the_rounds() {
     // d 64: 2432 runs of 27 key blocks (73,728 bytes of partials a workgroup).
@@ -320,6 +321,12 @@ fn stream_plan_streams_only_when_it_evens_the_rounds() {
     assert_eq!(attention::stream_run_for(304, 150, 150 * 64, 64, 128), Some(8));
     // A long sequence alone: at most 8 contributors per query block.
     assert_eq!(attention::stream_run_for(304, 1, 1000, 1000, 128), Some(125));
+    // 700 blocks of 3 key blocks: two rounds of whole blocks (3 a CU at most, 4.5 counted two
+    // at a time) beat 263 runs of 8 (one a CU, counted as 8).
+    assert_eq!(attention::stream_run_for(304, 700, 2100, 3, 32), None);
+    // 1000 blocks of 10: 1250 runs of 8 give the busiest CU as many key blocks (20) as whole
+    // blocks do.
+    assert_eq!(attention::stream_run_for(304, 1000, 10_000, 10, 64), None);
 }
 
 /// Scores far from 0 (bf16 inputs of magnitude 30: scaled scores in the thousands) stay

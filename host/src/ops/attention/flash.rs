@@ -33,8 +33,8 @@ const RUNS_PER_SLOT: usize = 4;
 /// wave), so more runs, or larger heads, would take more; past this the runs get longer.
 /// (The partials live briefly: a run's are read by a neighbour on its XCD as it finishes.)
 const MAX_WORKSPACE_BYTES: usize = 256 << 20;
-/// Stream when whole query blocks per workgroup would keep less than this share of the
-/// launch's slots working.
+/// Stream when that leaves the busiest CU at most this share of the key blocks whole query
+/// blocks per workgroup would give it.
 const STREAM_BELOW: f64 = 0.9;
 /// Key blocks a stream run takes at least, so that a run's set-up (Q, the first K and V
 /// blocks) and its partial stay small next to its loop.
@@ -111,23 +111,27 @@ pub fn flash_with_lse(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_
 /// blocks on a GPU of `cus` compute units (the `flash_stream_*` kernels); `None` when whole
 /// query blocks per workgroup do as well.
 ///
-/// The rule, as the stream-K GEMM's: stream when whole blocks would keep less than 90% of the
-/// launch's slots (`cus` x 2 workgroups) working, whether the last of several rounds is partly
-/// empty (batch 1, 32 heads, 4096 queries: 1024 blocks, or 512 causal pairs, in rounds of 608,
-/// 84%) or a single round is and runs shorter than a block split it; runs are an even share
-/// of all key blocks over four runs per slot (fewer, down to one, where
-/// their workspace, two partials of head dimension `head_dim` a run, would pass 256 MiB), at
-/// least 8 blocks and at least an eighth of the longest query block's.
+/// Runs are an even share of all key blocks over four runs per slot (`cus` x 2 resident
+/// workgroups; fewer runs, down to one a slot, where their workspace, two partials of head
+/// dimension `head_dim` a run, would pass 256 MiB), at least 8 blocks and at least an eighth of
+/// the longest query block's. The launch streams when that cuts the key blocks its busiest CU
+/// works through by 10% or more, counting a CU's workgroups two at a time (a CU with one
+/// workgroup is no faster than with two: the matrix cores need both's waves). So it streams
+/// when the last of several rounds is partly empty (batch 1, 32 heads, 4096 queries: 1024
+/// blocks, or 512 causal pairs, for 608 slots) or a single round is and runs can split its
+/// blocks, and not when runs of 8 would only gather short blocks onto fewer CUs.
 pub fn stream_run_for(cus: usize, workgroups: usize, total: usize, longest: usize, head_dim: usize) -> Option<usize> {
-    let slots = cus.max(1) * RESIDENT_PER_CU;
-    let workgroups = workgroups.max(1);
-    let used = workgroups as f64 / (workgroups.div_ceil(slots) * slots) as f64;
+    let (cus, workgroups) = (cus.max(1), workgroups.max(1));
+    let slots = cus * RESIDENT_PER_CU;
     // Whole runs per slot (an uneven count leaves the last round's workgroups unevenly spread:
     // 1873 runs for 608 slots, 557 us at d 128 against 497 for 1821).
     let per_slot = (MAX_WORKSPACE_BYTES / (slots * stream_slot_bytes(head_dim))).clamp(1, RUNS_PER_SLOT);
-    let runs = slots * per_slot;
-    let per = total.div_ceil(runs).max(MIN_STREAM_BLOCKS).max(longest.div_ceil(MAX_CONTRIBUTORS)).max(1);
-    (used < STREAM_BELOW && (workgroups >= slots || per < longest)).then_some(per)
+    let per = total.div_ceil(slots * per_slot).max(MIN_STREAM_BLOCKS).max(longest.div_ceil(MAX_CONTRIBUTORS)).max(1);
+    // Key blocks the busiest CU works through, its workgroups taken two at a time.
+    let busiest = |n: usize, each: f64| n.div_ceil(cus).max(RESIDENT_PER_CU) as f64 * each / RESIDENT_PER_CU as f64;
+    let whole = busiest(workgroups, total as f64 / workgroups as f64);
+    let stream = busiest(total.div_ceil(per), per as f64);
+    (stream < STREAM_BELOW * whole).then_some(per)
 }
 
 /// Workspace bytes of one stream workgroup at head dimension `head_dim`: its slots' partials.
