@@ -156,3 +156,47 @@ pub unsafe fn kernargs_at<T: Copy>(address: u64) -> T {
     // SAFETY: every word written; `T`'s fields are plain scalars and pointers (caller).
     unsafe { out.assume_init() }
 }
+
+/// A kernel's way back to its arguments, and a few wave-uniform words of its own state, parked
+/// in VGPRs ([`park`](super::wave::park)) across a phase that needs every SGPR: the stream-K
+/// GEMM's K loop and the stream flash kernel's key loop, between which the arguments are read
+/// again ([`kernargs_at`]). Kept in SGPRs, that state and what LLVM hoists from it spilled.
+pub struct ParkedArgs<const N: usize> {
+    address: [u32; 2],
+    words: [u32; N],
+}
+
+impl<const N: usize> ParkedArgs<N> {
+    /// The launch's kernarg address and `words`, parked.
+    #[inline(always)]
+    pub fn new(words: [u32; N]) -> ParkedArgs<N> {
+        let address = kernarg_address();
+        Self::parked([address as u32, (address >> 32) as u32], words)
+    }
+
+    #[inline(always)]
+    fn parked(address: [u32; 2], words: [u32; N]) -> ParkedArgs<N> {
+        ParkedArgs { address: address.map(super::wave::park), words: words.map(super::wave::park) }
+    }
+
+    /// Parks `v` as word `i`.
+    #[inline(always)]
+    pub fn put(&mut self, i: usize, v: u32) {
+        self.words[i] = super::wave::park(v);
+    }
+
+    /// The arguments, read again, and the words as scalars. The state is parked again, so that
+    /// the next phase's reads have an address LLVM cannot prove equal to this one's (see
+    /// [`kernargs_at`]).
+    ///
+    /// # Safety
+    /// `T` is the kernel's argument struct (as for [`kernargs_at`]).
+    #[inline(always)]
+    pub unsafe fn take<T: Copy>(&mut self) -> (T, [u32; N]) {
+        let address = self.address.map(super::wave::readfirstlane);
+        let words = self.words.map(super::wave::readfirstlane);
+        *self = Self::parked(address, words);
+        // SAFETY: the launch's kernarg address; the caller names the struct.
+        (unsafe { kernargs_at::<T>(address[0] as u64 | (address[1] as u64) << 32) }, words)
+    }
+}

@@ -8,7 +8,7 @@
 //! from moving memory accesses across the sequence; rustc has no inline asm for amdgpu.
 
 use core::arch::amdgpu;
-use core::sync::atomic::{Ordering, compiler_fence};
+use core::sync::atomic::{AtomicU32, Ordering, compiler_fence, fence};
 
 unsafe extern "C" {
     #[link_name = "llvm.amdgcn.s.waitcnt"]
@@ -62,4 +62,20 @@ pub fn set_priority<const P: i16>() {
     const { assert!(P >= 0 && P <= 3) };
     // SAFETY: changes only this wave's arbitration priority.
     unsafe { s_setprio(P) }
+}
+
+/// Counts this wave in at `count` (lane 0 adds 1) once its global stores are visible at every CU
+/// (release): true when `others` waves had counted themselves before it, so that it is the last
+/// of them, and then their stores, released before their counts, are visible to it (acquire).
+/// The arrival of the stream kernels' contributors (the GEMM's blocks, flash attention's query
+/// blocks): the last one to arrive finishes the work, nobody waits.
+#[inline(always)]
+pub fn arrive_last(count: &AtomicU32, others: u32) -> bool {
+    fence(Ordering::Release);
+    let before = if super::wave::lane_id() == 0 { count.fetch_add(1, Ordering::Relaxed) } else { 0 };
+    let last = super::wave::readfirstlane(before) == others;
+    if last {
+        fence(Ordering::Acquire);
+    }
+    last
 }

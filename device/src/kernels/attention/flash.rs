@@ -31,12 +31,12 @@ use super::output;
 use super::scores::{Half, KeyRange, Online, Scores, mask, p_chunk, scale};
 use crate::abi::attention::{FLASH_BLOCK_K, FLASH_BLOCK_Q, FLASH_WAVES, FlashArgs, UNBOUNDED, flash_flags, flash_stream_wave_floats};
 use crate::abi::gemm::stream_k_slot;
-use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
+use crate::dsl::ids::{ParkedArgs, workgroup_id_x, workgroup_id_y, workgroup_id_z, workitem_id_x};
 use crate::dsl::lds::LdsArena;
 use crate::dsl::math::exp2_fast;
 use crate::dsl::mem::{Buffer, load_b128, store_b128};
 use crate::dsl::simd::{F32x4, U32x4};
-use crate::dsl::sync::barrier;
+use crate::dsl::sync::{arrive_last, barrier};
 use crate::dsl::wave::{bpermute, lane_id, park, readfirstlane};
 use crate::tile::global::GlobalTile;
 use crate::tile::lds::LdsTile;
@@ -44,7 +44,7 @@ use crate::tile::mma::mma16;
 use crate::tile::order;
 use crate::tile::transposed::{QuadRole, TILE_KEYS, TransposedTile};
 use core::mem::MaybeUninit;
-use core::sync::atomic::{AtomicU32, Ordering, fence};
+use core::sync::atomic::AtomicU32;
 
 const THREADS: usize = FLASH_WAVES as usize * 64;
 const BK: usize = FLASH_BLOCK_K as usize;
@@ -172,16 +172,16 @@ pub fn flash_stream<E: Half, const D: usize>(args: FlashArgs) {
     // No SGPR carries state across the key loop, which needs them all (kept in SGPRs, the
     // run's state and what LLVM hoisted from it spilled some thirty): the kernarg address, the
     // rank and the position in the run are parked in VGPRs, the segment too, and the arguments
-    // are read again for each phase (`kernargs_at`), as in the stream-K GEMM.
+    // are read again for each phase (`ParkedArgs`), as in the stream-K GEMM.
     let per = args.sk_per.max(1);
     // Workgroups of one XCD take consecutive runs: neighbouring query blocks of one head, whose
     // keys and partials stay in that XCD's L2.
     let rank = order::dispatch_rank(workgroup_id_x(), args.sk_total.div_ceil(per));
-    let mut state = Parked::new(kernarg_address(), rank, rank * per);
+    // Words: the rank and the start of the next segment.
+    let mut state = ParkedArgs::new([rank, rank * per]);
     loop {
-        let (address, rank, it) = state.take();
-        // SAFETY: the kernel's argument struct, at its address.
-        let args = unsafe { kernargs_at::<FlashArgs>(address) };
+        // SAFETY (takes): the kernel's argument struct.
+        let (args, [rank, it]) = unsafe { state.take::<FlashArgs>() };
         // (Divisors at least 1: the host launches no work for an empty attention.)
         let per = args.sk_per.max(1);
         let end = (rank * per + per).min(args.sk_total);
@@ -189,44 +189,17 @@ pub fn flash_stream<E: Half, const D: usize>(args: FlashArgs) {
             break;
         }
         let seg = Segment::new(&args, it, end);
-        state.it = park(it + seg.kb1 - seg.kb0);
+        state.put(1, it + seg.kb1 - seg.kb0);
         let seq = Sequence::of(&args, seg.b as usize);
         let mut parked = seg.park();
         let mut acc = keys::<E, D>(&args, &seq, seg.qb, seg.head, seg.b, seg.kb0, seg.kb1);
-        let (address, rank, _) = state.take();
-        // SAFETY: as above.
-        let args = unsafe { kernargs_at::<FlashArgs>(address) };
+        let (args, [rank, _]) = unsafe { state.take::<FlashArgs>() };
         let seg = parked.take();
         let whole = seg.kb0 == seg.lo && seg.kb1 == seg.lo + seg.n;
         if whole || last_to_arrive::<D>(&args, &mut acc, seg.item, seg.start, seg.n, rank) {
             let seq = Sequence::of(&args, seg.b as usize);
             store::<E, D>(&args, &seq, seg.qb, seg.head, seg.b, &acc);
         }
-    }
-}
-
-/// The stream kernel's state across its phases, parked in VGPRs ([`park`]): the kernarg address,
-/// the workgroup's rank and the start of its next segment.
-struct Parked {
-    lo: u32,
-    hi: u32,
-    rank: u32,
-    it: u32,
-}
-
-impl Parked {
-    #[inline(always)]
-    fn new(address: u64, rank: u32, it: u32) -> Parked {
-        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it) }
-    }
-
-    /// The state as scalars; it is parked again, so that the next phase's reads of the
-    /// arguments have an address LLVM cannot prove equal to this one's (see `kernargs_at`).
-    #[inline(always)]
-    fn take(&mut self) -> (u64, u32, u32) {
-        let (lo, hi, rank, it) = (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it));
-        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it);
-        (lo as u64 | (hi as u64) << 32, rank, it)
     }
 }
 
@@ -386,21 +359,17 @@ fn last_to_arrive<const D: usize>(args: &FlashArgs, acc: &mut Acc, item: u32, st
         crate::unroll_max!(t < QT, 2 => { put(dt * QT + t, acc.o[dt][t]); });
     });
     put(quads, stats_quad(acc));
-    // The partial is visible (at every CU) before the count says so.
-    fence(Ordering::Release);
-    let before = if lane == 0 { counter(args, item).fetch_add(1, Ordering::Relaxed) } else { 0 };
-    if readfirstlane(before) != last - first {
+    // The partial is released before the count says so; last, every other partial was.
+    if !arrive_last(counter(args, item), last - first) {
         return false;
     }
-    // Every other partial was released before its count.
-    fence(Ordering::Acquire);
-    *acc = Acc { o: [[F32x4::splat(0.0); QT]; 16], on: Online::new() };
+    *acc = Acc::empty();
     for c in first..=last {
         // Contributor c's whole partial at once: one memory latency.
         let p = partial::<D>(args, c, first);
         // SAFETY (loads): contributor c's part, stored and released before its count.
         let get = |q: usize| -> F32x4 { unsafe { core::mem::transmute(load_b128(p.add((q * 64 + lane) * 4) as *const u32)) } };
-        let mut other = Acc { o: [[F32x4::splat(0.0); QT]; 16], on: Online::new() };
+        let mut other = Acc::empty();
         crate::unroll_max!(dt < D / 16, 16 => {
             crate::unroll_max!(t < QT, 2 => { other.o[dt][t] = get(dt * QT + t); });
         });
@@ -437,6 +406,14 @@ fn key_blocks(seq: &Sequence, qb: u32) -> (u32, u32) {
 struct Acc {
     o: [[F32x4; QT]; 16],
     on: Online<QT>,
+}
+
+impl Acc {
+    /// No keys yet: zeros and `-inf` maxima, the identity of [`merge`].
+    #[inline(always)]
+    fn empty() -> Acc {
+        Acc { o: [[F32x4::splat(0.0); QT]; 16], on: Online::new() }
+    }
 }
 
 /// Walks key blocks `kb0..kb1` of query block `qb` of head `head` of sequence `b` (see the

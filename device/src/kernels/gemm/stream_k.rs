@@ -33,10 +33,10 @@
 
 use super::plain::{self, At};
 use crate::abi::gemm::{GemmArgs, stream_k_slot};
-use crate::dsl::ids::{kernarg_address, kernargs_at, wave_id_x, workgroup_id_x};
+use crate::dsl::ids::{ParkedArgs, wave_id_x, workgroup_id_x};
 use crate::dsl::mem::{load_b128, store_b128};
 use crate::dsl::simd::F32x4;
-use crate::dsl::sync::barrier;
+use crate::dsl::sync::{arrive_last, barrier};
 use crate::dsl::wave::{lane_id, park, readfirstlane};
 use crate::tile::mma::MmaInput;
 use crate::tile::order;
@@ -48,23 +48,24 @@ use core::sync::atomic::{AtomicU32, Ordering, fence};
 pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(args: GemmArgs) {
     // No SGPR carries state across the pipeline and the epilogue, which need them all: the
     // rank, the position in the run, the kernarg address and the segment are parked in VGPRs,
-    // and the arguments are read again for each phase (`kernargs_at`). Kept in SGPRs (with what
+    // and the arguments are read again for each phase (`ParkedArgs`). Kept in SGPRs (with what
     // LLVM hoists from them) they spilled. (The segment was recomputed after the K loop at
     // first: four integer divisions, ~100 instructions a segment.)
     let rank = order::dispatch_rank(workgroup_id_x(), args.sk_total.div_ceil(args.sk_per.max(1)));
-    let mut state = Parked::new(kernarg_address(), rank, rank * args.sk_per, UNKNOWN);
+    // Words: the rank, the start of the next segment, and the block that segment works on when
+    // the previous segment ended its block (`it` is then that block's start), else [`UNKNOWN`].
+    let mut state = ParkedArgs::new([rank, rank * args.sk_per, UNKNOWN]);
     loop {
-        let (address, rank, it, known) = state.take();
-        // SAFETY: the kernel's argument struct, at its address.
-        let args = unsafe { kernargs_at::<GemmArgs>(address) };
+        // SAFETY (takes): the kernel's argument struct.
+        let (args, [rank, it, known]) = unsafe { state.take::<GemmArgs>() };
         let end = run_end(&args, rank);
         if it >= end {
             break;
         }
         let seg = Segment::new::<E, W, WY, WX>(&args, it, end, known);
-        state.it = park(it + seg.kt1 - seg.kt0);
+        state.put(1, it + seg.kt1 - seg.kt0);
         // (The next segment starts the next block when this one ends its block.)
-        state.tile = park(seg.tile + 1);
+        state.put(2, seg.tile + 1);
         // The block's count of stored partials for this wave ([`last_to_arrive`]), read here so
         // that its memory latency passes behind the K loop (read after it, it was a wait of a
         // memory latency at every split block's end). Unconditional (every block has its
@@ -76,51 +77,18 @@ pub fn gemm_stream_k<E: MmaInput, W: RegTile, const WY: usize, const WX: usize>(
         let mut parked = seg.park();
         let mut acc = plain::accumulate::<E, W, WY, WX>(&args, &seg.at, seg.kt0, seg.kt1);
         // Again for the fix-up, and for the epilogue.
-        let (address, rank, _, _) = state.take();
-        // SAFETY: as above.
-        let args = unsafe { kernargs_at::<GemmArgs>(address) };
+        let (args, [rank, _, _]) = unsafe { state.take::<GemmArgs>() };
         let seg = parked.take();
         let whole = seg.kt0 == 0 && seg.kt1 == seg.k_tiles;
         if whole || last_to_arrive::<W, WY, WX>(&args, &mut acc, seg.tile, seg.k_tiles, rank, seen) {
-            let (address, _, _, _) = state.take();
-            // SAFETY: as above.
-            let args = unsafe { kernargs_at::<GemmArgs>(address) };
+            let (args, _) = unsafe { state.take::<GemmArgs>() };
             plain::store::<W, WY, WX>(&args, &seg.at, &acc, 0);
         }
     }
 }
 
-/// The state the stream-K loop carries, parked in VGPRs ([`park`]): the kernarg address, the
-/// workgroup's rank, and the start of its next segment.
-struct Parked {
-    lo: u32,
-    hi: u32,
-    rank: u32,
-    it: u32,
-    /// The block the segment at `it` works on when the previous segment ended its block
-    /// (`it` is then that block's start), else [`UNKNOWN`].
-    tile: u32,
-}
-
-/// [`Parked::tile`] before the first segment.
+/// The segment state's third word before the first segment: the block is not known.
 const UNKNOWN: u32 = u32::MAX;
-
-impl Parked {
-    #[inline(always)]
-    fn new(address: u64, rank: u32, it: u32, tile: u32) -> Parked {
-        Parked { lo: park(address as u32), hi: park((address >> 32) as u32), rank: park(rank), it: park(it), tile: park(tile) }
-    }
-
-    /// The state as scalars; it is parked again, so that the next phase's scalar loads of the
-    /// arguments have an address LLVM cannot prove equal to this one's (see `kernargs_at`).
-    #[inline(always)]
-    fn take(&mut self) -> (u64, u32, u32, u32) {
-        let (lo, hi, rank, it, tile) =
-            (readfirstlane(self.lo), readfirstlane(self.hi), readfirstlane(self.rank), readfirstlane(self.it), readfirstlane(self.tile));
-        *self = Parked::new(lo as u64 | (hi as u64) << 32, rank, it, tile);
-        (lo as u64 | (hi as u64) << 32, rank, it, tile)
-    }
-}
 
 /// The end of the run of the workgroup of rank `rank` (K-tiles `rank * sk_per ..` of all
 /// blocks).
@@ -249,14 +217,8 @@ fn last_to_arrive<W: RegTile, const WY: usize, const WX: usize>(
             // and every offset is a multiple of 4 floats).
             unsafe { store_b128(mine.add((q * 64 + lane) * 4) as *mut u32, core::mem::transmute::<F32x4, _>(acc.quad(q))) };
         });
-        // The partial is visible (at every CU) before the count says so.
-        fence(Ordering::Release);
-        let before = if lane == 0 { count.fetch_add(1, Ordering::Relaxed) } else { 0 };
-        arrived_last = readfirstlane(before) == others;
-        if arrived_last {
-            // Every other partial was released before its count.
-            fence(Ordering::Acquire);
-        }
+        // The partial is released before the count says so; last, every other partial was.
+        arrived_last = arrive_last(count, others);
     }
     if !arrived_last {
         return false;
