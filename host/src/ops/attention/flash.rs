@@ -284,8 +284,7 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     if batch == 0 {
         return Err(Error::InvalidArgument { op: OP, message: "empty batch (no sequences)".into() });
     }
-    // (Checks the head dimension before anything is allocated.)
-    kernel_for(dtype, d, false)?;
+    let (one_block, stream_kernel) = (kernel_for(dtype, d, false)?, kernel_for(dtype, d, true)?);
     let scale = opts.scale.unwrap_or(1.0 / (d as f32).sqrt());
     if !(scale.is_finite() && scale > 0.0) {
         return Err(Error::InvalidArgument { op: OP, message: format!("scale {scale} must be finite and positive") });
@@ -396,15 +395,16 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     // ([`stream_run_for`]), when every block has keys (the one-block kernel writes the zeros of
     // those without). Planned for the device's compute units on every backend (the split
     // changes the sums' order).
-    let (left, right) = (args.window_left, args.window_right);
-    let ranges: Vec<(usize, usize)> = (0..blocks).map(|x| key_blocks(x, seq_q, seq_k, left, right)).collect();
-    let per_head: usize = ranges.iter().map(|&(a, b)| b - a).sum();
-    let longest = ranges.iter().map(|&(a, b)| b - a).max().unwrap_or(0);
-    let total = batch * hq * per_head;
-    let workgroups = batch * hq * if paired { blocks.div_ceil(2) } else { blocks };
-    let streamable = !packed && opts.key_lengths.is_none() && ranges.iter().all(|&(a, b)| b > a) && total < 1 << 31;
-    let plan = if streamable { stream_run_for(dev.info().compute_units as usize, workgroups, total, longest, d) } else { None };
-    if let Some(per) = plan {
+    let plan = (!packed && opts.key_lengths.is_none()).then(|| {
+        let ranges: Vec<(usize, usize)> = (0..blocks).map(|x| key_blocks(x, seq_q, seq_k, args.window_left, args.window_right)).collect();
+        let total = batch * hq * ranges.iter().map(|&(a, b)| b - a).sum::<usize>();
+        let longest = ranges.iter().map(|&(a, b)| b - a).max().unwrap_or(0);
+        let workgroups = batch * hq * if paired { blocks.div_ceil(2) } else { blocks };
+        let streamable = ranges.iter().all(|&(a, b)| b > a) && total < 1 << 31;
+        let per = if streamable { stream_run_for(dev.info().compute_units as usize, workgroups, total, longest, d) } else { None };
+        per.map(|per| (per, ranges, total))
+    });
+    if let Some(Some((per, ranges, total))) = plan {
         // Where each query block's key blocks start in one head's run, then where its keys start.
         let mut table = Vec::with_capacity(2 * blocks + 1);
         table.push(0u32);
@@ -428,7 +428,7 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
         // the n query blocks, every block with keys; the workspace holds every workgroup's
         // slots and the counters (zeroed on this stream before the launch) one u32 per query
         // block and wave.
-        unsafe { ops.launch(kernel_for(dtype, d, true)?, launch, &args)? };
+        unsafe { ops.launch(stream_kernel, launch, &args)? };
         return Ok((out, lse));
     }
     let grid =
@@ -437,6 +437,6 @@ fn run(q: &Tensor, k: &Tensor, v: &Tensor, opts: &FlashOptions<'_>, want_lse: bo
     // SAFETY: Q, K and V hold every row of every sequence the offsets or batch shapes name
     // (checked above), read through 16-byte aligned strides with blocks under 4 GiB; O and LSE
     // are fresh tensors of the shapes the kernel writes; the tables have `batch (+ 1)` entries.
-    unsafe { ops.launch(kernel_for(dtype, d, false)?, launch, &args)? };
+    unsafe { ops.launch(one_block, launch, &args)? };
     Ok((out, lse))
 }
