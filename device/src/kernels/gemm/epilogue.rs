@@ -292,8 +292,9 @@ fn store_row<const V: usize>(args: &Params, t: &Target, v: [f32; 8], row: usize,
 /// A tile wholly inside C with a bare epilogue takes [`store_whole`]. Otherwise the bands, the
 /// element pass and the strip-to-C steps are runtime loops, not unrolled: the per-element
 /// epilogue (beta, bias, five activations, residual, three output types) is large: unrolled per
-/// band and step it made each 128x128 kernel 45k instructions and the code object 4.3 MB. Only the accumulator-to-strip writes need constant register indices; `RegTile::band`
-/// keeps them constant behind a branch per band.
+/// band and step it made each 128x128 kernel 45k instructions and the code object 4.3 MB. Only
+/// the accumulator-to-strip writes need constant register indices; `RegTile::band` keeps them
+/// constant behind a branch per band.
 #[inline(always)]
 pub fn store<W: RegTile>(args: &Params, t: &Target, acc: &W, strip: LdsSlice<f32>, row0: usize, col0: usize, lane: usize) {
     // (The whole-tile path's offsets are 32-bit: the tile's last row ends below 4 GiB of C.)
