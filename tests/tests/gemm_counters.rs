@@ -142,22 +142,39 @@ fn split_k_agrees_with_one_pass_and_its_reduction_streams() {
 #[test]
 fn fp8_block_scaled_issues_exact_mfmas_and_has_no_bank_conflicts() {
     let _device = exclusive();
-    let (m, n, k) = (256, 256, 512);
+    let (m, n, k) = (256, 256, 1024);
     let a = input(m, k, DType::Fp8E4M3Fnuz, 5);
     let b = input(n, k, DType::Fp8E4M3Fnuz, 6);
     let (kb, nb) = (gemm_fp8::scale_blocks(k), gemm_fp8::scale_blocks(n));
     let sa = input(m, kb, DType::F32, 7);
     let sb = input(nb, kb, DType::F32, 8);
-    let Some((_, c)) = measure(|| gemm_fp8::gemm_fp8_blockscaled(&a, &sa, &b, &sb).unwrap()) else { return };
-    let name = "v_mfma_f32_16x16x32_fp8_fp8";
-    println!("fp8 block-scaled MFMA {:?}  LDS conflict cycles {}", c.mfma, c.lds.bank_conflict_cycles);
-    assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (16 * 16 * 32), "{:?}", c.mfma);
-    assert_eq!(c.mfma.len(), 1, "{:?}", c.mfma);
-    assert_eq!(c.lds.bank_conflict_cycles, 0, "LDS bank conflicts");
-    // The operand tiles and C move in 16-byte accesses; only the scales (a 4-byte B scale per
-    // K block, A's per-row column) and the host-side scale transposition may be narrower.
-    let g = &c.global;
-    let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
-    let operands = (m * k + n * k) as u64 * 2 + (m * n * 2) as u64;
-    assert!(wide >= operands, "{wide} bytes in 16-byte accesses, operands and C alone are {operands}");
+    // Whole blocks, and stream-K: 4 blocks of 8 scale blocks in runs of 4, each block shared by
+    // two workgroups.
+    let mut whole_wide = None;
+    for stream_k in [false, true] {
+        let opts = gemm_fp8::BlockScaledOptions { config: Some(gemm_fp8::BlockScaledConfig { block: 128, splits: 1, stream_k }) };
+        let Some((_, c)) = measure(|| gemm_fp8::gemm_fp8_blockscaled_with(&a, &sa, &b, &sb, &opts).unwrap()) else { return };
+        let name = "v_mfma_f32_16x16x32_fp8_fp8";
+        println!("fp8 block-scaled (stream-K {stream_k}) MFMA {:?}  LDS conflict cycles {}", c.mfma, c.lds.bank_conflict_cycles);
+        assert_eq!(c.mfma.get(name).copied().unwrap_or(0) as usize, m * n * k / (16 * 16 * 32), "{:?}", c.mfma);
+        assert_eq!(c.mfma.len(), 1, "{:?}", c.mfma);
+        assert_eq!(c.lds.bank_conflict_cycles, 0, "LDS bank conflicts");
+        // The operand tiles and C move in 16-byte accesses; only the scales (a 4-byte B scale
+        // per K block, A's per-row column), the host-side scale transposition and stream-K's
+        // per-wave counts may be narrower.
+        let g = &c.global;
+        let wide = g.lane_accesses_by_width.get(&16).copied().unwrap_or(0) * 16;
+        let operands = (m * k + n * k) as u64 * 2 + (m * n * 2) as u64;
+        assert!(wide >= operands, "{wide} bytes in 16-byte accesses, operands and C alone are {operands}");
+        match whole_wide {
+            None => whole_wide = Some(wide),
+            // Stream-K moves exactly the partials more: per shared block, one contributor's f32
+            // partial stored and loaded once.
+            Some(w) => {
+                let blocks = (m / 128) * (n / 128);
+                assert_eq!(gemm_fp8::stream_k_run(blocks, kb), 4);
+                assert_eq!(wide - w, (blocks * 128 * 128 * 4 * 2) as u64, "stream-K's 16-byte traffic past the whole-block kernel's");
+            }
+        }
+    }
 }

@@ -179,6 +179,14 @@ proptest! {
                 let (want, bound) = expected(&d, 0..m, 0, n, k);
                 check(&c.to_vec::<bf16>().unwrap(), &want, &bound, &format!("plain {config:?}"))?;
             }
+            _ if config.stream_k => {
+                // Stream-K runs the plain form only: the grouped ones refuse it.
+                let d = data(m, 1, n, k, &mut seed);
+                let [a, sa, b, sb] = upload(&d, &[1, m, k], &[1, n, k], &[1, m, kb], &[1, nb, kb]);
+                let counts_t = Tensor::from_slice(device(), &[m as i32], &[1]).unwrap();
+                let e = gemm_fp8::gemm_fp8_grouped_masked_with(&a, &sa, &b, &sb, &counts_t, &opts);
+                prop_assert!(matches!(e, Err(Error::InvalidArgument { .. })), "{:?}: {:?}", config, e.map(|_| ()));
+            }
             1 => {
                 // Two experts: m rows of expert 1 after a block of padding.
                 let ids: Vec<i32> = std::iter::repeat_n(-1, BLOCK).chain(std::iter::repeat_n(1, m)).collect();
@@ -216,7 +224,16 @@ fn the_chooser_follows_its_documented_rule() {
     let c = gemm_fp8::choose_config(1, 8, 4096, 7168);
     assert_eq!((c.block, c.splits), (64, 8));
     // DeepSeek-V3 prefill shapes fill the GPU with 128x128 blocks alone.
-    assert_eq!(gemm_fp8::choose_config(1, 4096, 7168, 2048), gemm_fp8::BlockScaledConfig { block: 128, splits: 1 });
+    assert_eq!(gemm_fp8::choose_config(1, 4096, 7168, 2048), gemm_fp8::BlockScaledConfig { block: 128, splits: 1, stream_k: false });
+    // ... unless whole blocks leave CUs idle: 544 blocks of 56 scale blocks on 304 CUs x 2 are
+    // dealt out in runs of 51 (the busiest CU 102 scale blocks instead of 112).
+    assert_eq!(gemm_fp8::choose_config(1, 4096, 2112, 7168), gemm_fp8::BlockScaledConfig { block: 128, splits: 1, stream_k: true });
+    assert_eq!(gemm_fp8::stream_k_run(544, 56), 51);
+    assert!(gemm_fp8::stream_k_pays(304, 4096, 2112, 7168) && !gemm_fp8::stream_k_pays(304, 4096, 7168, 2048));
+    // Two full rounds of whole blocks stay whole (1216 blocks: 4 a CU either way).
+    assert!(!gemm_fp8::stream_k_pays(304, 4096, 4864, 7168));
+    // Grouped forms never stream: the masked one takes the split rule.
+    assert!(!gemm_fp8::choose_config(2, 4096, 2112, 7168).stream_k);
     // Short K is never split below 4 scale blocks per split.
     assert_eq!(gemm_fp8::choose_config(1, 8, 256, 512).splits, 1);
     // The ops plan for their device's compute units (`choose_config_for`; the plain form is
@@ -224,6 +241,28 @@ fn the_chooser_follows_its_documented_rule() {
     assert_eq!(gemm_fp8::choose_config(1, 8, 16384, 7168).splits, 8);
     assert_eq!(gemm_fp8::choose_config_for(80, 1, 8, 16384, 7168).splits, 2);
     assert!(gemm_fp8::configs().iter().all(|c| gemm_fp8::configs().iter().filter(|d| *d == c).count() == 1));
+}
+
+/// Stream-K with every kind of run: 6 blocks (200 x 300) of 29 scale blocks (K = 3700, the
+/// last block partial) in runs of 4, so every block is shared by 8 workgroups, runs start and
+/// end inside blocks and cross from one block into the next; and with K = 300 (3 scale blocks,
+/// the last 44 wide) a run of 4 holds the end of one block, or a whole one and the start of
+/// the next.
+#[test]
+fn stream_k_runs_share_blocks() {
+    let stream = gemm_fp8::BlockScaledConfig { block: 128, splits: 1, stream_k: true };
+    let opts = gemm_fp8::BlockScaledOptions { config: Some(stream) };
+    assert_eq!(gemm_fp8::stream_k_run(6, 29), 4);
+    assert_eq!(gemm_fp8::stream_k_run(12, 3), 4);
+    for (m, n, k) in [(200, 300, 3700), (300, 500, 300)] {
+        let mut seed = (m * n + k) as u64;
+        let d = data(m, 1, n, k, &mut seed);
+        let (kb, nb) = (scale_blocks(k), scale_blocks(n));
+        let [a, sa, b, sb] = upload(&d, &[m, k], &[n, k], &[m, kb], &[nb, kb]);
+        let c = gemm_fp8::gemm_fp8_blockscaled_with(&a, &sa, &b, &sb, &opts).unwrap();
+        let (want, bound) = expected(&d, 0..m, 0, n, k);
+        check(&c.to_vec::<bf16>().unwrap(), &want, &bound, &format!("stream-K {m}x{n}x{k}")).unwrap();
+    }
 }
 
 /// Scales in DeepGEMM's layout (column-major: `[ceil(K/128), M]` in memory, passed as the

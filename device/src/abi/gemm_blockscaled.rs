@@ -90,6 +90,17 @@ crate::kernel_abi! {
         pub k_tiles_per_split: u32,
         /// Splits of K.
         pub splits: u32,
+        /// The stream-K kernel: `stream_k_slot` slots per workgroup of one 128x128 block's f32
+        /// partial each (`abi::gemm::SK_SLOTS_PER_WORKGROUP`). Unused by the others.
+        pub workspace: PtrMut<f32>,
+        /// The stream-K kernel: one u32 per block and wave, zero at launch: how many of the
+        /// block's contributors stored their partial. Unused by the others.
+        pub counters: PtrMut<u32>,
+        /// The stream-K kernel: scale blocks (128 K values) per workgroup's run.
+        pub sk_per: u32,
+        /// The stream-K kernel: scale blocks of every block, `blocks * ceil(K / 128)` (grid:
+        /// x = `ceil(sk_total / sk_per)`, y = z = 1).
+        pub sk_total: u32,
     }
     kernels {
         /// 128x128 blocks, 4 waves of 64x64, v_mfma_f32_16x16x32_fp8_fp8, scales applied every
@@ -102,5 +113,10 @@ crate::kernel_abi! {
         GEMM_FP8_BLOCKSCALED_128X128_SPLITK = "gemm_fp8_blockscaled_128x128_splitk" @ 256,
         /// The split-K first pass of the 64x64 kernel.
         GEMM_FP8_BLOCKSCALED_64X64_SPLITK = "gemm_fp8_blockscaled_64x64_splitk" @ 64,
+        /// Stream-K over 128x128 blocks (one problem, `group_mode::NONE`): every block's scale
+        /// blocks, block after block, in runs of `sk_per`, one per workgroup; a block split
+        /// between workgroups is finished by the last of them to arrive (as the plain GEMM's
+        /// `GEMM_*_128X128_M32_SK`).
+        GEMM_FP8_BLOCKSCALED_128X128_SK = "gemm_fp8_blockscaled_128x128_sk" @ 256,
     }
 }

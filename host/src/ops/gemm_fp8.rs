@@ -66,6 +66,11 @@ pub struct BlockScaledConfig {
     /// Slices of K (whole 128-wide scale blocks) reduced by separate workgroups into f32
     /// partials, then summed in split order by a second kernel (1 = one pass).
     pub splits: u32,
+    /// Stream-K (128x128 blocks, one split, the plain form only): every block's scale blocks,
+    /// block after block, dealt out in runs of [`stream_k_run`] to as many workgroups as the
+    /// GPU holds at once; a block split between workgroups is finished by the last of them to
+    /// arrive.
+    pub stream_k: bool,
 }
 
 /// The split counts a configuration may use.
@@ -83,14 +88,75 @@ pub fn configs() -> Vec<BlockScaledConfig> {
     let mut out = Vec::new();
     for block in [128, abi::SMALL_BLOCK] {
         for splits in SPLITS {
-            out.push(BlockScaledConfig { block, splits });
+            out.push(BlockScaledConfig { block, splits, stream_k: false });
         }
     }
+    out.push(BlockScaledConfig { block: 128, splits: 1, stream_k: true });
     out
 }
 
-/// The configuration for `blocks_m` row blocks' worth of rows per group (`m` rows, masked mode:
-/// the slab's capacity), `groups` groups launched (masked mode; else 1), N and K. The rule:
+/// The configuration for `m` rows per group (masked mode: the slab's capacity), `groups` groups
+/// launched (masked mode; else 1), N and K, for the plain form and the masked one (the
+/// contiguous form takes [`split_config_for`]'s: its blocks belong to different experts). The
+/// rule:
+/// - stream-K ([`BlockScaledConfig::stream_k`]) for one problem of 128x128 blocks when it leaves
+///   the busiest CU at most 92% of the scale blocks whole blocks give it ([`stream_k_pays`]);
+/// - otherwise [`split_config_for`]'s.
+///
+/// On an MI300X ([`MI300X_CUS`]); [`choose_config_for`] plans for another GPU.
+pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
+    choose_config_for(MI300X_CUS, groups, m, n, k)
+}
+
+/// [`choose_config`] on a GPU of `cus` compute units ([`DeviceInfo::compute_units`](crate::DeviceInfo::compute_units)):
+/// what the ops run on their device.
+pub fn choose_config_for(cus: usize, groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
+    if groups <= 1 && m > abi::SMALL_BLOCK as usize && stream_k_pays(cus, m, n, k) {
+        return BlockScaledConfig { block: 128, splits: 1, stream_k: true };
+    }
+    split_config_for(cus, groups, m, n, k)
+}
+
+/// Whether stream-K pays for one `m x n x k` problem of 128x128 blocks on `cus` CUs: when its
+/// runs ([`stream_k_run`]) leave the busiest CU at most 92% of the scale blocks that whole blocks
+/// give it, a CU's workgroups counted two at a time (the two resident workgroups share the CU:
+/// one alone is not twice as fast). 4096x2112x7168 (544 blocks of 56 scale blocks on 608
+/// slots): whole blocks put two on 240 CUs (112 scale blocks), runs of 51 leave 102 (91%);
+/// 4096x7168x2048 (1792 blocks of 16): 6 blocks (96) either way, so whole blocks.
+pub fn stream_k_pays(cus: usize, m: usize, n: usize, k: usize) -> bool {
+    let cus = cus.max(1);
+    let blocks = m.div_ceil(128).max(1) * n.div_ceil(128).max(1);
+    let units = k.div_ceil(SCALE_BLOCK as usize).max(1);
+    let whole = blocks.div_ceil(cus).next_multiple_of(STREAM_K_RESIDENT) * units;
+    let per = stream_k_run_for(cus, blocks, units);
+    let runs = (blocks * units).div_ceil(per);
+    let streamed = runs.div_ceil(cus).next_multiple_of(STREAM_K_RESIDENT) * per;
+    (streamed as f64) <= STREAM_K_AT_MOST * whole as f64
+}
+
+/// Workgroups of the 128x128 kernels resident per CU (LDS and registers allow two).
+const STREAM_K_RESIDENT: usize = 2;
+/// [`stream_k_pays`]' bound: streamed over whole-block scale blocks on the busiest CU.
+const STREAM_K_AT_MOST: f64 = 0.92;
+/// Scale blocks a stream-K run covers at least (so that its set-up and partial stay small next
+/// to its loop; as `gemm`'s 8 K-tiles).
+const STREAM_K_MIN_RUN: usize = 4;
+/// Workgroups sharing one block at most (its finisher loads the others' partials).
+const STREAM_K_MAX_CONTRIBUTORS: usize = 8;
+
+/// Scale blocks per stream-K workgroup for `blocks` 128x128 blocks of `units` scale blocks:
+/// an even share over the resident slots (304 CUs x 2), at least 4 and at least an eighth of a
+/// block. On an MI300X; [`stream_k_run_for`] plans for another GPU.
+pub fn stream_k_run(blocks: usize, units: usize) -> usize {
+    stream_k_run_for(MI300X_CUS, blocks, units)
+}
+
+/// [`stream_k_run`] on a GPU of `cus` compute units.
+pub fn stream_k_run_for(cus: usize, blocks: usize, units: usize) -> usize {
+    (blocks * units).div_ceil(cus.max(1) * STREAM_K_RESIDENT).max(STREAM_K_MIN_RUN).max(units.div_ceil(STREAM_K_MAX_CONTRIBUTORS)).max(1)
+}
+
+/// The configuration without stream-K. The rule:
 /// - block: 64 when `m <= 64` (decode-time shapes: a 128-row block would spend half or more of its
 ///   MFMAs and A traffic on padding rows, and there would be half as many workgroups), else 128;
 /// - splits: doubled (up to 32) while the doubled grid still fits in what the GPU holds at once
@@ -101,14 +167,8 @@ pub fn configs() -> Vec<BlockScaledConfig> {
 ///   544 blocks: 81.5 us one pass, 102.8 us split in two). A decode-time expert GEMM (M = 8,
 ///   N = 4096, K = 7168: 64 blocks) needs the splits to stream its weights from every CU.
 ///
-/// On an MI300X ([`MI300X_CUS`]); [`choose_config_for`] plans for another GPU.
-pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
-    choose_config_for(MI300X_CUS, groups, m, n, k)
-}
-
-/// [`choose_config`] on a GPU of `cus` compute units ([`DeviceInfo::compute_units`](crate::DeviceInfo::compute_units)):
-/// what the ops run on their device.
-pub fn choose_config_for(cus: usize, groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
+/// On a GPU of `cus` compute units.
+pub fn split_config_for(cus: usize, groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
     let small = m <= abi::SMALL_BLOCK as usize;
     let (block, per_cu) = if small { (abi::SMALL_BLOCK as usize, 8) } else { (128, 2) };
     let blocks = m.div_ceil(block).max(1) * n.div_ceil(block).max(1) * groups.max(1);
@@ -121,7 +181,7 @@ pub fn choose_config_for(cus: usize, groups: usize, m: usize, n: usize, k: usize
     {
         splits *= 2;
     }
-    BlockScaledConfig { block: block as u32, splits: splits as u32 }
+    BlockScaledConfig { block: block as u32, splits: splits as u32, stream_k: false }
 }
 
 /// Options of the block-scaled GEMMs.
@@ -338,8 +398,22 @@ impl Problem {
                 }
                 cfg
             }
-            None => choose_config_for(a.device().info().compute_units as usize, if masked { g } else { 1 }, m, n, k),
+            None => {
+                let cus = a.device().info().compute_units as usize;
+                // (Stream-K deals out one problem's blocks: the grouped forms split instead.)
+                if mode == group_mode::NONE {
+                    choose_config_for(cus, 1, m, n, k)
+                } else {
+                    split_config_for(cus, if masked { g } else { 1 }, m, n, k)
+                }
+            }
         };
+        if cfg.stream_k && mode != group_mode::NONE {
+            return Err(Error::InvalidArgument {
+                op: OP,
+                message: format!("{cfg:?}: stream-K runs the plain form only, not a grouped one"),
+            });
+        }
         let block = cfg.block as usize;
 
         // Operands: rows K-contiguous (else copied so).
@@ -399,6 +473,10 @@ impl Problem {
             flags: flags::VECTOR_OK,
             k_tiles_per_split: dim(per_split * TILES_PER_BLOCK)?,
             splits: dim(splits)?,
+            workspace: DevPtr::NULL,
+            counters: DevPtr::NULL,
+            sk_per: 0,
+            sk_total: 0,
         };
         let (kernel, threads): (Kernel<BlockScaledArgs>, u32) = match (block == 128, splits > 1) {
             (true, false) => (abi::GEMM_FP8_BLOCKSCALED_128X128, 256),
@@ -409,6 +487,27 @@ impl Problem {
         let grid = [dim(n.div_ceil(block))?, dim(m.div_ceil(block))?, dim(if masked { g } else { 1 } * splits)?];
         let launch = LaunchConfig { grid, block: [threads, 1, 1], dynamic_lds_bytes: gemm_lds_bytes(cfg.block, cfg.block) };
         let dev = c.device();
+        if cfg.stream_k {
+            // Every block's scale blocks, block after block, in runs of `per`: one run per
+            // workgroup, as many workgroups as the GPU holds at once (fewer for a small
+            // problem: `stream_k_run_for`).
+            let blocks = m.div_ceil(BLOCK) * n.div_ceil(BLOCK);
+            let total = blocks * k_blocks;
+            let per = stream_k_run_for(dev.info().compute_units as usize, blocks, k_blocks);
+            let workgroups = total.div_ceil(per);
+            let slots = workgroups * gemm_abi::SK_SLOTS_PER_WORKGROUP as usize;
+            let workspace = dev.alloc::<f32>(slots * BLOCK * BLOCK)?;
+            let counters = dev.zeros::<u32>(blocks * 4)?;
+            args.workspace = ops.buffer("stream-K partials", &workspace)?;
+            args.counters = ops.buffer("stream-K counters", &counters)?;
+            args.sk_per = dim(per)?;
+            args.sk_total = dim(total)?;
+            let launch = LaunchConfig { grid: [dim(workgroups)?, 1, 1], ..launch };
+            // SAFETY: as for the one-pass kernel below (one problem: no group indices); the
+            // workspace holds every workgroup's slots and the counters (zeroed on this stream
+            // before the launch) one u32 per block and wave.
+            return unsafe { ops.launch(abi::GEMM_FP8_BLOCKSCALED_128X128_SK, launch, &args) };
+        }
         if splits == 1 {
             // SAFETY: every tensor's dtype and shape were checked against the problem; A and B
             // are K-contiguous with their row strides passed, A's scales with theirs; the group

@@ -8,6 +8,9 @@
 //! values, so a scale block is two K-tiles: the pipeline's unit, so whether a step starts or ends
 //! a block is static (a runtime choice would make LLVM select between C = 0 and `tmp` for the
 //! MFMAs, a second copy of all 64 partial sums).
+//!
+//! The kernel's two halves, [`accumulate`] (a block's promoted sums over a range of whole scale
+//! blocks) and [`store`] (the epilogue), also serve its stream-K form (`stream_k::BlockScaled`).
 
 use super::epilogue;
 use crate::abi::Fp8E4M3Fnuz;
@@ -135,21 +138,15 @@ impl Consumer for Promote {
 /// 264 registers, one wave per SIMD; 256 without.)
 #[inline(always)]
 pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: bool>(args: BlockScaledArgs) {
-    let threads = WY * WX * 64;
     let (bm, bn) = (WY * TM * 16, WX * TN * 16);
-    let thread = workitem_id_x() as usize;
-    let wave = readfirstlane(thread as u32 / 64) as usize;
-    let lane = lane_id() as usize;
-    let (wy, wx) = (wave / WX, wave % WX);
-    let (n, k) = (args.n as usize, args.k as usize);
-    let (bx, by) = order::block(workgroup_id_x(), workgroup_id_y(), n.div_ceil(bn) as u32, (args.m as usize).div_ceil(bm) as u32);
+    let (bx, by) =
+        order::block(workgroup_id_x(), workgroup_id_y(), (args.n as usize).div_ceil(bn) as u32, (args.m as usize).div_ceil(bm) as u32);
     let (row0, col0) = (by as usize * bm, bx as usize * bn);
     let splits = args.splits.max(1);
     let (gz, split) = (workgroup_id_z() / splits, workgroup_id_z() % splits);
 
     // Which group this block computes, and the rows it owns.
-    // Per-group element offsets of A, A's scales and C (masked mode's slabs).
-    let (group, a_g, sa_g, c_g, m) = match args.group_mode {
+    let g = match args.group_mode {
         group_mode::CONTIGUOUS => {
             if row0 >= args.m as usize {
                 return;
@@ -159,7 +156,7 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
             if g < 0 {
                 return; // a block of padding rows
             }
-            (g as usize, 0, 0, 0, args.m as usize)
+            Group { group: g as usize, ..Group::whole(&args) }
         }
         group_mode::MASKED => {
             let g = gz as usize;
@@ -170,21 +167,67 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
             }
             let g64 = g as u64;
             let at = |stride: u64| (g64 * stride) as usize;
-            (g, at(args.a_group_stride), at(args.sa_group_stride), at(args.c_group_stride), valid.min(args.m as usize))
+            Group {
+                group: g,
+                a: at(args.a_group_stride),
+                sa: at(args.sa_group_stride),
+                c: at(args.c_group_stride),
+                m: valid.min(args.m as usize),
+            }
         }
-        _ => (0, 0, 0, 0, args.m as usize),
+        _ => Group::whole(&args),
     };
     let k_tiles = args.k.div_ceil(K_TILE_BYTES);
-    let full_tiles = args.k / K_TILE_BYTES;
     // Whole scale blocks per split (the host keeps k_tiles_per_split even), so a split's first
     // K-tile starts a block.
     let kt0 = split * args.k_tiles_per_split;
     let kt1 = (kt0 + args.k_tiles_per_split).min(k_tiles);
+    let acc = accumulate::<WY, WX>(&args, &g, row0, col0, kt0, kt1);
+    store::<WY, WX, PARTIAL>(&args, &g, row0, col0, split, &acc);
+}
+
+/// The group a block computes and where its operands start: the group's index (B and its
+/// scales), element offsets of its A, A's scales and C (masked mode's slabs), and its rows.
+pub struct Group {
+    group: usize,
+    a: usize,
+    sa: usize,
+    c: usize,
+    m: usize,
+}
+
+impl Group {
+    /// The one problem of `group_mode::NONE` (and the contiguous mode's offsets).
+    #[inline(always)]
+    pub fn whole(args: &BlockScaledArgs) -> Group {
+        Group { group: 0, a: 0, sa: 0, c: 0, m: args.m as usize }
+    }
+}
+
+/// This wave's promoted accumulators of the block at `row0, col0` of group `g` over K-tiles
+/// `kt0..kt1` (`kt0` starts a scale block). Ends after a barrier: the LDS is free.
+#[inline(always)]
+pub fn accumulate<const WY: usize, const WX: usize>(
+    args: &BlockScaledArgs,
+    g: &Group,
+    row0: usize,
+    col0: usize,
+    kt0: u32,
+    kt1: u32,
+) -> Tiles16<TM, TN> {
+    let threads = WY * WX * 64;
+    let (bm, bn) = (WY * TM * 16, WX * TN * 16);
+    let thread = workitem_id_x() as usize;
+    let wave = readfirstlane(thread as u32 / 64) as usize;
+    let lane = lane_id() as usize;
+    let (wy, wx) = (wave / WX, wave % WX);
+    let (n, k, m) = (args.n as usize, args.k as usize, g.m);
+    let full_tiles = args.k / K_TILE_BYTES;
     // SAFETY: the host checked A, B and C hold every group's rows.
     let (a, b) = unsafe {
         (
             GlobalTile::<MAX_CHUNKS>::new(
-                (args.a as *const u8).add(a_g + row0 * args.lda as usize),
+                (args.a as *const u8).add(g.a + row0 * args.lda as usize),
                 args.lda as usize,
                 m.saturating_sub(row0),
                 k,
@@ -193,7 +236,7 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
                 threads,
             ),
             GlobalTile::<MAX_CHUNKS>::new(
-                (args.b as *const u8).add(group * args.b_group_stride as usize + col0 * args.ldb as usize),
+                (args.b as *const u8).add(g.group * args.b_group_stride as usize + col0 * args.ldb as usize),
                 args.ldb as usize,
                 n.saturating_sub(col0),
                 k,
@@ -211,7 +254,7 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
     // B's scales for this block (its columns lie in one 128-row scale block of B).
     // SAFETY: offsets inside the scale tensors the host sized.
     let sb = Buffer::new(
-        unsafe { args.b_scale.add(group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) }
+        unsafe { args.b_scale.add(g.group * args.sb_group_stride as usize + (col0 / SCALE_BLOCK as usize) * args.sb_nb_stride as usize) }
             as *const u8,
         u32::MAX,
     );
@@ -219,7 +262,7 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
         sb,
         sb_kb_stride: args.sb_kb_stride as usize,
         // SAFETY: an offset inside the scale tensor.
-        sa: unsafe { args.a_scale.add(sa_g) },
+        sa: unsafe { args.a_scale.add(g.sa) },
         sa_kb_stride: args.sa_kb_stride as usize,
         m,
         // Tile row i of the lane holds rows 16 i + 4 (l / 16) .. + 4 of the wave's rows.
@@ -236,18 +279,33 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
         raw: ([U32x4::splat(0); TM], 0),
     };
     Pipeline::new(Staged::<MAX_CHUNKS, STAGES>::new(a, b, lds_a, lds_b)).run::<TILES_PER_BLOCK, _>(&mut c, kt0, kt1, full_tiles);
+    Tiles16(c.acc)
+}
 
-    // C (bf16), or this split's f32 partials laid out like it.
+/// The epilogue of this wave's part of the block at `row0, col0` of group `g`: C (bf16), or
+/// with `PARTIAL` split `split`'s f32 partials laid out like it. The LDS must be free.
+#[inline(always)]
+pub fn store<const WY: usize, const WX: usize, const PARTIAL: bool>(
+    args: &BlockScaledArgs,
+    g: &Group,
+    row0: usize,
+    col0: usize,
+    split: u32,
+    acc: &Tiles16<TM, TN>,
+) {
+    let wave = readfirstlane(workitem_id_x() / 64) as usize;
+    let lane = lane_id() as usize;
+    let (wy, wx) = (wave / WX, wave % WX);
     let partial = PARTIAL;
     let elem = if partial { 4 } else { 2 };
     let split_off = if partial { split as usize * args.split_stride_c as usize } else { 0 };
     // SAFETY: this block's rows of C (or of the split's partials), sized by the host.
-    let c_block = unsafe { (args.c as *mut u8).add((split_off + c_g + row0 * args.ldc as usize) * elem) };
+    let c_block = unsafe { (args.c as *mut u8).add((split_off + g.c + row0 * args.ldc as usize) * elem) };
     let target = epilogue::Target {
         c: c_block,
         residual: core::ptr::null(),
-        m: m - row0,
-        n,
+        m: g.m - row0,
+        n: args.n as usize,
         ldc: args.ldc as usize,
         ldr: 0,
         vector_ok: args.flags & flags::VECTOR_OK != 0 && (c_block as usize) % 16 == 0 && (args.ldc as usize * elem) % 16 == 0,
@@ -262,5 +320,5 @@ pub fn gemm_fp8_blockscaled<const WY: usize, const WX: usize, const PARTIAL: boo
     };
     let strips = LdsArena::new().take::<f32>(WY * WX * epilogue::STRIP_FLOATS);
     let strip = strips.sub(wave * epilogue::STRIP_FLOATS, epilogue::STRIP_FLOATS);
-    epilogue::store(&params, &target, &Tiles16(c.acc), strip, a_row, col0 + wx * TN * 16, lane);
+    epilogue::store(&params, &target, acc, strip, wy * TM * 16, col0 + wx * TN * 16, lane);
 }
