@@ -17,9 +17,8 @@
 //! A block split between workgroups (its contributors, consecutive ranks) is finished by the
 //! last of them to arrive, with no waiting: per wave, a contributor reads the block's counter
 //! (before its K loop where [`Streamed::COUNT_AHEAD`], so that the read's latency passes behind
-//! it); if every other contributor
-//! had already counted itself, it is last; otherwise it stores its
-//! partial (the raw accumulator registers, [`RegTile::quad`], 128-bit stores of whole lines),
+//! it); if every other contributor had already counted itself, it is last; otherwise it stores
+//! its partial (the raw accumulator registers, [`RegTile::quad`], 128-bit stores of whole lines),
 //! releases it, and counts itself with an atomic add, which tells it whether it came last. The
 //! last one adds the others' partials and runs the epilogue ([`plain::store`]). The partials are
 //! added element by element in contributor order, its own registers in their place, so C does
@@ -63,7 +62,8 @@ pub trait Streamed {
     /// Whether a split block's count is read before the K loop (its latency hidden behind
     /// it) rather than after. Only where LLVM keeps the loop's own waits exact with that load
     /// in flight: across the block-scaled loop it made every scale block wait for all of its
-    /// loads (`s_waitcnt vmcnt(0)`; modeled 4096x2112x7168, 178,527 clocks).
+    /// loads (`s_waitcnt vmcnt(0)`; modeled 4096x2112x7168, 178,527 clocks on the busiest CU
+    /// against 145,460 with the count read after the loop).
     const COUNT_AHEAD: bool;
     /// The launch's sizes and stream-K arguments.
     fn plan(args: &Self::Args) -> Plan;
@@ -189,7 +189,7 @@ pub fn run<S: Streamed>(args: S::Args) {
             break;
         }
         let seg = Segment::new(&p, it, end, known);
-        state.put(1, it + seg.kt1 - seg.kt0);
+        state.put(1, it + seg.u1 - seg.u0);
         // (The next segment starts the next block when this one ends its block.)
         state.put(2, seg.tile + 1);
         // The block's count of stored partials for this wave ([`last_to_arrive`]), read here so
@@ -202,15 +202,15 @@ pub fn run<S: Streamed>(args: S::Args) {
         // the first segment the barrier costs a wait for the slowest wave's set-up).
         barrier();
         let mut parked = seg.park();
-        let mut acc = S::accumulate(&args, &seg.at, seg.kt0, seg.kt1);
+        let mut acc = S::accumulate(&args, &seg.at, seg.u0, seg.u1);
         // Again for the fix-up, and for the epilogue.
         let (args, [rank, _, _]) = unsafe { state.take::<S::Args>() };
         let seg = parked.take();
         let p = S::plan(&args);
-        let whole = seg.kt0 == 0 && seg.kt1 == seg.k_tiles;
+        let whole = seg.u0 == 0 && seg.u1 == seg.units;
         if whole || {
             let seen = if S::COUNT_AHEAD { ahead } else { counter::<S>(&p, seg.tile, wave_id_x() as usize).load(Ordering::Relaxed) };
-            last_to_arrive::<S>(&p, &mut acc, seg.tile, seg.k_tiles, rank, seen)
+            last_to_arrive::<S>(&p, &mut acc, seg.tile, seg.units, rank, seen)
         } {
             let (args, _) = unsafe { state.take::<S::Args>() };
             S::store(&args, &seg.at, &acc);
@@ -228,13 +228,13 @@ fn run_end(p: &Plan, rank: u32) -> u32 {
     (rank * p.sk_per + p.sk_per).min(p.sk_total)
 }
 
-/// The segment of a workgroup's run that starts at K-tile `it` of all blocks: K-tiles
-/// `kt0..kt1` of block `tile` (of `k_tiles`), at `at`.
+/// The segment of a workgroup's run that starts at unit `it` of all blocks: units `u0..u1` of
+/// block `tile` (of `units`), at `at`.
 struct Segment {
     tile: u32,
-    k_tiles: u32,
-    kt0: u32,
-    kt1: u32,
+    units: u32,
+    u0: u32,
+    u1: u32,
     at: At,
 }
 
@@ -243,17 +243,17 @@ impl Segment {
     /// [`UNKNOWN`]: a segment after the first in a run starts a block, so a run divides once.
     #[inline(always)]
     fn new(p: &Plan, it: u32, end: u32, known: u32) -> Segment {
-        let k_tiles = p.units;
+        let units = p.units;
         let (gx, gy) = (p.gx, p.gy);
         let blocks = (gx * gy).max(1);
-        let tile = if known != UNKNOWN { known } else { it / k_tiles };
-        let kt0 = it - tile * k_tiles;
-        let kt1 = k_tiles.min(kt0 + (end - it));
+        let tile = if known != UNKNOWN { known } else { it / units };
+        let u0 = it - tile * units;
+        let u1 = units.min(u0 + (end - it));
         // (Without batches, no division.)
         let batch = if tile < blocks { 0 } else { tile / blocks };
         let t = tile - batch * blocks;
         let (bx, by) = if blocks < 1 << 20 { order::walk_small(t, gx.max(1), gy) } else { order::walk(t, gx.max(1), gy) };
-        Segment { tile, k_tiles, kt0, kt1, at: At { batch: batch as usize, row0: by as usize * p.bm, col0: bx as usize * p.bn } }
+        Segment { tile, units, u0, u1, at: At { batch: batch as usize, row0: by as usize * p.bm, col0: bx as usize * p.bn } }
     }
 
     /// The segment parked in VGPRs ([`park`]), to be taken back after the K loop.
@@ -264,7 +264,7 @@ impl Segment {
             row0: park(self.at.row0 as u32) as usize,
             col0: park(self.at.col0 as u32) as usize,
         };
-        Segment { tile: park(self.tile), k_tiles: park(self.k_tiles), kt0: park(self.kt0), kt1: park(self.kt1), at }
+        Segment { tile: park(self.tile), units: park(self.units), u0: park(self.u0), u1: park(self.u1), at }
     }
 
     /// A parked segment ([`Segment::park`]) as scalars again.
@@ -274,9 +274,9 @@ impl Segment {
         let at = At { batch: u(self.at.batch), row0: u(self.at.row0), col0: u(self.at.col0) };
         Segment {
             tile: readfirstlane(self.tile),
-            k_tiles: readfirstlane(self.k_tiles),
-            kt0: readfirstlane(self.kt0),
-            kt1: readfirstlane(self.kt1),
+            units: readfirstlane(self.units),
+            u0: readfirstlane(self.u0),
+            u1: readfirstlane(self.u1),
             at,
         }
     }
@@ -315,12 +315,12 @@ fn counter<S: Streamed>(p: &Plan, tile: u32, wave: usize) -> &'static AtomicU32 
 /// contributor arrived last and `acc` now holds the whole sum, false when it stored its partial
 /// for a later one.
 #[inline(always)]
-fn last_to_arrive<S: Streamed>(p: &Plan, acc: &mut S::Acc, tile: u32, k_tiles: u32, rank: u32, seen: u32) -> bool {
+fn last_to_arrive<S: Streamed>(p: &Plan, acc: &mut S::Acc, tile: u32, units: u32, rank: u32, seen: u32) -> bool {
     let wave = wave_id_x() as usize;
     let lane = lane_id() as usize;
     let per = p.sk_per.max(1);
-    let start = tile * k_tiles;
-    let (first, last) = (start / per, (start + k_tiles - 1) / per);
+    let start = tile * units;
+    let (first, last) = (start / per, (start + units - 1) / per);
     let others = last - first;
     let count = counter::<S>(p, tile, wave);
     // All lanes loaded the same word: one value for the wave. Read before this contributor's
