@@ -96,12 +96,12 @@ pub fn configs() -> Vec<BlockScaledConfig> {
 }
 
 /// The configuration for `m` rows per group (masked mode: the slab's capacity), `groups` groups
-/// launched (masked mode; else 1), N and K, for the plain form and the masked one (the
-/// contiguous form takes [`split_config_for`]'s: its blocks belong to different experts). The
-/// rule:
-/// - stream-K ([`BlockScaledConfig::stream_k`]) for one problem of 128x128 blocks when it leaves
-///   the busiest CU at most 92% of the scale blocks whole blocks give it ([`stream_k_pays`]);
-/// - otherwise [`split_config_for`]'s.
+/// launched (masked mode; else 1), N and K. The rule:
+/// - stream-K ([`BlockScaledConfig::stream_k`]) for one problem (`groups <= 1`, more than 64
+///   rows) when its runs leave the busiest CU at most 92% of the scale blocks whole blocks give
+///   it ([`stream_k_pays`]);
+/// - otherwise [`split_config_for`]'s, which is also what the grouped forms run (stream-K deals
+///   out one problem's blocks).
 ///
 /// On an MI300X ([`MI300X_CUS`]); [`choose_config_for`] plans for another GPU.
 pub fn choose_config(groups: usize, m: usize, n: usize, k: usize) -> BlockScaledConfig {
