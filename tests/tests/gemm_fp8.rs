@@ -185,7 +185,13 @@ proptest! {
                 let [a, sa, b, sb] = upload(&d, &[1, m, k], &[1, n, k], &[1, m, kb], &[1, nb, kb]);
                 let counts_t = Tensor::from_slice(device(), &[m as i32], &[1]).unwrap();
                 let e = gemm_fp8::gemm_fp8_grouped_masked_with(&a, &sa, &b, &sb, &counts_t, &opts);
-                prop_assert!(matches!(e, Err(Error::InvalidArgument { .. })), "{:?}: {:?}", config, e.map(|_| ()));
+                prop_assert!(matches!(&e, Err(Error::InvalidArgument { message, .. }) if message.contains("stream-K")), "masked {:?}: {:?}", config, e.map(|_| ()));
+                // (One valid block of expert 0, so that only the config is wrong.)
+                let d = data(BLOCK, 1, n, k, &mut seed);
+                let [a, sa, b, sb] = upload(&d, &[BLOCK, k], &[1, n, k], &[BLOCK, kb], &[1, nb, kb]);
+                let ids_t = Tensor::from_slice(device(), &[0i32; BLOCK], &[BLOCK]).unwrap();
+                let e = gemm_fp8::gemm_fp8_grouped_contiguous_with(&a, &sa, &b, &sb, &ids_t, &opts);
+                prop_assert!(matches!(&e, Err(Error::InvalidArgument { message, .. }) if message.contains("stream-K")), "contiguous {:?}: {:?}", config, e.map(|_| ()));
             }
             1 => {
                 // Two experts: m rows of expert 1 after a block of padding.
