@@ -297,7 +297,15 @@ pub fn stream_k_run(blocks: usize, k_tiles: usize) -> usize {
 
 /// [`stream_k_run`] on a GPU of `cus` compute units.
 pub fn stream_k_run_for(cus: usize, blocks: usize, k_tiles: usize) -> usize {
-    (blocks * k_tiles).div_ceil(cus.max(1) * BLOCKS_PER_CU).max(MIN_TILES_PER_SPLIT).max(k_tiles.div_ceil(MAX_CONTRIBUTORS)).max(1)
+    stream_k_share(cus.max(1) * BLOCKS_PER_CU, blocks, k_tiles, MIN_TILES_PER_SPLIT)
+}
+
+/// The units of K (K-tiles here, the block-scaled GEMM's scale blocks there) per stream-K run
+/// for `blocks` blocks of `units` each over `slots` resident workgroups: an even share, at least
+/// `min_run` and at least an eighth of a block (the fix-up the stream-K kernels share loads a
+/// block's other contributors' partials one after another, so at most 8 share one).
+pub(crate) fn stream_k_share(slots: usize, blocks: usize, units: usize, min_run: usize) -> usize {
+    (blocks * units).div_ceil(slots.max(1)).max(min_run).max(units.div_ceil(MAX_CONTRIBUTORS)).max(1)
 }
 
 /// The kernel that runs configuration `cfg` on inputs of `dtype`.

@@ -44,6 +44,7 @@
 use crate::backend::MI300X_CUS;
 use crate::dtype::DType;
 use crate::error::{Error, Result};
+use crate::ops::gemm;
 use crate::ops::layout::contiguous;
 use crate::ops::movement::transpose_last2;
 use crate::runtime::launch::LaunchConfig;
@@ -141,8 +142,6 @@ const STREAM_K_AT_MOST: f64 = 0.92;
 /// Scale blocks a stream-K run covers at least (so that its set-up and partial stay small next
 /// to its loop; as `gemm`'s 8 K-tiles).
 const STREAM_K_MIN_RUN: usize = 4;
-/// Workgroups sharing one block at most (its finisher loads the others' partials).
-const STREAM_K_MAX_CONTRIBUTORS: usize = 8;
 
 /// Scale blocks per stream-K workgroup for `blocks` 128x128 blocks of `units` scale blocks:
 /// an even share over the resident slots (304 CUs x 2), at least 4 and at least an eighth of a
@@ -153,7 +152,7 @@ pub fn stream_k_run(blocks: usize, units: usize) -> usize {
 
 /// [`stream_k_run`] on a GPU of `cus` compute units.
 pub fn stream_k_run_for(cus: usize, blocks: usize, units: usize) -> usize {
-    (blocks * units).div_ceil(cus.max(1) * STREAM_K_RESIDENT).max(STREAM_K_MIN_RUN).max(units.div_ceil(STREAM_K_MAX_CONTRIBUTORS)).max(1)
+    gemm::stream_k_share(cus.max(1) * STREAM_K_RESIDENT, blocks, units, STREAM_K_MIN_RUN)
 }
 
 /// The configuration without stream-K. The rule:
@@ -497,7 +496,8 @@ impl Problem {
             let workgroups = total.div_ceil(per);
             let slots = workgroups * gemm_abi::SK_SLOTS_PER_WORKGROUP as usize;
             let workspace = dev.alloc::<f32>(slots * BLOCK * BLOCK)?;
-            let counters = dev.zeros::<u32>(blocks * 4)?;
+            // (One count per block and wave of the 128x128 launch.)
+            let counters = dev.zeros::<u32>(blocks * (launch.block[0] / 64) as usize)?;
             args.workspace = ops.buffer("stream-K partials", &workspace)?;
             args.counters = ops.buffer("stream-K counters", &counters)?;
             args.sk_per = dim(per)?;
