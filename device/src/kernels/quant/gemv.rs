@@ -706,6 +706,32 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, 
     // what it fetched before the K loop, if it did ([`residual_ahead`]), else loaded here.
     let residual = a.flags & flags::RESIDUAL != 0;
     let params = epilogue::Params { flags: params.flags & !flags::RESIDUAL, ..params };
+    if params.flags & flags::BIAS == 0 && params.activation == crate::abi::gemm::activation::NONE {
+        // The projections a decode step runs (no bias, no activation, maybe the residual):
+        // the sum, the residual, the store. Through `epilogue::element` the activations'
+        // constants (some twenty) were set up before the loop whether used or not, on every
+        // such launch's critical path.
+        while idx < o.end(count) {
+            let (ti, r, mi, i) = o.at(idx);
+            let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
+            if r < o.span_end() && col < n {
+                // SAFETY: written by the reductions before the barrier.
+                let mut y = unsafe { results.read(ti as usize * 256 + r as usize) };
+                if residual {
+                    y += if idx == thread && pre.residual.loaded != 0 {
+                        epilogue::out_bits_to_f32(a.out_type, pre.residual.bits)
+                    } else {
+                        // SAFETY: mi < m, col < n: inside the residual.
+                        unsafe { epilogue::load_out(a.residual, a.out_type, mi * target.ldr + col) }
+                    };
+                }
+                // SAFETY: mi < m, col < n: inside y.
+                unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, y) };
+            }
+            idx += threads;
+        }
+        return;
+    }
     while idx < o.end(count) {
         let (ti, r, mi, i) = o.at(idx);
         let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
