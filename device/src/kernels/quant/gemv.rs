@@ -346,10 +346,13 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> 
     // SAFETY (loads): chunk offsets inside W or past it (zeros); activation offsets inside x's
     // rows or past them (zeros).
     let mut regs = unsafe { load_full_chunk::<F>(&wb, at(if has_full { 0 } else { count }, c0), part, row) };
-    // SAFETY: as for `issue`; the tables hold GEMV_SUMS_STRIDE floats per group of K.
-    unsafe { xb.finish(a, held, if F::HAS_MIN { tables } else { tables.sub(0, 0) }) };
+    // The rotary tables' loads go out before the staged rows' norm, which waits for the rows
+    // (loaded after `ahead`'s loads, so its wait covers theirs): issued after it, they were
+    // still in flight where the K loop starts, and LLVM waits for every load there.
     // SAFETY: as for `ahead`.
     let fetched = if rope { unsafe { rope_kv::tables(a, first, stride, count, workitem_id_x(), ahead) } } else { rope_kv::Fetched::NONE };
+    // SAFETY: as for `issue`; the tables hold GEMV_SUMS_STRIDE floats per group of K.
+    unsafe { xb.finish(a, held, if F::HAS_MIN { tables } else { tables.sub(0, 0) }) };
     let mut xs = if X == dtype::F32 {
         [[0u32; 8]; CHUNK_GROUPS]
     } else {
