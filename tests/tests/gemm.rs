@@ -549,9 +549,11 @@ fn the_gemv_runs_the_epilogue_masks_past_k_and_takes_any_operand() {
     let bias = Tensor::from_slice(dev, &bias_v, &[n]).unwrap();
     let (res, res_h) = random(m, n, DType::F32, 0.5, &mut seed);
     let (alpha, beta) = (0.75f32, -0.5f32);
-    for act in [Activation::None, Activation::Silu, Activation::GeluTanh] {
+    // The last case (no beta, bias or activation) is the kernel's linear epilogue.
+    for (act, full) in [(Activation::None, true), (Activation::Silu, true), (Activation::GeluTanh, true), (Activation::None, false)] {
         let (c, c_h) = random(m, n, DType::F32, 1.0, &mut seed);
-        let opts = GemmOptions { alpha, beta, bias: Some(&bias), activation: act, residual: Some(&res), ..Default::default() };
+        let (bias, beta) = if full { (Some(&bias), beta) } else { (None, 0.0) };
+        let opts = GemmOptions { alpha, beta, bias, activation: act, residual: Some(&res), ..Default::default() };
         gemm::gemm_into(&a, &b, &c, &opts).unwrap();
         let got = read_f64(&c);
         for i in 0..m {
@@ -561,7 +563,7 @@ fn the_gemv_runs_the_epilogue_masks_past_k_and_takes_any_operand() {
                     acc += av[i * k + p] * bv(p, j);
                     s += (av[i * k + p] * bv(p, j)).abs();
                 }
-                let x = alpha as f64 * acc + beta as f64 * c_h.vals[i * n + j] + bias_v[j] as f64;
+                let x = alpha as f64 * acc + beta as f64 * c_h.vals[i * n + j] + if full { bias_v[j] as f64 } else { 0.0 };
                 let x = match act {
                     Activation::Silu => x / (1.0 + (-x).exp()),
                     Activation::GeluTanh => 0.5 * x * (1.0 + ((2.0 / std::f64::consts::PI).sqrt() * (x + 0.044715 * x * x * x)).tanh()),

@@ -160,6 +160,27 @@ fn bare(args: &Params) -> bool {
         || (args.flags & (flags::BETA | flags::BIAS | flags::RESIDUAL) == 0 && args.activation == activation::NONE)
 }
 
+/// True when the epilogue is linear in the accumulator: no old C (BETA), no bias, no
+/// activation; [`element_linear`] computes it.
+#[inline(always)]
+pub fn linear(args: &Params) -> bool {
+    args.flags & (flags::BETA | flags::BIAS) == 0 && args.activation == activation::NONE
+}
+
+/// [`element`] of a [`linear`] epilogue: `alpha * acc`, plus the residual (RESIDUAL); the same
+/// value. For the short epilogues of latency-bound launches (the decode GEMVs): in a loop
+/// around [`element`], the activations' constants (some twenty of them) are set up before
+/// the loop whether an activation runs or not.
+#[inline(always)]
+pub fn element_linear(args: &Params, t: &Target, acc: f32, row: usize, col: usize) -> f32 {
+    let mut x = args.alpha * acc;
+    if args.flags & flags::RESIDUAL != 0 {
+        // SAFETY: row < m, col < n: inside the residual.
+        x += unsafe { load_out(t.residual, args.out_type, row * t.ldr + col) };
+    }
+    x
+}
+
 /// The per-element epilogue of the accumulator `acc` at (`row`, `col`) of C (inside C): alpha,
 /// beta * C, bias, activation, residual.
 #[inline(always)]

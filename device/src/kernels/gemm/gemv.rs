@@ -21,7 +21,7 @@
 use super::epilogue::{self, Params, Target};
 use crate::abi::gemm::{GEMV_GROUP, GEMV_RED_PITCH, GEMV_ROWS, GemmArgs, K_TILE_BYTES, flags, out_type};
 use crate::dsl::ids::{workgroup_id_x, workgroup_id_y, workgroup_id_z, workgroup_size_x, workitem_id_x};
-use crate::dsl::lds::LdsArena;
+use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::mem::Buffer;
 use crate::dsl::simd::{F32x4, U32x4};
 use crate::dsl::sync::barrier;
@@ -175,6 +175,30 @@ pub fn gemv<E: MmaInput>(args: GemmArgs) {
             vector_ok: false,
         }
     };
+    if epilogue::linear(&params) {
+        finish(&params, &target, red, thread, waves, rows_a, rows_b, row0, col0, epilogue::element_linear);
+    } else {
+        finish(&params, &target, red, thread, waves, rows_a, rows_b, row0, col0, epilogue::element);
+    }
+}
+
+/// The block's outputs from the waves' sums in `red` (added in wave order), through the
+/// per-element epilogue `element` ([`epilogue::element`], or its linear form where that is the
+/// same value: see [`epilogue::element_linear`]), stored to C.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn finish(
+    params: &Params,
+    target: &Target,
+    red: LdsSlice<f32>,
+    thread: u32,
+    waves: u32,
+    rows_a: u32,
+    rows_b: u32,
+    row0: u32,
+    col0: u32,
+    element: impl Fn(&Params, &Target, f32, usize, usize) -> f32,
+) {
     let mut t = thread as usize;
     while t < rows_a as usize * ROWS {
         let (mi, ni) = (t / ROWS, t % ROWS);
@@ -187,9 +211,9 @@ pub fn gemv<E: MmaInput>(args: GemmArgs) {
                 w += 1;
             }
             let (r, c) = (row0 as usize + mi, col0 as usize + ni);
-            let y = epilogue::element(&params, &target, sum, r, c);
+            let y = element(params, target, sum, r, c);
             // SAFETY: r < M, c < N: inside C.
-            unsafe { epilogue::store_out(target.c, args.out_type, r * target.ldc + c, y) };
+            unsafe { epilogue::store_out(target.c, params.out_type, r * target.ldc + c, y) };
         }
         t += waves as usize * 64;
     }

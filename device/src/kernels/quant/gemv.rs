@@ -709,11 +709,10 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, 
     // what it fetched before the K loop, if it did ([`residual_ahead`]), else loaded here.
     let residual = a.flags & flags::RESIDUAL != 0;
     let params = epilogue::Params { flags: params.flags & !flags::RESIDUAL, ..params };
-    if params.flags & flags::BIAS == 0 && params.activation == crate::abi::gemm::activation::NONE {
-        // The projections a decode step runs (no bias, no activation, maybe the residual):
-        // the sum, the residual, the store. Through `epilogue::element` the activations'
-        // constants (some twenty) were set up before the loop whether used or not, on every
-        // such launch's critical path.
+    if epilogue::linear(&params) {
+        // The projections a decode step runs (no bias, no activation, maybe the residual): the
+        // sum, the residual, the store, as `epilogue::element_linear` (whose reason this is)
+        // but with the residual fetched ahead.
         while idx < o.end(count) {
             let (ti, r, mi, i) = o.at(idx);
             let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
