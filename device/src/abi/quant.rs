@@ -486,12 +486,13 @@ pub const fn has_min(f: u32) -> bool {
 pub const GEMV_SUMS_STRIDE: usize = TILE_ROWS + 4;
 
 /// Dynamic LDS of a GEMV workgroup of `waves` waves of `chunks_per_wave` chunks taking
-/// `tiles_per_group` tiles: two regions of each wave's 16x16 f32 partial sums (alternating
-/// between tiles), each tile's 16x16 results, then (formats with a minimum) each wave's table
-/// of its groups' activation sums ([`GEMV_SUMS_STRIDE`] floats per group).
+/// `tiles_per_group` tiles: two regions of 16x16 f32 partial sums per wave it could have
+/// ([`GEMV_MAX_WAVES`]; alternating between tiles), each tile's 16x16 results, then (formats
+/// with a minimum) each wave's table of its groups' activation sums ([`GEMV_SUMS_STRIDE`]
+/// floats per group).
 pub const fn gemv_lds_bytes(f: u32, waves: u32, chunks_per_wave: u32, tiles_per_group: u32) -> u32 {
     let table = if has_min(f) { waves * chunks_per_wave * (CHUNK_GROUPS * GEMV_SUMS_STRIDE * 4) as u32 } else { 0 };
-    2 * waves * 64 * 4 * 4 + tiles_per_group * 256 * 4 + table
+    2 * GEMV_MAX_WAVES * 64 * 4 * 4 + tiles_per_group * 256 * 4 + table
 }
 
 crate::kernel_abi! {

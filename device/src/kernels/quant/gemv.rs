@@ -610,59 +610,57 @@ fn partial_chunk<F: Format, const X: u32, R: ActRows, const NB: usize>(
     acc
 }
 
-/// The waves' partial sums of the workgroup's tile `ti` meet in `red` (`[wave][e][lane]`); after
-/// the barrier the workgroup adds them in wave order (deterministic) into the tile's results
-/// (`results[ti * 256 + m * 16 + n]`). The caller alternates two regions between tiles, so a fast
-/// wave's next tile cannot overwrite sums still being read. The epilogue runs once all tiles are
-/// done ([`epilogue_all`]): inside the K loop its registers would crowd the loop's.
+/// The waves' partial sums of the workgroup's tile `ti` meet in `red` (`[slot][e][lane]`, a slot
+/// per wave up to `GEMV_MAX_WAVES`); after the barrier the workgroup adds them in wave order
+/// (deterministic) into the tile's results (`results[ti * 256 + m * 16 + n]`). The caller
+/// alternates two regions between tiles, so a fast wave's next tile cannot overwrite sums still
+/// being read. The epilogue runs once all tiles are done ([`epilogue_all`]): inside the K loop
+/// its registers would crowd the loop's.
 #[inline(always)]
 fn reduce(a: &QGemvArgs, ti: u32, acc: F32x4, red: LdsSlice<f32>, results: LdsSlice<f32>) {
+    const MAX: usize = GEMV_MAX_WAVES as usize;
     let thread = workitem_id_x() as usize;
     let wave = thread / 64;
     let lane = lane_id() as usize;
     let waves = (workgroup_size_x() / 64) as usize;
     let v = acc.to_array();
     crate::unroll_max!(e < 4, 4 => {
-        // SAFETY: this wave's part of the region.
+        // SAFETY: this wave's slot of the region.
         unsafe { red.write((wave * 4 + e) * 64 + lane, v[e]) };
     });
+    // The slots of waves the workgroup does not have hold +0.0 (wave w writes those of w +
+    // waves, w + 2 waves, ..), so that every reader reads all of them at constant offsets
+    // and adds them last, which leaves the sum as it is. Masking instead (offsets clamped to
+    // the last wave's slot, the values to +0.0) took some forty instructions, which LLVM set
+    // up before the K loop, on every short launch's critical path.
+    let mut slot = wave + waves;
+    while slot < MAX {
+        crate::unroll_max!(e < 4, 4 => {
+            // SAFETY: a slot no wave writes, inside the region (host-sized for MAX waves).
+            unsafe { red.write((slot * 4 + e) * 64 + lane, 0.0) };
+        });
+        slot += waves;
+    }
     barrier();
-    // Every wave's value of an entry is read before any is added (one LDS wait, not one per
-    // wave: modeled `Q4_1 1x4096x4096`, 8 waves, 9648 -> 9136 cycles; with 3 waves, where a
-    // loop waited three times, 4805 -> 4877, and a loop for up to four waves beside this
-    // spilled scalar registers): reads past the workgroup's waves repeat the last wave's and
-    // are masked to +0.0 (added last, they leave the sum's bits as they are). The wave count
-    // goes through a vector register and the masks are arithmetic, so this costs no scalar
-    // registers (the GEMV has none to spare).
-    let waves_v = vector_copy(waves as u32);
+    // Every slot's value of an entry is read before any is added (one LDS wait, not one per
+    // wave: modeled `Q4_1 1x4096x4096`, 8 waves, 9648 -> 9136 cycles).
     let mut t = thread;
     while t < a.m as usize * TILE_ROWS {
         let (mi, ni) = (t / TILE_ROWS, t % TILE_ROWS);
         let at = (mi % 4) * 64 + (mi / 4) * TILE_ROWS + ni;
-        let sum = wave_sum::<{ GEMV_MAX_WAVES as usize }>(red, at, waves_v);
+        let mut x = [0.0f32; MAX];
+        crate::unroll_max!(w < MAX, 8 => {
+            // SAFETY: written before the barrier (a wave's sums, or +0.0).
+            x[w] = unsafe { red.read(w * 256 + at) };
+        });
+        let mut sum = 0.0f32;
+        crate::unroll_max!(w < MAX, 8 => {
+            sum += x[w];
+        });
         // SAFETY: inside the results (host-sized: 256 floats per tile).
         unsafe { results.write(ti as usize * 256 + t, sum) };
         t += waves * 64;
     }
-}
-
-/// The sum in wave order of entry `at` of the first `waves` (at most `W`) waves' regions of
-/// `red` (see [`reduce`]).
-#[inline(always)]
-fn wave_sum<const W: usize>(red: LdsSlice<f32>, at: usize, waves: u32) -> f32 {
-    let mut v = [0.0f32; W];
-    crate::unroll_max!(w < W, 8 => {
-        // SAFETY: written before the caller's barrier (the last wave's when w is past the waves).
-        let x = unsafe { red.read((w as u32).min(waves - 1) as usize * 256 + at) };
-        // All ones while w < waves, else zero.
-        let keep = ((w as i32).wrapping_sub(waves as i32) >> 31) as u32;
-        v[w] = f32::from_bits(x.to_bits() & keep);
-    });
-    let mut sum = 0.0f32;
-    crate::unroll_max!(w < W, 8 => {
-        sum += v[w];
-    });
-    sum
 }
 
 /// GEMM's per-element epilogue (bias, activation, residual, conversion) of every tile's results
@@ -797,7 +795,9 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     let chunks = (a.k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
     let per = a.chunks_per_wave;
     let mut arena = LdsArena::new();
-    let red = [arena.take::<f32>(waves as usize * 4 * 64), arena.take::<f32>(waves as usize * 4 * 64)];
+    // (A slot for every wave a workgroup can have: `reduce` reads them all.)
+    let slots = GEMV_MAX_WAVES as usize * 4 * 64;
+    let red = [arena.take::<f32>(slots), arena.take::<f32>(slots)];
     let results = arena.take::<f32>(a.tiles_per_group as usize * 256);
     // (Formats without a minimum have no table: the host sizes none.)
     let per_wave = if F::HAS_MIN { per as usize * CHUNK_GROUPS * GEMV_SUMS_STRIDE } else { 0 };
