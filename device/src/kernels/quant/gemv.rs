@@ -705,40 +705,43 @@ fn epilogue_all(a: &QGemvArgs, first: u32, stride: u32, results: LdsSlice<f32>, 
     }
     // The residual goes in last, as `epilogue::element` adds it: for the lane's first entry
     // what it fetched before the K loop, if it did ([`residual_ahead`]), else loaded here.
-    let residual = a.flags & flags::RESIDUAL != 0;
     let params = epilogue::Params { flags: params.flags & !flags::RESIDUAL, ..params };
+    // The projections a decode step runs (no bias, no activation, maybe the residual) take the
+    // linear form (see `epilogue::element_linear`), the others the whole epilogue.
     if epilogue::linear(&params) {
-        // The projections a decode step runs (no bias, no activation, maybe the residual): the
-        // sum, the residual, the store, as `epilogue::element_linear` (whose reason this is)
-        // but with the residual fetched ahead.
-        while idx < o.end(count) {
-            let (ti, r, mi, i) = o.at(idx);
-            let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
-            if r < o.span_end() && col < n {
-                // SAFETY: written by the reductions before the barrier.
-                let mut y = unsafe { results.read(ti as usize * 256 + r as usize) };
-                if residual {
-                    y += if idx == thread && pre.residual.loaded != 0 {
-                        epilogue::out_bits_to_f32(a.out_type, pre.residual.bits)
-                    } else {
-                        // SAFETY: mi < m, col < n: inside the residual.
-                        unsafe { epilogue::load_out(a.residual, a.out_type, mi * target.ldr + col) }
-                    };
-                }
-                // SAFETY: mi < m, col < n: inside y.
-                unsafe { epilogue::store_out(a.y, a.out_type, mi * target.ldc + col, y) };
-            }
-            idx += threads;
-        }
-        return;
+        store_plain(a, &params, &target, o, count, first, stride, results, pre, epilogue::element_linear);
+    } else {
+        store_plain(a, &params, &target, o, count, first, stride, results, pre, epilogue::element);
     }
+}
+
+/// The plain epilogue's outputs ([`epilogue_all`] without SwiGLU or the rotary epilogue): every
+/// output through `element` (`epilogue::element` or its linear form, `params` without the
+/// residual), plus the residual (flags::RESIDUAL), stored to `y`.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn store_plain(
+    a: &QGemvArgs,
+    params: &epilogue::Params,
+    target: &Target,
+    o: Outputs,
+    count: u32,
+    first: u32,
+    stride: u32,
+    results: LdsSlice<f32>,
+    pre: Prefetched,
+    element: impl Fn(&epilogue::Params, &Target, f32, usize, usize) -> f32,
+) {
+    let residual = a.flags & flags::RESIDUAL != 0;
+    let (thread, threads) = (workitem_id_x(), workgroup_size_x());
+    let mut idx = thread;
     while idx < o.end(count) {
         let (ti, r, mi, i) = o.at(idx);
         let (mi, col) = (mi as usize, (first + ti * stride) as usize * o.width() as usize + i as usize);
-        if r < o.span_end() && col < n {
+        if r < o.span_end() && col < a.n as usize {
             // SAFETY: written by the reductions before the barrier.
             let sum = unsafe { results.read(ti as usize * 256 + r as usize) };
-            let mut y = epilogue::element(&params, &target, sum, mi, col);
+            let mut y = element(params, target, sum, mi, col);
             if residual {
                 y += if idx == thread && pre.residual.loaded != 0 {
                     epilogue::out_bits_to_f32(a.out_type, pre.residual.bits)
