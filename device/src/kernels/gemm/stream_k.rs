@@ -324,9 +324,9 @@ fn last_to_arrive<S: Streamed>(p: &Plan, acc: &mut S::Acc, tile: u32, units: u32
     let others = last - first;
     let count = counter::<S>(p, tile, wave);
     // All lanes loaded the same word: one value for the wave. Read before this contributor's
-    // K loop (or just after it), it may be behind the count now, which costs at most a store of a partial that
-    // was not needed (the atomic below then tells the truth); the acquire fence pairs it with
-    // the others' release when it says they all stored.
+    // K loop (or just after it), it may be behind the count now, which costs at most a store
+    // of a partial that was not needed (the atomic below then tells the truth); the acquire
+    // fence pairs it with the others' release when it says they all stored.
     let mut arrived_last = readfirstlane(seen) == others;
     if arrived_last {
         fence(Ordering::Acquire);
