@@ -159,13 +159,9 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     let (split, y, b) = (workgroup_id_x(), workgroup_id_y(), workgroup_id_z());
     // (The host keeps the query columns, 16 per grid y, below `SmallDiv`'s 2^20.)
     let (kvh, cg) = SmallDiv::new(args.col_groups).div_rem(y);
-    // SAFETY: the host sized the length table to the grid's batch.
-    let ctx = readfirstlane(unsafe { args.context_lens.add(b as usize).read() });
-    let (ks, ke) = (split * args.split_keys, ((split + 1) * args.split_keys).min(ctx));
-    let steps = if ke > ks { (ke - ks).div_ceil(DECODE_STEP) } else { 0 };
-
-    // The lane's query column: head `kvh * group + g`, row `n` (columns past the group's
-    // duplicate the last one; never stored).
+    // The lane's query column first (its loads open the chain to the first scores): head
+    // `kvh * group + g`, row `n` (columns past the group's duplicate the last one; never
+    // stored).
     let ncols = args.group * args.rows;
     let col = (cg * DECODE_COLS + (lane % 16) as u32).min(ncols - 1);
     let (g, n) = SmallDiv::new(args.rows).div_rem(col);
@@ -176,8 +172,10 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         // SAFETY: a row of Q (host-checked shape), 16-byte aligned.
         qf[kt] = unsafe { (args.q.add(qrow as usize * 2 + kt * 64 + 16 * (lane / 16)) as *const U32x4).read() };
     });
-    // Row n sits at position ctx - rows + n: it attends keys up to there.
-    let range = [KeyRange::new(0, (ctx + n) as i32 - args.rows as i32)];
+    // SAFETY: the host sized the length table to the grid's batch.
+    let ctx = readfirstlane(unsafe { args.context_lens.add(b as usize).read() });
+    let (ks, ke) = (split * args.split_keys, ((split + 1) * args.split_keys).min(ctx));
+    let steps = if ke > ks { (ke - ks).div_ceil(DECODE_STEP) } else { 0 };
 
     let page_bytes = args.kv_heads as usize * args.page_size as usize * D * 2;
     let keys = Keys {
@@ -194,6 +192,24 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
         ctx,
     };
     let role = QuadRole::of(lane);
+
+    // Then the wave's first step's loads, so that everything below runs beside their latency.
+    // Unconditional: a wave without steps reads some page of the cache (there is at least
+    // one) for nothing; under its test, the first step's K and V registers were zeroed
+    // before it and the loads issued some 200 instructions into the launch (modeled
+    // `attention_decode bf16 b1 h9 kv3 c64 d64 p16`).
+    let mut cur = Step::new();
+    let mut st = wave as u32;
+    {
+        let k0 = ks + st * DECODE_STEP;
+        let base = keys.bases::<D>(k0);
+        keys.load_k::<D>(k0, &base, lane, &mut cur);
+        keys.load_v::<D>(&base, &role, &mut cur);
+    }
+
+    // Row n sits at position ctx - rows + n: it attends keys up to there.
+    let range = [KeyRange::new(0, (ctx + n) as i32 - args.rows as i32)];
+
     let mut arena = LdsArena::new();
     let vt = TransposedTile::new(&mut arena, D, WAVES);
     let c = args.scale_log2;
@@ -203,14 +219,6 @@ pub fn decode<E: Half, const D: usize>(args: DecodeArgs) {
     // The wave's steps w, w + 4, ...: one register buffer, refilled as soon as each half is
     // consumed (K after the scores, V after its LDS store), so the next step's loads are in
     // flight behind this one's softmax and P V. (Two buffers took 276 registers at d = 128.)
-    let mut cur = Step::new();
-    let mut st = wave as u32;
-    if st < steps {
-        let k0 = ks + st * DECODE_STEP;
-        let base = keys.bases::<D>(k0);
-        keys.load_k::<D>(k0, &base, lane, &mut cur);
-        keys.load_v::<D>(&base, &role, &mut cur);
-    }
     while st < steps {
         let k0 = ks + st * DECODE_STEP;
         let next = st + WAVES as u32;
