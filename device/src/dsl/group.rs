@@ -190,6 +190,55 @@ pub unsafe fn reduce_waves<T: Words>(v: T, waves: u32, lds: LdsSlice<U32x4>, pha
     acc
 }
 
+/// [`reduce_waves`] in a workgroup of at most `MAX` waves (8 or fewer): the same result, read
+/// in one go. Each wave reads the `MAX` slots from its group's first at constant offsets (the
+/// slots past the group, other groups' or unwritten, are read and left out by a select) and
+/// waits once; the loop over the run-time group size (unrolled by LLVM) waited for each
+/// slot's read before the next, their destination registers overlapping.
+///
+/// # Safety
+/// As [`reduce_waves`]; the workgroup has at most `MAX` waves.
+#[inline(always)]
+pub unsafe fn reduce_waves_within<T: Words, const MAX: usize>(
+    v: T,
+    waves: u32,
+    lds: LdsSlice<U32x4>,
+    phase: u32,
+    f: impl Fn(T, T) -> T,
+) -> T {
+    // The group's first wave is below MAX, so its slots and the MAX - 1 after them stay inside
+    // the phase's 16.
+    const { assert!(MAX >= 1 && 2 * MAX - 1 <= 16) };
+    let wave = wave_id_x();
+    let waves = waves.max(1);
+    let slots = (phase & 1) as usize * 16;
+    if lane_id() == 0 {
+        // SAFETY: wave < MAX <= 8; one writer per slot.
+        unsafe { lds.write(slots + wave as usize, U32x4::from_array(v.to_words())) };
+    }
+    barrier();
+    let first = (wave - readfirstlane(super::math::SmallDiv::new(waves).div_rem(wave).1)) as usize;
+    // SAFETY: inside the phase's slots (above); the group's were written before the barrier,
+    // every lane reads the same address (a broadcast, no bank conflict). Only `T::N` words.
+    let word = |i: usize, k: usize| unsafe { (lds.as_ptr() as *const u32).add(4 * i + k).read() };
+    let mut got = [[0u32; 4]; MAX];
+    crate::unroll_max!(w < MAX, 8 => {
+        crate::unroll!(k < 4 => {
+            if k < T::N {
+                got[w][k] = word(slots + first + w, k);
+            }
+        });
+    });
+    let mut acc = T::from_words(got[0]);
+    crate::unroll_max!(w < MAX, 8 => {
+        if w > 0 {
+            let with = f(acc, T::from_words(got[w]));
+            acc = if (w as u32) < waves { with } else { acc };
+        }
+    });
+    acc
+}
+
 /// Combines `v` over aligned groups of `lanes` lanes (a power of two up to 1024, uniform over the
 /// workgroup): within a wave with [`reduce_lanes`], across waves with [`reduce_waves`].
 ///

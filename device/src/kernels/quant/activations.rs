@@ -4,17 +4,19 @@
 //! The normalised rows exist so that a transformer's RMSNorm costs no launch of its own: every
 //! workgroup of the projection after the norm recomputes it for its rows (at most as many as
 //! it has waves, `abi::quant::gemv_norm_fits`), which is cheap next to the weights it streams, and the
-//! rows never go back to global memory. The rows' loads go out just before the first chunk's
-//! weight loads, so their latencies overlap; what the norm adds is its arithmetic (a group of
-//! waves per row, each lane a few 16-byte pieces in registers), one reduction over the group
-//! (through LDS, a barrier, when the group has several waves) and one barrier.
+//! rows never go back to global memory. The rows' loads are among the kernel's first (before the
+//! first chunk's weight loads, so their latencies overlap); what the norm adds is its
+//! arithmetic (a group of waves per row, each lane a few 16-byte pieces in registers), one
+//! reduction over the group (through LDS, a barrier, when the group has several waves) and one
+//! barrier.
 
 use crate::abi::elementwise::type_code;
 use crate::abi::quant::{
-    self as abi, GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_capped, gemv_staged_pitch,
+    self as abi, GEMV_MAX_WAVES, GEMV_NORM_HELD, GEMV_NORM_SCRATCH_BYTES, GEMV_SUMS_STRIDE, QGemvArgs, flags, gemv_norm_waves_capped,
+    gemv_staged_pitch,
 };
 use crate::dsl::dtype::Chunked;
-use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves};
+use crate::dsl::group::{REDUCE_WAVES_LDS_BYTES, reduce_lanes, reduce_waves_within};
 use crate::dsl::ids::{workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::LdsSlice;
 use crate::dsl::math::{F16_ONES, SmallDiv, dot2_f16, rcp_fast, rsq_fast};
@@ -36,13 +38,9 @@ pub(super) trait ActRows: Copy {
     /// the last row's, so that such lanes read what a real row's lane reads: a broadcast, not
     /// a bank conflict).
     fn row_offset(&self, row: u32, m: u32) -> u32;
-    /// What [`ActRows::issue`] loaded, for [`ActRows::finish`].
+    /// What the rows' loads brought, for [`ActRows::finish`]: the kernel issues them first
+    /// ([`NormedRows::issue`]; global rows load nothing ahead).
     type Held: Copy;
-    /// Issues the loads the rows need (every wave once, before the first weight loads).
-    ///
-    /// # Safety
-    /// The kernel's arguments describe its buffers (see `QGemvArgs`).
-    unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held;
     /// Makes the rows readable (every wave once, after the first weight loads). Staged rows
     /// also fill `sums` (unless empty: formats without a minimum), the waves' tables of
     /// activation sums back to back, `sums[GEMV_SUMS_STRIDE g + row]` the sum of row `row`'s
@@ -99,8 +97,6 @@ impl ActRows for GlobalRows {
     }
     type Held = ();
     #[inline(always)]
-    unsafe fn issue(&self, _: &QGemvArgs) {}
-    #[inline(always)]
     unsafe fn finish(&self, _: &QGemvArgs, _: (), _: LdsSlice<f32>) {}
     #[inline(always)]
     fn chunk_at(&self, at: u32, _bytes: u32) -> u32 {
@@ -130,15 +126,16 @@ pub(super) struct NormedRows<E> {
     rows_bytes: u32,
     /// The wave's part of the norm ([`NormedRows::place`]), worked out once for `issue` and
     /// `finish`.
-    place: (u32, u32, u32, u32),
+    place: Place,
     _e: core::marker::PhantomData<E>,
 }
 
 impl<E: Chunked> NormedRows<E> {
     /// The rows of `a` in `lds` ([`gemv_staged_bytes`](crate::abi::quant::gemv_staged_bytes)
-    /// of `a.m` rows, 16-byte aligned), for weights of format `f`.
+    /// of `a.m` rows, 16-byte aligned), for weights of format `f`; `place` is
+    /// [`NormedRows::place`]`(a)`, worked out first for [`NormedRows::issue`].
     #[inline(always)]
-    pub(super) fn new(a: &QGemvArgs, f: u32, lds: LdsSlice<U32x4>) -> NormedRows<E> {
+    pub(super) fn new(a: &QGemvArgs, f: u32, lds: LdsSlice<U32x4>, place: Place) -> NormedRows<E> {
         let pitch = gemv_staged_pitch(f, a.k, E::BYTES as u32);
         const { assert!(GEMV_NORM_SCRATCH_BYTES as usize == REDUCE_WAVES_LDS_BYTES) };
         let slots = REDUCE_WAVES_LDS_BYTES / 16;
@@ -147,11 +144,44 @@ impl<E: Chunked> NormedRows<E> {
             scratch: lds.sub(0, slots),
             pitch,
             rows_bytes: a.m.max(1) * pitch,
-            place: Self::place(a),
+            place,
             _e: core::marker::PhantomData,
         }
     }
+
+    /// Issues the loads of the lane's pieces of its row and of the weight for the wave's part
+    /// `place` (every wave once, its first loads). A piece past the row reads zeros (an offset
+    /// past the buffer: no memory access), which add nothing to the sums of squares and are
+    /// not stored; a wave left over by the groups reads the last row's pieces and ignores them. Unconditional loads: with a bound per piece,
+    /// LLVM zeroed the 32 registers first and branched around each load (some sixty
+    /// instructions); clamped into the row instead, every lane past it read the row's last
+    /// piece again (the counters: three times the norm's bytes).
+    #[inline(always)]
+    ///
+    /// # Safety
+    /// The kernel's arguments describe its buffers (see `QGemvArgs`).
+    pub(super) unsafe fn issue(a: &QGemvArgs, place: Place) -> <Self as ActRows>::Held {
+        let per_row = a.k * E::BYTES as u32 / 16;
+        let (r, first, stride, _) = place;
+        let row_at = r.min(a.m.max(1) - 1) * a.ldx * E::BYTES as u32;
+        let (xb, wb) = (Self::rows(a), Self::weight(a));
+        let mut h = [[[0u32; 4]; HELD]; 2];
+        crate::unroll_max!(i < HELD, 4 => {
+            let j = first + stride * i as u32;
+            let (xo, wo) = if j < per_row { (row_at + 16 * j, 16 * j) } else { (Buffer::PAST, Buffer::PAST) };
+            // SAFETY: inside x's rows and the weight, or past them (zeros).
+            unsafe {
+                h[0][i] = xb.load_b128(xo, 0).to_array();
+                h[1][i] = wb.load_b128(wo, 0).to_array();
+            }
+        });
+        h
+    }
 }
+
+/// A wave's part of the norm: `(row, first piece, pieces apart, its group's waves)`
+/// ([`NormedRows::place`]).
+pub(super) type Place = (u32, u32, u32, u32);
 
 /// A statistic of squares: `(k, s)`, the sum `s` of the squares of values divided by the
 /// scale `k` (a power of two, 1 below 2^32: see `kernels::norm`).
@@ -185,7 +215,7 @@ impl<E: Chunked> NormedRows<E> {
     /// (waves left over have a row past M: no work); a wave's lanes hold pieces
     /// `first + stride i` (consecutive lanes, consecutive pieces).
     #[inline(always)]
-    fn place(a: &QGemvArgs) -> (u32, u32, u32, u32) {
+    pub(super) fn place(a: &QGemvArgs) -> Place {
         let wave = readfirstlane(workitem_id_x() / 64);
         let per_row = SmallDiv::new(a.m).div_rem(workgroup_size_x() / 64).0;
         let wpr = readfirstlane(gemv_norm_waves_capped(per_row, a.k, E::BYTES as u32));
@@ -203,25 +233,29 @@ impl<E: Chunked> NormedRows<E> {
     #[inline(always)]
     fn rstd(a: &QGemvArgs, sum: f32, inv: f32) -> f32 {
         let t = sum * rcp_fast(a.k as f32) + a.eps * inv * inv;
+        // v_rsq_f32 takes no denormal input: those are scaled by 2^64 first and the root by
+        // 2^32 after (a row of tiny values with a tiny eps).
+        let small = t < f32::MIN_POSITIVE;
+        let r = rsq_fast(if small { t * f32::from_bits((127 + 64) << 23) } else { t });
+        let r = if small { r * f32::from_bits((127 + 32) << 23) } else { r };
         // t is infinite only for a row holding an infinity (finite rows are scaled into
         // range): NaN throughout, like a NaN. t == 0 with eps > 0: eps / k^2 underflowed on a
-        // constant row, whose outputs are then 0 as in the reference.
+        // constant row, whose outputs are then 0 as in the reference. (Selects after the root,
+        // not branches around it: the branches were on every wave's path to the K loop.)
         if t == f32::INFINITY {
             f32::NAN
         } else if t == 0.0 && a.eps > 0.0 {
             f32::MAX
         } else {
-            // v_rsq_f32 takes no denormal input: those are scaled by 2^64 first and the root
-            // by 2^32 after (a row of tiny values with a tiny eps).
-            let small = t < f32::MIN_POSITIVE;
-            let r = rsq_fast(if small { t * f32::from_bits((127 + 64) << 23) } else { t });
-            if small { r * f32::from_bits((127 + 32) << 23) } else { r }
+            r
         }
     }
 }
 
 /// Pieces of 16 bytes of a row each lane holds in registers ([`gemv_norm_fits`]).
 const HELD: usize = GEMV_NORM_HELD as usize;
+/// Most waves of a GEMV workgroup, and so of a row's group.
+const MAXW: usize = GEMV_MAX_WAVES as usize;
 
 impl<E: Chunked> ActRows for NormedRows<E> {
     const STAGED: bool = true;
@@ -236,31 +270,6 @@ impl<E: Chunked> ActRows for NormedRows<E> {
     #[inline(always)]
     fn row_offset(&self, row: u32, m: u32) -> u32 {
         row.min(m.max(1) - 1) * self.pitch
-    }
-
-    /// The lane's pieces; a piece past the row reads zeros (an offset past the buffer: no
-    /// memory access) and everything below leaves it out; a wave left over by the groups reads
-    /// the last row's pieces and ignores them. Unconditional loads: with a bound per piece,
-    /// LLVM zeroed the 32 registers first and branched around each load (some sixty
-    /// instructions); clamped into the row instead, every lane past it read the row's last
-    /// piece again (the counters: three times the norm's bytes).
-    #[inline(always)]
-    unsafe fn issue(&self, a: &QGemvArgs) -> Self::Held {
-        let per_row = a.k * E::BYTES as u32 / 16;
-        let (r, first, stride, _) = self.place;
-        let row_at = r.min(a.m.max(1) - 1) * a.ldx * E::BYTES as u32;
-        let (xb, wb) = (Self::rows(a), Self::weight(a));
-        let mut h = [[[0u32; 4]; HELD]; 2];
-        crate::unroll_max!(i < HELD, 4 => {
-            let j = first + stride * i as u32;
-            let (xo, wo) = if j < per_row { (row_at + 16 * j, 16 * j) } else { (Buffer::PAST, Buffer::PAST) };
-            // SAFETY: inside x's rows and the weight, or past them (zeros).
-            unsafe {
-                h[0][i] = xb.load_b128(xo, 0).to_array();
-                h[1][i] = wb.load_b128(wo, 0).to_array();
-            }
-        });
-        h
     }
 
     /// Per row (its group of waves): the squares' statistic of the lane's pieces (their
@@ -285,7 +294,6 @@ impl<E: Chunked> ActRows for NormedRows<E> {
             return;
         }
         let x = |i: usize| E::unpack(h[0][i]);
-        let mine = |i: usize| first + stride * (i as u32) < per_row;
         // f16 pieces are summed as they are, a pair of f16 per v_dot2_f32_f16 (exact products,
         // f32 sums): no conversions, a quarter of the instructions.
         let f16 = E::CODE == type_code::F16;
@@ -293,34 +301,28 @@ impl<E: Chunked> ActRows for NormedRows<E> {
             let x: [[f32; 8]; HELD] = core::array::from_fn(x);
             let mut big = 0u32;
             crate::unroll_max!(i < HELD, 4 => {
-                if mine(i) {
-                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { big = big.max(x[i][e].to_bits() & 0x7fff_ffff); } });
-                }
+                crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { big = big.max(x[i][e].to_bits() & 0x7fff_ffff); } });
             });
             let k = scale_of(f32::from_bits(big));
             let inv = recip(k);
             let mut sum = 0.0f32;
             crate::unroll_max!(i < HELD, 4 => {
-                if mine(i) {
-                    crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { let v = x[i][e] * inv; sum += v * v; } });
-                }
+                crate::unroll_max!(e < 8, 8 => { if e < E::PER_CHUNK { let v = x[i][e] * inv; sum += v * v; } });
             });
             let st = reduce_lanes((k, sum), 64, merge);
             // SAFETY: every live wave calls this once, the others a barrier; our slots.
-            let st = if wpr > 1 { unsafe { reduce_waves(st, wpr, self.scratch, 0, merge) } } else { st };
+            let st = if wpr > 1 { unsafe { reduce_waves_within::<_, MAXW>(st, wpr, self.scratch, 0, merge) } } else { st };
             (recip(st.0), st.1)
         } else {
             // f16 (at most 65504): squares cannot overflow, no scaling (k = 1).
             let mut sum = 0.0f32;
             crate::unroll_max!(i < HELD, 4 => {
-                if mine(i) {
-                    crate::unroll_max!(q < 4, 4 => { sum = dot2_f16(h[0][i][q], h[0][i][q], sum); });
-                }
+                crate::unroll_max!(q < 4, 4 => { sum = dot2_f16(h[0][i][q], h[0][i][q], sum); });
             });
             let add = |p: f32, q: f32| p + q;
             let sum = reduce_lanes(sum, 64, add);
             // SAFETY: as above.
-            (1.0, if wpr > 1 { unsafe { reduce_waves(sum, wpr, self.scratch, 0, add) } } else { sum })
+            (1.0, if wpr > 1 { unsafe { reduce_waves_within::<_, MAXW>(sum, wpr, self.scratch, 0, add) } } else { sum })
         };
         let scale = inv * Self::rstd(a, sum, inv);
         let weighted = a.flags & flags::NORM_WEIGHT != 0;

@@ -272,21 +272,16 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// not a multiple of 256) is a wave's whole share ([`setup`]): that wave computes it per tile
 /// and hands it to the tile's reduction like any wave's sum ([`partial_chunk`]). The table of
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
-/// reduced over the waves as it ends ([`reduce`]). Returns what the rotary epilogue
+/// reduced over the waves as it ends ([`reduce`]). `held` and `ahead` are what the kernel's
+/// first loads brought: the staged rows' ([`NormedRows::issue`]) and the rotary epilogue's
+/// ([`rope_ahead`]). Returns what the rotary epilogue
 /// (flags::ROPE_KV) and the plain one (flags::RESIDUAL) fetched for the lane's first entry
 /// before the K loop ([`rope_kv`], [`residual_ahead`]).
 #[inline(always)]
-fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, s: &Share) -> Prefetched {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: rope_kv::Ahead, s: &Share) -> Prefetched {
     let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;
     let count = tile_count(a, first, stride);
-    // The rotary epilogue's first loads (flags::ROPE_KV), ahead of everything: its table loads
-    // depend on them and go out once the rows are in.
     let rope = a.flags & flags::ROPE_KV != 0;
-    // SAFETY: with ROPE_KV the arguments describe the rope buffers.
-    let ahead = if rope { unsafe { rope_kv::ahead(a, count, workitem_id_x()) } } else { rope_kv::Ahead::NONE };
-    // Staged rows: their loads go out first (their latency overlaps the weights').
-    // SAFETY: the arguments describe the buffers; every wave calls it once.
-    let held = unsafe { xb.issue(a) };
     let lane = lane_id() as usize;
     let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
     let k = a.k as usize;
@@ -787,12 +782,11 @@ struct Share {
     staged: LdsSlice<U32x4>,
 }
 
-/// Moves `a` to the workgroup's block of activation rows (a skinny GEMM with M > m_block
-/// re-reads W per block) and carves its LDS: two regions of the waves' partial sums, the tiles'
-/// results, each wave's table of activation sums, then (RMS_NORM) the staged rows.
+/// Carves the LDS of `a`'s workgroup (`a` moved to its block of rows by [`to_block`]): two
+/// regions of the waves' partial sums, the tiles' results, each wave's table of activation
+/// sums, then (RMS_NORM) the staged rows; and the wave's share of K.
 #[inline(always)]
-fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
-    to_block(a);
+fn setup<F: Format>(a: &QGemvArgs) -> Share {
     let wave = readfirstlane(workitem_id_x() / 64);
     let waves = workgroup_size_x() / 64;
     let chunks = (a.k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
@@ -821,8 +815,24 @@ fn setup<F: Format>(a: &mut QGemvArgs) -> Share {
     Share { c0, c1, first: workgroup_id_x(), stride: a.grid_x.max(1), table, tables, red, results, staged: arena.take::<U32x4>(staged_len) }
 }
 
-/// Moves `a` to the workgroup's block of activation rows: `x`, `y` and the residual to its
-/// first row, `m` to its rows.
+/// The rotary epilogue's first loads (flags::ROPE_KV; nothing otherwise), the kernel's very
+/// first: its table loads depend on them and go out once the rows are in. Ahead of the
+/// staged rows' loads too: the join of its flag's branch waits for every load issued before
+/// it (the lanes' loads under it write registers the other path zeroes), which after the
+/// rows' loads was a whole memory latency at the kernel's start.
+#[inline(always)]
+fn rope_ahead(a: &QGemvArgs) -> rope_kv::Ahead {
+    if a.flags & flags::ROPE_KV != 0 {
+        let count = tile_count(a, workgroup_id_x(), a.grid_x.max(1));
+        // SAFETY: with ROPE_KV the arguments describe the rope buffers; `a` is the block's.
+        unsafe { rope_kv::ahead(a, count, workitem_id_x()) }
+    } else {
+        rope_kv::Ahead::NONE
+    }
+}
+
+/// Moves `a` to the workgroup's block of activation rows (a skinny GEMM with M > m_block
+/// re-reads W per block): `x`, `y` and the residual to its first row, `m` to its rows.
 #[inline(always)]
 fn to_block(a: &mut QGemvArgs) {
     let m0 = (workgroup_id_y() * a.m_block) as usize;
@@ -840,11 +850,13 @@ fn to_block(a: &mut QGemvArgs) {
 /// `m_block * y ..` of tiles `x, x + grid_x, ..` (16 columns of `y` each).
 #[inline(always)]
 pub fn gemv<F: Format>(mut a: QGemvArgs) {
-    let s = setup::<F>(&mut a);
+    to_block(&mut a);
+    let ahead = rope_ahead(&a);
+    let s = setup::<F>(&a);
     let pre = match a.x_type {
-        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), &s),
-        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), &s),
-        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), &s),
+        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), (), ahead, &s),
+        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), (), ahead, &s),
+        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), (), ahead, &s),
     };
     epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
@@ -855,8 +867,21 @@ pub fn gemv<F: Format>(mut a: QGemvArgs) {
 /// paths spill.
 #[inline(always)]
 pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
-    let s = setup::<F>(&mut a);
-    let rows = NormedRows::<E>::new(&a, F::F, s.staged);
-    let pre = if E::CODE == Bf16::CODE { run::<F, { dtype::BF16 }, _>(&a, rows, &s) } else { run::<F, { dtype::F16 }, _>(&a, rows, &s) };
+    to_block(&mut a);
+    let ahead = rope_ahead(&a);
+    // The rows' loads go out next, before the LDS and the waves' shares are worked out: the
+    // norm waits for them, and the K loop for the norm (modeled `Q4_1 1x3072x576 norm`, a
+    // decode step's gate/up projection: 5600 cycles with them issued after that set-up, 5456
+    // before it).
+    let place = NormedRows::<E>::place(&a);
+    // SAFETY: the arguments describe the buffers; every wave issues them once.
+    let held = unsafe { NormedRows::<E>::issue(&a, place) };
+    let s = setup::<F>(&a);
+    let rows = NormedRows::<E>::new(&a, F::F, s.staged, place);
+    let pre = if E::CODE == Bf16::CODE {
+        run::<F, { dtype::BF16 }, _>(&a, rows, held, ahead, &s)
+    } else {
+        run::<F, { dtype::F16 }, _>(&a, rows, held, ahead, &s)
+    };
     epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
