@@ -79,7 +79,11 @@ impl TransposedTile {
         TransposedTile { units: arena.take::<U32x2>(tiles * rows * ROW_CHUNKS * 2), rows }
     }
 
-    /// The 16-byte position of chunk `c` of row `d` of tile `tile`.
+    /// The 16-byte position of chunk `c` of row `d` of tile `tile`: the layout's definition.
+    /// [`TransposedTile::store`] and [`TransposedTile::read`] use closed forms of it for their
+    /// rows (checked against it in debug builds): through this function, LLVM kept some sixty
+    /// instructions of shifts and XORs per call site, hoisted before the decode loop and on
+    /// the chain to its first step (modeled `attention_decode bf16 b1 h9 kv3 c64 d64 p16`).
     #[inline(always)]
     fn chunk(&self, tile: usize, d: usize, c: usize) -> usize {
         let r = d ^ ((d >> 3) & 1);
@@ -97,15 +101,24 @@ impl TransposedTile {
         let [k0, k1, k2, k3] = [quad[0].to_array(), quad[1].to_array(), quad[2].to_array(), quad[3].to_array()];
         // Keys 4kq + x sit at chunk kq % 4 of their rows, in the 8-byte half kq / 4.
         let (c, h) = (role.kq % 4, role.kq / 4);
+        // Rows d = 32 slab + 8 dc + 2w + e (e = 0, 1): d / 8 = 4 slab + dc, so the row swap
+        // flips bit 0 by dc's bit 0, and the chunk's swizzle ((r / 2) ^ (r / 8)) & 3 is
+        // (w ^ dc) & 3 (the rest of both terms is a multiple of 4). So each position is a
+        // per-lane base, 8 w, and c ^ dc ^ w.
+        let flip = role.dc & 1;
+        let base = (tile * self.rows + slab * SLAB + 8 * role.dc) * ROW_CHUNKS;
+        let cd = (c ^ role.dc) & 3;
         crate::unroll_max!(w < 4, 4 => {
             // Word w of each key holds d = 2w (low half) and 2w + 1 (high half).
             let lo = U32x2::from_array([pack_lo(k0[w], k1[w]), pack_lo(k2[w], k3[w])]);
             let hi = U32x2::from_array([pack_hi(k0[w], k1[w]), pack_hi(k2[w], k3[w])]);
+            let at = |e: usize| base + 8 * w + 4 * (e ^ flip) + (cd ^ w);
             let d = slab * SLAB + 8 * role.dc + 2 * w;
+            debug_assert!(at(0) == self.chunk(tile, d, c) && at(1) == self.chunk(tile, d + 1, c));
             // SAFETY: inside the tile (caller).
             unsafe {
-                self.units.write(2 * self.chunk(tile, d, c) + h, lo);
-                self.units.write(2 * self.chunk(tile, d + 1, c) + h, hi);
+                self.units.write(2 * at(0) + h, lo);
+                self.units.write(2 * at(1) + h, hi);
             }
         });
     }
@@ -117,8 +130,16 @@ impl TransposedTile {
     /// In range, and the tile was published to this wave since its last store.
     #[inline(always)]
     pub unsafe fn read(&self, tile: usize, dt: usize, lane: usize) -> U32x4 {
+        // Row d = 16 dt + m (m = lane % 16): the row swap flips bit 0 by m's bit 3 (mh), and
+        // the chunk's swizzle is ((m / 2) ^ mh ^ 2 dt) & 3 (8 dt adds a multiple of 4 to
+        // r / 2, and 2 dt + mh is 2 dt ^ mh). So the position is a per-lane base, 64 dt, and
+        // the lane's chunk XOR 2 for odd dt.
+        let (m, c) = (lane % 16, lane / 16);
+        let mh = m >> 3;
+        let at = (tile * self.rows + 16 * dt + (m ^ mh)) * ROW_CHUNKS + ((c ^ (m >> 1) ^ mh ^ (2 * dt)) & 3);
+        debug_assert!(at == self.chunk(tile, 16 * dt + m, c));
         // SAFETY: inside the tile (caller); chunks are 16-byte aligned.
-        unsafe { self.units.read_as::<U32x4>(2 * self.chunk(tile, 16 * dt + lane % 16, lane / 16)) }
+        unsafe { self.units.read_as::<U32x4>(2 * at) }
     }
 }
 
