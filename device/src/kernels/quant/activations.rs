@@ -152,14 +152,15 @@ impl<E: Chunked> NormedRows<E> {
     /// Issues the loads of the lane's pieces of its row and of the weight for the wave's part
     /// `place` (every wave once, its first loads). A piece past the row reads zeros (an offset
     /// past the buffer: no memory access), which add nothing to the sums of squares and are
-    /// not stored; a wave left over by the groups reads the last row's pieces and ignores them. Unconditional loads: with a bound per piece,
-    /// LLVM zeroed the 32 registers first and branched around each load (some sixty
-    /// instructions); clamped into the row instead, every lane past it read the row's last
-    /// piece again (the counters: three times the norm's bytes).
-    #[inline(always)]
+    /// not stored; a wave left over by the groups reads the last row's pieces and ignores
+    /// them. Unconditional loads: with a bound per piece, LLVM zeroed the 32 registers first
+    /// and branched around each load (some sixty instructions); clamped into the row instead,
+    /// every lane past it read the row's last piece again (the counters: three times the
+    /// norm's bytes).
     ///
     /// # Safety
     /// The kernel's arguments describe its buffers (see `QGemvArgs`).
+    #[inline(always)]
     pub(super) unsafe fn issue(a: &QGemvArgs, place: Place) -> <Self as ActRows>::Held {
         let per_row = a.k * E::BYTES as u32 / 16;
         let (r, first, stride, _) = place;
