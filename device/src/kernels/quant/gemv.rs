@@ -272,16 +272,20 @@ fn table_sum<const X: u32>(raw: &[[u32; 4]; 8]) -> f32 {
 /// not a multiple of 256) is a wave's whole share ([`setup`]): that wave computes it per tile
 /// and hands it to the tile's reduction like any wave's sum ([`partial_chunk`]). The table of
 /// activation sums depends on the wave's groups only: it is built once. Each tile's sums are
-/// reduced over the waves as it ends ([`reduce`]). `held` and `ahead` are what the kernel's
-/// first loads brought: the staged rows' ([`NormedRows::issue`]) and the rotary epilogue's
-/// ([`rope_ahead`]). Returns what the rotary epilogue
+/// reduced over the waves as it ends ([`reduce`]). `held` is what the staged rows' loads
+/// brought ([`NormedRows::issue`]) and `ahead` the rotary epilogue's first loads
+/// ([`rope_ahead`]) when the kernel issued them before its set-up (with staged rows), else
+/// `None`: they go out here, first. Returns what the rotary epilogue
 /// (flags::ROPE_KV) and the plain one (flags::RESIDUAL) fetched for the lane's first entry
 /// before the K loop ([`rope_kv`], [`residual_ahead`]).
 #[inline(always)]
-fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: rope_kv::Ahead, s: &Share) -> Prefetched {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: Option<rope_kv::Ahead>, s: &Share) -> Prefetched {
     let Share { c0, c1, first, stride, table, tables, red, results, .. } = *s;
     let count = tile_count(a, first, stride);
     let rope = a.flags & flags::ROPE_KV != 0;
+    // (Global rows issue it here, first: issued at the kernel's entry, its registers held
+    // across the set-up put `quant_gemv_q4_k` at 170 VGPRs, two waves per SIMD, not three.)
+    let ahead = ahead.unwrap_or_else(|| rope_ahead(a));
     let lane = lane_id() as usize;
     let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
     let k = a.k as usize;
@@ -815,11 +819,11 @@ fn setup<F: Format>(a: &QGemvArgs) -> Share {
     Share { c0, c1, first: workgroup_id_x(), stride: a.grid_x.max(1), table, tables, red, results, staged: arena.take::<U32x4>(staged_len) }
 }
 
-/// The rotary epilogue's first loads (flags::ROPE_KV; nothing otherwise), the kernel's very
-/// first: its table loads depend on them and go out once the rows are in. Ahead of the
-/// staged rows' loads too: the join of its flag's branch waits for every load issued before
-/// it (the lanes' loads under it write registers the other path zeroes), which after the
-/// rows' loads was a whole memory latency at the kernel's start.
+/// The rotary epilogue's first loads (flags::ROPE_KV; nothing otherwise), before any other:
+/// its table loads depend on them and go out once the rows are in. With staged rows, ahead
+/// of their loads too: the join of its flag's branch waits for every load issued before it
+/// (the lanes' loads under it write registers the other path zeroes), which after the rows'
+/// loads was a whole memory latency at the kernel's start.
 #[inline(always)]
 fn rope_ahead(a: &QGemvArgs) -> rope_kv::Ahead {
     if a.flags & flags::ROPE_KV != 0 {
@@ -851,12 +855,11 @@ fn to_block(a: &mut QGemvArgs) {
 #[inline(always)]
 pub fn gemv<F: Format>(mut a: QGemvArgs) {
     to_block(&mut a);
-    let ahead = rope_ahead(&a);
     let s = setup::<F>(&a);
     let pre = match a.x_type {
-        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), (), ahead, &s),
-        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), (), ahead, &s),
-        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), (), ahead, &s),
+        dtype::F16 => run::<F, { dtype::F16 }, _>(&a, GlobalRows::new(&a, 2), (), None, &s),
+        dtype::BF16 => run::<F, { dtype::BF16 }, _>(&a, GlobalRows::new(&a, 2), (), None, &s),
+        _ => run::<F, { dtype::F32 }, _>(&a, GlobalRows::new(&a, 4), (), None, &s),
     };
     epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
@@ -879,9 +882,9 @@ pub fn gemv_norm<F: Format, E: Chunked>(mut a: QGemvArgs) {
     let s = setup::<F>(&a);
     let rows = NormedRows::<E>::new(&a, F::F, s.staged, place);
     let pre = if E::CODE == Bf16::CODE {
-        run::<F, { dtype::BF16 }, _>(&a, rows, held, ahead, &s)
+        run::<F, { dtype::BF16 }, _>(&a, rows, held, Some(ahead), &s)
     } else {
-        run::<F, { dtype::F16 }, _>(&a, rows, held, ahead, &s)
+        run::<F, { dtype::F16 }, _>(&a, rows, held, Some(ahead), &s)
     };
     epilogue_all(&a, s.first, s.stride, s.results, pre);
 }
