@@ -154,6 +154,26 @@ pub fn reduce_lanes<T: Words>(mut v: T, lanes: u32, f: impl Fn(T, T) -> T) -> T 
 /// workgroup.
 pub const REDUCE_WAVES_LDS_BYTES: usize = 2 * 16 * 16;
 
+/// The first half of a reduction over waves ([`reduce_waves`], [`reduce_waves_within`]): the
+/// wave's `v` into its slot of phase `phase`, the barrier, and where the phase's slots and the
+/// wave's group (of `waves`, at least 1) start: `(slots, first)`, slot indices.
+///
+/// # Safety
+/// As [`reduce_waves`].
+#[inline(always)]
+unsafe fn publish<T: Words>(v: T, waves: u32, lds: LdsSlice<U32x4>, phase: u32) -> (usize, usize) {
+    let wave = wave_id_x();
+    let slots = (phase & 1) as usize * 16;
+    if lane_id() == 0 {
+        // SAFETY: wave < 16 for workgroups of at most 1024 items; one writer per slot.
+        unsafe { lds.write(slots + wave as usize, U32x4::from_array(v.to_words())) };
+    }
+    barrier();
+    // (Through f32: an integer division by the run-time group size is some twenty scalar
+    // instructions on the caller's critical path.)
+    (slots, (wave - readfirstlane(super::math::SmallDiv::new(waves).div_rem(wave).1)) as usize)
+}
+
 /// Combines per-wave values (already reduced over each wave) over aligned groups of `waves`
 /// consecutive waves, through LDS; every lane of the group's waves returns the result, combined
 /// in wave order (so every wave computes the same bits).
@@ -167,18 +187,10 @@ pub const REDUCE_WAVES_LDS_BYTES: usize = 2 * 16 * 16;
 /// nothing else uses `lds` meanwhile.
 #[inline(always)]
 pub unsafe fn reduce_waves<T: Words>(v: T, waves: u32, lds: LdsSlice<U32x4>, phase: u32, f: impl Fn(T, T) -> T) -> T {
-    let wave = wave_id_x();
     // max(1): callers never pass 0, and LLVM then drops the divide-by-zero panic.
     let waves = waves.max(1);
-    let slots = (phase & 1) as usize * 16;
-    if lane_id() == 0 {
-        // SAFETY: wave < 16 for workgroups of at most 1024 items; one writer per slot.
-        unsafe { lds.write(slots + wave as usize, U32x4::from_array(v.to_words())) };
-    }
-    barrier();
-    // (Through f32: an integer division by the run-time group size is some twenty scalar
-    // instructions on the caller's critical path.)
-    let first = (wave - readfirstlane(super::math::SmallDiv::new(waves).div_rem(wave).1)) as usize;
+    // SAFETY: forwarded to the caller.
+    let (slots, first) = unsafe { publish(v, waves, lds, phase) };
     // SAFETY: the slots of this group were written before the barrier; every lane reads the same
     // address (a broadcast, no bank conflict).
     let mut acc = T::from_words(unsafe { lds.read(slots + first) }.to_array());
@@ -209,15 +221,9 @@ pub unsafe fn reduce_waves_within<T: Words, const MAX: usize>(
     // The group's first wave is below MAX, so its slots and the MAX - 1 after them stay inside
     // the phase's 16.
     const { assert!(MAX >= 1 && 2 * MAX - 1 <= 16) };
-    let wave = wave_id_x();
     let waves = waves.max(1);
-    let slots = (phase & 1) as usize * 16;
-    if lane_id() == 0 {
-        // SAFETY: wave < MAX <= 8; one writer per slot.
-        unsafe { lds.write(slots + wave as usize, U32x4::from_array(v.to_words())) };
-    }
-    barrier();
-    let first = (wave - readfirstlane(super::math::SmallDiv::new(waves).div_rem(wave).1)) as usize;
+    // SAFETY: forwarded to the caller.
+    let (slots, first) = unsafe { publish(v, waves, lds, phase) };
     // SAFETY: inside the phase's slots (above); the group's were written before the barrier,
     // every lane reads the same address (a broadcast, no bank conflict). Only `T::N` words.
     let word = |i: usize, k: usize| unsafe { (lds.as_ptr() as *const u32).add(4 * i + k).read() };
