@@ -252,7 +252,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
         "qmatmul" => {
             let usage = || {
                 format!(
-                    "qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [residual | ropeH:KV] [gemv | gemm]\" (FORMAT Q4_0 ... Q6_K)"
+                    "qmatmul shape {shape:?}: expected \"FORMAT MxNxK [norm] [residual | ropeH:KV] [gemv | gemm | one]\" (FORMAT Q4_0 ... Q6_K)"
                 )
             };
             let (fmt, dims_word, rest) = match words[..] {
@@ -263,6 +263,7 @@ pub fn case_for(op: &str, shape: &str) -> std::result::Result<Case, String> {
             let (kernel, rest) = match rest {
                 [rest @ .., "gemv"] => (qmatmul::QKernel::Gemv, rest),
                 [rest @ .., "gemm"] => (qmatmul::QKernel::Gemm, rest),
+                [rest @ .., "one"] => (qmatmul::QKernel::GemvOne, rest),
                 _ => (qmatmul::QKernel::Auto, rest),
             };
             let (norm, rest) = match rest {
@@ -532,6 +533,7 @@ fn qmatmul_bench(format: QuantFormat, m: usize, n: usize, k: usize, norm: bool, 
         qmatmul::QKernel::Auto => "",
         qmatmul::QKernel::Gemv => " gemv",
         qmatmul::QKernel::Gemm => " gemm",
+        qmatmul::QKernel::GemvOne => " one",
     };
     Case {
         op: "qmatmul",

@@ -329,17 +329,31 @@ fn partial_last_chunks_of_every_length_match_the_reference() {
                 check(&c).unwrap();
                 if x_dtype != DType::F32 {
                     check(&Case { norm: Some((tail % 2 == 0, 1e-5)), ..c }).unwrap();
+                    // The one-row kernel, its norm run first.
+                    let one = Case { m: 1, kernel: QKernel::GemvOne, ..c };
+                    check(&one).unwrap();
+                    check(&Case { norm: Some((tail % 2 == 1, 1e-5)), out: Some(x_dtype), residual: true, ..one }).unwrap();
                 }
                 seed += 1;
             }
         }
         let c = Case { out: None, bias: true, residual: true, ..gemv_case(format, 2, 16 * 306 + 8, 32 * (8 * 2 + 3), DType::F16, seed) };
         check(&c).unwrap();
+        // The one-row kernel forced past the GPU's units: a workgroup per tile all the same.
+        check(&Case { m: 1, kernel: QKernel::GemvOne, activation: Activation::GeluTanh, ..c }).unwrap();
         check(&Case { norm: Some((true, 1e-5)), residual: false, ..c }).unwrap();
     }
-    // Eight waves of two full chunks each (the k-quants' chunks are always full).
+    // Eight waves of two full chunks each (the k-quants' chunks are always full); the one-row
+    // kernel's eight waves of two chunks, and of three with the partial chunk's ninth wave
+    // folded in.
     for (format, x_dtype) in [(QuantFormat::Q4K, DType::F16), (QuantFormat::Q6K, DType::F32), (QuantFormat::Q5_1, DType::Bf16)] {
         check(&gemv_case(format, 3, 40, 4096, x_dtype, 99)).unwrap();
+        if x_dtype != DType::F32 {
+            check(&Case { m: 1, kernel: QKernel::GemvOne, ..gemv_case(format, 1, 40, 4096, x_dtype, 98) }).unwrap();
+        }
+    }
+    for k in [32 * (8 * 16 + 5), 32 * (8 * 21 + 1)] {
+        check(&Case { m: 1, kernel: QKernel::GemvOne, ..gemv_case(QuantFormat::Q4_0, 1, 24, k, DType::Bf16, 97) }).unwrap();
     }
 }
 
@@ -622,6 +636,15 @@ fn bad_input_is_refused_before_launch() {
     let x32 = Tensor::zeros(dev, &[2, 64], DType::F32).unwrap();
     let opts = QMatmulOptions { kernel: QKernel::Gemm, ..Default::default() };
     assert!(matches!(qmatmul::qmatmul(&x32, &w, &opts), Err(Error::Unsupported { .. })));
+    // The one-row GEMV forced on two rows, on an f32 row, or with the gate: named, not run.
+    let one = QMatmulOptions { kernel: QKernel::GemvOne, ..Default::default() };
+    assert!(matches!(qmatmul::qmatmul(&x, &w, &one), Err(Error::Unsupported { .. })));
+    let x32_1 = Tensor::zeros(dev, &[1, 64], DType::F32).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&x32_1, &w, &one), Err(Error::Unsupported { .. })));
+    let x1 = Tensor::zeros(dev, &[1, 64], DType::F16).unwrap();
+    assert_eq!(qmatmul::qmatmul(&x1, &w, &one).unwrap().shape(), &[1, 8]);
+    let w16 = QuantTensor::from_blocks(dev, QuantFormat::Q8_0, [16, 64], &random_blocks(QuantFormat::Q8_0, 16, 64, 0.1, 2)).unwrap();
+    assert!(matches!(qmatmul::qmatmul(&x1, &w16, &QMatmulOptions { swiglu: true, ..one }), Err(Error::Unsupported { .. })));
     let res = Tensor::zeros(dev, &[2, 8], DType::F32).unwrap();
     let opts = QMatmulOptions { residual: Some(&res), ..Default::default() };
     assert!(matches!(qmatmul::qmatmul(&x, &w, &opts), Err(Error::DTypeMismatch { .. })));

@@ -90,7 +90,8 @@ fn the_fused_norm_writes_only_the_output_and_adds_no_bank_conflicts() {
         let mut seed = 5;
         let (x, _): (Tensor, _) = random(&[m, k], DType::Bf16, 1.0, &mut seed);
         let (g, _): (Tensor, _) = random(&[k], DType::Bf16, 1.0, &mut seed);
-        let plain = QMatmulOptions { out_dtype: Some(DType::F32), ..Default::default() };
+        // (The general GEMV, as the fused one: `Auto` takes the one-row kernel for one plain row.)
+        let plain = QMatmulOptions { out_dtype: Some(DType::F32), kernel: QKernel::Gemv, ..Default::default() };
         let Some((_, p)) = measure(|| qmatmul::qmatmul(&x, &w, &plain).unwrap()) else { return };
         let opts = QMatmulOptions { rms_norm: Some(RmsNorm { weight: Some(&g), eps: 1e-5 }), ..plain };
         let Some((_, c)) = measure(|| qmatmul::qmatmul(&x, &w, &opts).unwrap()) else { return };
@@ -116,5 +117,46 @@ fn the_fused_norm_writes_only_the_output_and_adds_no_bank_conflicts() {
             p.global.bytes_read
         );
         assert!(c.lds.bank_conflict_cycles <= p.lds.bank_conflict_cycles, "m={m}: LDS bank conflicts beyond the plain GEMV's");
+    }
+}
+
+/// The one-row decode GEMV (`quant_gemv_one_*`, SmolLM2's down projection: 576 x 1536, f16, the
+/// residual added): a workgroup per tile, the weight read whole and no more bytes read than
+/// by the general GEMV (which also reads the row for its tables of activation sums), only the
+/// output written, and no LDS bank conflicts in the waves' meeting.
+#[test]
+fn the_one_row_gemv_reads_the_weight_once_and_writes_only_the_output() {
+    let _device = exclusive();
+    let dev = device();
+    let (n, k) = (576, 1536);
+    for format in [QuantFormat::Q4_1, QuantFormat::Q4K, QuantFormat::Q6K] {
+        let blocks = random_blocks(format, n, k, 0.05, 13);
+        let w = QuantTensor::from_blocks(dev, format, [n, k], &blocks).unwrap();
+        let mut seed = 7;
+        let (x, _): (Tensor, _) = random(&[1, k], DType::F16, 1.0, &mut seed);
+        let (r, _): (Tensor, _) = random(&[1, n], DType::F16, 1.0, &mut seed);
+        let opts = QMatmulOptions { residual: Some(&r), kernel: QKernel::GemvOne, ..Default::default() };
+        let Some((_, c)) = measure(|| qmatmul::qmatmul(&x, &w, &opts).unwrap()) else { return };
+        let general = QMatmulOptions { kernel: QKernel::Gemv, ..opts };
+        let Some((_, p)) = measure(|| qmatmul::qmatmul(&x, &w, &general).unwrap()) else { return };
+        let g = &c.global;
+        let tiles = n.div_ceil(16) as u64;
+        println!(
+            "{format}: {} workgroups, read {} (general GEMV {}; W {}), written {}, widths {:?}, LDS {} instr {} conflict cycles",
+            c.workgroups,
+            g.bytes_read,
+            p.global.bytes_read,
+            w.device_bytes().len(),
+            g.bytes_written,
+            g.lane_accesses_by_width,
+            c.lds.instructions,
+            c.lds.bank_conflict_cycles
+        );
+        assert_eq!(c.workgroups, tiles, "{format}: a workgroup per tile");
+        let wb = w.device_bytes().len() as u64;
+        assert!(g.bytes_read >= wb, "{format}: W read whole");
+        assert!(g.bytes_read <= p.global.bytes_read, "{format}: read {} against the general GEMV's {}", g.bytes_read, p.global.bytes_read);
+        assert_eq!(g.bytes_written, (n * 2) as u64, "{format}: only the output is written");
+        assert_eq!(c.lds.bank_conflict_cycles, 0, "{format}: LDS bank conflicts");
     }
 }

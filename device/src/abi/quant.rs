@@ -632,6 +632,23 @@ crate::kernel_abi! {
         QUANT_GEMV_NORM_BF16_Q5_K = "quant_gemv_norm_bf16_q5_k" @ 512,
         /// `Q6_K`, normalised bf16 activations.
         QUANT_GEMV_NORM_BF16_Q6_K = "quant_gemv_norm_bf16_q6_k" @ 512,
+        /// `Q4_0` weights, one f16 or bf16 activation row (the host's choice for M = 1 without
+        /// the fused norm, gate or rotary epilogue).
+        QUANT_GEMV_ONE_Q4_0 = "quant_gemv_one_q4_0" @ 512,
+        /// `Q4_1`, one activation row.
+        QUANT_GEMV_ONE_Q4_1 = "quant_gemv_one_q4_1" @ 512,
+        /// `Q5_0`, one activation row.
+        QUANT_GEMV_ONE_Q5_0 = "quant_gemv_one_q5_0" @ 512,
+        /// `Q5_1`, one activation row.
+        QUANT_GEMV_ONE_Q5_1 = "quant_gemv_one_q5_1" @ 512,
+        /// `Q8_0`, one activation row.
+        QUANT_GEMV_ONE_Q8_0 = "quant_gemv_one_q8_0" @ 512,
+        /// `Q4_K`, one activation row.
+        QUANT_GEMV_ONE_Q4_K = "quant_gemv_one_q4_k" @ 512,
+        /// `Q5_K`, one activation row.
+        QUANT_GEMV_ONE_Q5_K = "quant_gemv_one_q5_k" @ 512,
+        /// `Q6_K`, one activation row.
+        QUANT_GEMV_ONE_Q6_K = "quant_gemv_one_q6_k" @ 512,
     }
 }
 
@@ -646,6 +663,21 @@ pub const GEMV_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] 
     QUANT_GEMV_Q5_K,
     QUANT_GEMV_Q6_K,
 ];
+
+/// The GEMV kernel of one activation row of each format, by format code.
+pub const GEMV_ONE_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usize] = [
+    QUANT_GEMV_ONE_Q4_0,
+    QUANT_GEMV_ONE_Q4_1,
+    QUANT_GEMV_ONE_Q5_0,
+    QUANT_GEMV_ONE_Q5_1,
+    QUANT_GEMV_ONE_Q8_0,
+    QUANT_GEMV_ONE_Q4_K,
+    QUANT_GEMV_ONE_Q5_K,
+    QUANT_GEMV_ONE_Q6_K,
+];
+
+/// Dynamic LDS of a `quant_gemv_one_*` workgroup: a slot of 16 f32 sums per wave it could have.
+pub const GEMV_ONE_LDS_BYTES: u32 = GEMV_MAX_WAVES * TILE_ROWS as u32 * 4;
 
 /// The GEMV kernels with the RMSNorm prologue (`flags::RMS_NORM`): `[f16, bf16][format code]`.
 pub const GEMV_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as usize]; 2] = [

@@ -78,8 +78,8 @@ use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::gemm::{self as gemm_abi, GemmReduceArgs};
 use ferrocm_device::abi::quant::{
     self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMM_BLOCK_M, GEMM_BLOCK_N, GEMM_KERNELS,
-    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags,
-    gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
+    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ONE_KERNELS, GEMV_ONE_LDS_BYTES, GEMV_ROWS, GROUP,
+    QGemmArgs, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
 };
 use ferrocm_device::num::Divisor;
 
@@ -142,6 +142,12 @@ pub enum QKernel {
     /// The prefill GEMM: 128 x 64 blocks of `y`, the weights dequantized into LDS; f16 or bf16
     /// activations only.
     Gemm,
+    /// The decode GEMV of one activation row (`kernels/quant/gemv_one.rs`): M = 1, f16 or bf16
+    /// activations, no SwiGLU gate or rotary epilogue (an RMSNorm runs first, as
+    /// `norm::rms_norm`); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for
+    /// those products when W has no more tiles of 16 rows than the GPU has compute units and
+    /// the norm is not fused into the general GEMV; [`QKernel::Gemv`] never does.
+    GemvOne,
 }
 
 /// The kernel [`QKernel::Auto`] runs for `m` activation rows of `x_dtype`, `n` weight rows and
@@ -352,8 +358,20 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
                 what: "the prefill GEMM with f32 activations (QKernel::Gemv or Auto take them)".into(),
             });
         }
+        QKernel::GemvOne if m != 1 || opts.swiglu || rope.is_some() || !matches!(x.dtype(), DType::F16 | DType::Bf16) => {
+            return Err(Error::Unsupported {
+                op: OP,
+                what: format!(
+                    "the one-row GEMV for {m} rows of {}{} (it takes one f16 or bf16 row, without the gate or rotary epilogue)",
+                    x.dtype(),
+                    if opts.swiglu || rope.is_some() { " with a fused gate or rotary epilogue" } else { "" }
+                ),
+            });
+        }
         forced => forced,
     };
+    let force_one = kernel == QKernel::GemvOne;
+    let kernel = if force_one { QKernel::Gemv } else { kernel };
     // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`) and
     // addresses the tables with 32-bit byte offsets.
     if let Some(r) = rope
@@ -371,6 +389,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     let staged_bytes = gemv_staged_bytes(fc, rows, k as u32, x.dtype().size() as u32);
     let fuse_norm = opts.rms_norm.is_some()
         && kernel == QKernel::Gemv
+        && !force_one
         && matches!(x.dtype(), DType::F16 | DType::Bf16)
         && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, gemv.waves)
         && gemv.lds + staged_bytes <= LDS_LIMIT_BYTES;
@@ -464,7 +483,22 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         unsafe { reduce_splits(&mut ops, red)? };
         return Ok(Some(y));
     }
-    let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = gemv;
+    // One activation row without the fused norm, gate or rotary epilogue, and no more tiles
+    // than the GPU has compute units: the lean kernel of one row (`kernels/quant/gemv_one.rs`),
+    // a decode step's output and down projections. With more tiles, the general GEMV's
+    // workgroups of several tiles, their loads running ahead across them, win (modeled
+    // `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a workgroup per tile). Like
+    // every decision here it is the GPU's, so that the emulator's launch shapes leave every
+    // output bit as the GPU's.
+    let one = force_one
+        || opts.kernel == QKernel::Auto
+            && m == 1
+            && !opts.swiglu
+            && rope.is_none()
+            && !fuse_norm
+            && matches!(x.dtype(), DType::F16 | DType::Bf16)
+            && n.div_ceil(TILE_ROWS) <= gpu_units;
+    let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = if one { GemvPlan::one(n, k) } else { gemv };
     if lds > LDS_LIMIT_BYTES {
         return Err(Error::Unsupported {
             op: OP,
@@ -485,6 +519,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
             let by_dtype = GEMV_NORM_KERNELS[usize::from(x.dtype() == DType::Bf16)];
             (weight, rn.eps, lds + staged_bytes, by_dtype[fc as usize])
         }
+        _ if one => (DevPtr::NULL, 0.0, lds, GEMV_ONE_KERNELS[fc as usize]),
         _ => (DevPtr::NULL, 0.0, lds, GEMV_KERNELS[fc as usize]),
     };
     // (Without the epilogue the kernel reads none of the page fields.)
@@ -569,6 +604,31 @@ impl GemvPlan {
         let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
         GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds }
     }
+}
+
+impl GemvPlan {
+    /// The plan of the kernel of one activation row: a workgroup per tile, its waves taking
+    /// one full chunk each up to [`GEMV_MAX_WAVES`] (with the partial chunk's wave), more each
+    /// past that ([`plan_waves_one`]).
+    fn one(n: usize, k: usize) -> GemvPlan {
+        let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
+        let (waves, per_wave) = plan_waves_one(chunks, k / (GROUP * CHUNK_GROUPS));
+        GemvPlan { grid_x: n.div_ceil(TILE_ROWS), tiles_per_group: 1, waves, per_wave, lds: GEMV_ONE_LDS_BYTES }
+    }
+}
+
+/// The waves of a `quant_gemv_one_*` workgroup and the full chunks each takes, for rows of
+/// `chunks` chunks of which `full` are full: as few chunks per wave as at most
+/// [`GEMV_MAX_WAVES`] waves allow, the partial chunk (if any) a wave of its own. Unlike the
+/// general GEMV's waves ([`plan_waves`]), these have no fixed work of their own (no table of
+/// activation sums): a wave more only shortens the chain. Modeled MI300X (`cargo xtask profile
+/// qmatmul`): `Q4_1 1x576x1536 residual` 3941 cycles on 6 waves of one chunk, 4737 on 3 of
+/// two, 5689 on 2 of three; `Q4_K 1x4096x4096` 7927 on 8 waves of two, 10279 on 6 of three.
+fn plan_waves_one(chunks: usize, full: usize) -> (u32, usize) {
+    let partial = chunks - full;
+    let cap = GEMV_MAX_WAVES as usize - partial;
+    let per = full.div_ceil(cap).max(1);
+    ((full.div_ceil(per) + partial).max(1) as u32, per)
 }
 
 /// The GEMV workgroup's waves and the full chunks each takes, for rows of `chunks` chunks of

@@ -4,6 +4,7 @@ use super::dequant::dequant;
 use super::format::{Q4_0, Q4_1, Q4K, Q5_0, Q5_1, Q5K, Q6K, Q8_0};
 use super::gemm::gemm;
 use super::gemv::{gemv, gemv_norm};
+use super::gemv_one::gemv_one;
 use crate::abi::quant::{DequantArgs, QGemmArgs, QGemvArgs};
 
 DequantArgs! {
@@ -42,6 +43,14 @@ QGemvArgs! {
     QUANT_GEMV_NORM_BF16_Q4_K => gemv_norm::<Q4K, Bf16>,
     QUANT_GEMV_NORM_BF16_Q5_K => gemv_norm::<Q5K, Bf16>,
     QUANT_GEMV_NORM_BF16_Q6_K => gemv_norm::<Q6K, Bf16>,
+    QUANT_GEMV_ONE_Q4_0 => gemv_one::<Q4_0>,
+    QUANT_GEMV_ONE_Q4_1 => gemv_one::<Q4_1>,
+    QUANT_GEMV_ONE_Q5_0 => gemv_one::<Q5_0>,
+    QUANT_GEMV_ONE_Q5_1 => gemv_one::<Q5_1>,
+    QUANT_GEMV_ONE_Q8_0 => gemv_one::<Q8_0>,
+    QUANT_GEMV_ONE_Q4_K => gemv_one::<Q4K>,
+    QUANT_GEMV_ONE_Q5_K => gemv_one::<Q5K>,
+    QUANT_GEMV_ONE_Q6_K => gemv_one::<Q6K>,
 }
 
 QGemmArgs! {

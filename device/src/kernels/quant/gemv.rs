@@ -109,7 +109,7 @@ fn split3(x: [u32; 4]) -> [Bf16x4; 3] {
 
 /// The activation words of one group for one lane: half `h` (codes `4h..4h + 4`) in words
 /// `2h, 2h + 1` (16-bit types) or `4h..4h + 4` (f32).
-type XWords = [u32; 8];
+pub(super) type XWords = [u32; 8];
 
 /// Loads the lane's activations of group `g` of a chunk (its part's 8 weights of the group),
 /// the lane's first activation of the chunk at byte `lane_at` of `xb`'s rows; rows past M read
@@ -151,7 +151,13 @@ unsafe fn load_x<F: Format, const X: u32, R: ActRows>(xb: &R, lane_at: u32, g: u
 /// `xb` is readable; `nb` groups of chunk `c` are inside K, or the chunk is read for nothing
 /// (a wave without full chunks loads chunk 0 ahead, unused).
 #[inline(always)]
-unsafe fn load_xs<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, c: usize, nb: usize, part: usize) -> [XWords; CHUNK_GROUPS] {
+pub(super) unsafe fn load_xs<F: Format, const X: u32, R: ActRows>(
+    xb: &R,
+    row_off: u32,
+    c: usize,
+    nb: usize,
+    part: usize,
+) -> [XWords; CHUNK_GROUPS] {
     let es = if X == dtype::F32 { 4 } else { 2 };
     let chunk = (abi::CHUNK * es) as u32;
     // (The bytes of the groups read: a row's partial last chunk ends with the row.)
@@ -170,7 +176,7 @@ unsafe fn load_xs<F: Format, const X: u32, R: ActRows>(xb: &R, row_off: u32, c: 
 /// is activation row `4 (l / 16) + e`, weight row `l % 16`); `sums` are the group's activation
 /// sums of the lane's 4 rows (formats with a minimum).
 #[inline(always)]
-fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWords, sums: F32x4, magic: u32) {
+pub(super) fn group<F: Format, const X: u32>(acc: &mut F32x4, r: &Regs, g: usize, x: &XWords, sums: F32x4, magic: u32) {
     let s = F::scale(r, g);
     let zero = F32x4::splat(0.0);
     // Per half h: the products with the codes (one C unless the halves' scales differ: Q6_K).

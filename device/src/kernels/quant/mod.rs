@@ -5,6 +5,8 @@
 //! - [`gemv`]: the decode GEMV / skinny GEMM (M <= 16) on the codes, scales applied per group;
 //!   `activations`: where it reads its activation rows (global memory, or their RMSNorm in LDS);
 //!   `rope_kv`: its epilogue for a fused QKV projection (rotary embedding, KV-cache write);
+//! - `gemv_one`: the decode GEMV of one activation row, without the general one's row blocks,
+//!   tile loop and tables (a decode step's plain projections);
 //! - [`gemm`]: the prefill GEMM, weight tiles dequantized into LDS for the tile layer's pipeline.
 
 mod activations;
@@ -13,6 +15,7 @@ mod entries;
 pub mod format;
 pub mod gemm;
 pub mod gemv;
+mod gemv_one;
 mod rope_kv;
 
 /// GEMM's epilogue parameters for a quantized product `y = x W^T`: no scaling or `beta * C`;

@@ -1,0 +1,270 @@
+//! The decode GEMV of one activation row: `y = x W^T` for `M = 1`, 16-bit activations, with
+//! GEMM's per-element epilogue (bias, activation, residual, conversion).
+//!
+//! A decode step's projections are short launches whose time is the chain of one wave's
+//! instructions, not the weights' bytes (SmolLM2's `576 x 576` output projection streams 207 KB
+//! over 36 workgroups). The general GEMV ([`super::gemv`]) pays for its generality on that
+//! chain: row blocks, several tiles per workgroup with loads running ahead across them, a
+//! table of activation sums built in LDS from its own loads, an epilogue that loops over tiles
+//! and rows with the output type and the flags tested per entry. This kernel keeps only what
+//! one row needs, with the same device layout and the same per-group arithmetic
+//! ([`super::gemv::group`]):
+//!
+//! - one tile (16 weight rows) per workgroup, whose waves split K, as few chunks each as 8
+//!   waves allow (the host's plan; a row's partial last chunk is a wave's alone); each wave's
+//!   first chunk's weight and activation loads are its first vector instructions;
+//! - a group's activation sums (formats with a minimum) come from the matrix cores
+//!   (`x . 1`: two more MFMAs a group, on the activations already in registers), not from a
+//!   table: no loads, no LDS, no waits of their own;
+//! - the waves meet once in LDS (16 floats each: activation row 0 of the accumulators); after
+//!   the barrier, the first wave's first 16 lanes add them in wave order and run the epilogue
+//!   for the tile's 16 outputs, the residual loaded before the K loop.
+//!
+//! The host takes it for `M = 1` with f16 or bf16 activations and none of the fused
+//! prologues or gates (RMS_NORM, SWIGLU, ROPE_KV: the general GEMV's). Its sums differ from the
+//! general GEMV's in their order only (both f32, of exact products).
+
+use super::activations::{ActRows, GlobalRows};
+use super::format::{Format, load_full_chunk, load_partial_chunk};
+use super::gemv::{XWords, group, load_xs, magic};
+use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GROUP, QGemvArgs, TILE_ROWS, dtype, flags};
+use crate::dsl::ids::{workgroup_id_x, workgroup_size_x, workitem_id_x};
+use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::mem::Buffer;
+use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
+use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
+use crate::dsl::sync::barrier;
+use crate::dsl::wave::{lane_id, readfirstlane};
+use crate::kernels::gemm::epilogue::{self, Target};
+
+/// Group `g`'s activation sums for the lane's accumulator entries (those of activation row 0
+/// are the sum of the group's 32 activations; the other rows' are zero): `x . 1` on the matrix
+/// cores, f32 sums of exact products.
+#[inline(always)]
+fn sums<const X: u32>(x: &XWords) -> F32x4 {
+    let mut s = F32x4::splat(0.0);
+    crate::unroll_max!(h < 2, 2 => {
+        // SAFETY (transmutes): 8 bytes of 16-bit floats either way; 0x3C00 is f16 1.0 and
+        // 0x3F80 bf16 1.0.
+        if X == dtype::F16 {
+            let xa: F16x4 = unsafe { core::mem::transmute([x[2 * h], x[2 * h + 1]]) };
+            let ones: F16x4 = unsafe { core::mem::transmute([0x3C00_3C00u32; 2]) };
+            s = mfma_16x16x16_f16(xa, ones, s);
+        } else {
+            let xa: Bf16x4 = unsafe { core::mem::transmute([x[2 * h], x[2 * h + 1]]) };
+            let ones: Bf16x4 = unsafe { core::mem::transmute([0x3F80_3F80u32; 2]) };
+            s = mfma_16x16x16_bf16(xa, ones, s);
+        }
+    });
+    s
+}
+
+/// Adds the groups of one chunk (`NB` of them, in registers `r`, activations `xs`) to `acc`.
+#[inline(always)]
+fn chunk<F: Format, const X: u32, const NB: usize>(acc: &mut F32x4, r: &super::format::Regs, xs: &[XWords; CHUNK_GROUPS], mg: u32) {
+    crate::unroll_max!(g < CHUNK_GROUPS, 8 => {
+        if g < NB {
+            let s = if F::HAS_MIN { sums::<X>(&xs[g]) } else { F32x4::splat(0.0) };
+            group::<F, X>(acc, r, g, &xs[g], s, mg);
+        }
+    });
+}
+
+/// The lane's sums of the row's partial last chunk (`NB` < 8 groups of a 32-weight format, at
+/// byte `off` of `wb`; chunk `c` of the activations), and the residual's bits
+/// ([`residual_bits`], loaded after the chunk).
+#[inline(always)]
+fn partial<F: Format, const X: u32, const NB: usize>(
+    a: &QGemvArgs,
+    wb: &Buffer,
+    off: u32,
+    xb: &GlobalRows,
+    c: usize,
+    part: usize,
+    row: usize,
+) -> (F32x4, u32) {
+    let mut acc = F32x4::splat(0.0);
+    // SAFETY: the chunk holds NB groups inside W (or `off` is past it: zeros); the activations'
+    // NB groups of chunk c lie inside K (lanes of rows past 0 read past x: zeros); the
+    // arguments describe the residual.
+    let (r, xs, residual) = unsafe {
+        (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, _>(xb, (row as u32) * xb.pitch(), c, NB, part), residual_bits(a))
+    };
+    chunk::<F, X, NB>(&mut acc, &r, &xs, magic());
+    (acc, residual)
+}
+
+/// The workgroup's tile for activations of type `X`: every wave's sum of its chunks, row 0 of
+/// its accumulators (lanes 0..16) in its slot of `red`.
+#[inline(always)]
+fn run<F: Format, const X: u32>(a: &QGemvArgs, red: LdsSlice<f32>) {
+    let wave = readfirstlane(workitem_id_x() / 64);
+    let waves = workgroup_size_x() / 64;
+    let lane = lane_id() as usize;
+    let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
+    let k = a.k;
+    let chunks = (k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
+    let full_chunks = k / abi::CHUNK as u32;
+    // Waves take `chunks_per_wave` full chunks each; a row's partial last chunk is the last
+    // wave's alone (as the general GEMV's `setup`).
+    let per = a.chunks_per_wave;
+    let (c0, c1) = if full_chunks < chunks && wave == waves - 1 {
+        (full_chunks, chunks)
+    } else {
+        ((wave * per).min(full_chunks), ((wave + 1) * per).min(full_chunks))
+    };
+    let tiles = a.n.div_ceil(TILE_ROWS as u32);
+    let tile_bytes = abi::tile_bytes(F::F, k as usize) as u32;
+    let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
+    // W as one range-checked buffer (the host keeps it under 4 GiB): past the wave's chunks,
+    // or for a workgroup past the tiles, loads read zeros.
+    let wb = Buffer::new(a.w, tiles * tile_bytes);
+    // Row 0 alone: the lanes of rows 1..16 read past it, zeros (the MFMA's other rows).
+    let xb = GlobalRows::new(&QGemvArgs { m: 1, ..*a }, 2);
+    let row_off = row as u32 * xb.pitch();
+    let base = workgroup_id_x() * tile_bytes;
+    let f_end = c1.min(full_chunks);
+    let at = |c: u32| if c < f_end { base + c * full } else { Buffer::PAST };
+    let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
+    // A wave holds full chunks or the row's partial last chunk, never both: each path issues
+    // its own loads first (a wave of the partial chunk that issued the full path's loads for
+    // nothing waited for them before its own).
+    let (acc, residual) = if c0 < f_end {
+        let at = |c: u32| if c < f_end { base + c * full } else { Buffer::PAST };
+        let mg = magic();
+        let mut acc = F32x4::splat(0.0);
+        // One chunk's loads ahead, unconditionally (past the wave's chunks they read zeros; a
+        // load under a branch waits where the branch joins), unrolled by two so that the
+        // register sets swap roles instead of being copied at the back edge (a copy waits for
+        // the loads).
+        // SAFETY (loads): offsets inside W or past it; chunks of activations inside K.
+        let mut regs = unsafe { load_full_chunk::<F>(&wb, at(c0), part, row) };
+        let mut xs = unsafe { load_xs::<F, X, _>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
+        // SAFETY: the arguments describe the residual (flags::RESIDUAL).
+        let residual = unsafe { residual_bits(a) };
+        let (mut regs_b, mut xs_b);
+        let mut c = c0;
+        macro_rules! step {
+            ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
+                // SAFETY: as above.
+                $nxt_r = unsafe { load_full_chunk::<F>(&wb, at(c + 1), part, row) };
+                $nxt_x = unsafe { load_xs::<F, X, _>(&xb, row_off, (c + 1).min(f_end - 1) as usize, CHUNK_GROUPS, part) };
+                chunk::<F, X, CHUNK_GROUPS>(&mut acc, &$cur_r, &$cur_x, mg);
+                c += 1;
+            }};
+        }
+        loop {
+            step!(regs, xs, regs_b, xs_b);
+            if c >= f_end {
+                break;
+            }
+            step!(regs_b, xs_b, regs, xs);
+            if c >= f_end {
+                break;
+            }
+        }
+        (acc, residual)
+    } else if !kquant && c1 > full_chunks {
+        // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
+        // their kernels have no such path).
+        let off = base + full_chunks * full;
+        let fc = full_chunks as usize;
+        macro_rules! partial {
+            ($($nb:literal)*) => {
+                match abi::tail_groups(k as usize) {
+                    $($nb => partial::<F, X, $nb>(a, &wb, off, &xb, fc, part, row),)*
+                    _ => (F32x4::splat(0.0), 0),
+                }
+            };
+        }
+        partial!(1 2 3 4 5 6 7)
+    } else {
+        // SAFETY: as above.
+        (F32x4::splat(0.0), unsafe { residual_bits(a) })
+    };
+    finish(a, wave as usize, waves as usize, acc, red, residual);
+}
+
+/// The waves' sums meet in `red` (a slot of 16 floats per wave a workgroup can have; the slots
+/// of waves it does not have hold +0.0, so that the reader reads all of them at constant
+/// offsets with one wait); the first wave's lanes 0..16 add them in wave order (deterministic)
+/// and store the tile's outputs through GEMM's epilogue, adding the `residual` bits loaded
+/// before the K loop (16-bit outputs) or loading it here (f32).
+#[inline(always)]
+fn finish(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32>, residual: u32) {
+    const MAX: usize = GEMV_MAX_WAVES as usize;
+    let lane = lane_id() as usize;
+    if lane < TILE_ROWS {
+        // SAFETY: this wave's slot, and slots no wave writes, inside the region.
+        unsafe {
+            red.write(wave * TILE_ROWS + lane, acc.to_array()[0]);
+            let mut slot = wave + waves;
+            while slot < MAX {
+                red.write(slot * TILE_ROWS + lane, 0.0);
+                slot += waves;
+            }
+        }
+    }
+    barrier();
+    let col = (workgroup_id_x() as usize) * TILE_ROWS + lane;
+    if wave == 0 && lane < TILE_ROWS && col < a.n as usize {
+        let mut x = [0.0f32; MAX];
+        crate::unroll_max!(w < MAX, 8 => {
+            // SAFETY: written before the barrier.
+            x[w] = unsafe { red.read(w * TILE_ROWS + lane) };
+        });
+        let mut sum = 0.0f32;
+        crate::unroll_max!(w < MAX, 8 => {
+            sum += x[w];
+        });
+        let p = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
+        // The residual goes in last, as `epilogue::element` adds it.
+        let params = epilogue::Params { flags: p.flags & !flags::RESIDUAL, ..p };
+        let target = Target { c: a.y, residual: a.residual, m: 1, n: a.n as usize, ldc: 0, ldr: 0, vector_ok: false };
+        let mut y = if epilogue::linear(&params) {
+            epilogue::element_linear(&params, &target, sum, 0, col)
+        } else {
+            epilogue::element(&params, &target, sum, 0, col)
+        };
+        if a.flags & flags::RESIDUAL != 0 {
+            y += if a.out_type == dtype::F32 {
+                // SAFETY: col < n: inside the residual row.
+                unsafe { epilogue::load_out(a.residual, a.out_type, col) }
+            } else {
+                epilogue::out_bits_to_f32(a.out_type, residual)
+            };
+        }
+        // SAFETY: col < n: inside y's row.
+        unsafe { epilogue::store_out(a.y, a.out_type, col, y) };
+    }
+}
+
+/// The bits of the residual of the lane's output (lanes 0..16 with flags::RESIDUAL and a
+/// 16-bit output type; f32 outputs load theirs in the epilogue), issued after the first
+/// chunk's loads and used only in the epilogue. Every lane loads, from the residual or from
+/// `x` (a lane without an output reads the first element): a load under a branch, even a
+/// uniform one, waits where the branch joins.
+///
+/// # Safety
+/// With flags::RESIDUAL, `a.residual` holds the row's `n` elements of the output type.
+#[inline(always)]
+unsafe fn residual_bits(a: &QGemvArgs) -> u32 {
+    let lane = lane_id();
+    let col = workgroup_id_x() * TILE_ROWS as u32 + lane;
+    let ok = a.flags & flags::RESIDUAL != 0 && a.out_type != dtype::F32 && lane < TILE_ROWS as u32 && col < a.n;
+    let p = if ok { a.residual } else { a.x as *const u8 };
+    // SAFETY: element `col` of the residual, or x's first.
+    (unsafe { (p as *const u16).add(if ok { col as usize } else { 0 }).read() }) as u32
+}
+
+/// The `quant_gemv_one_*` kernel for format `F`: workgroup `x` computes outputs `16 x ..
+/// 16 x + 16` of the one activation row (`a.m` = 1, `a.x_type` f16 or bf16).
+#[inline(always)]
+pub fn gemv_one<F: Format>(a: QGemvArgs) {
+    let red = LdsArena::new().take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+    if a.x_type == dtype::BF16 {
+        run::<F, { dtype::BF16 }>(&a, red);
+    } else {
+        run::<F, { dtype::F16 }>(&a, red);
+    }
+}
