@@ -649,6 +649,38 @@ crate::kernel_abi! {
         QUANT_GEMV_ONE_Q5_K = "quant_gemv_one_q5_k" @ 512,
         /// `Q6_K`, one activation row.
         QUANT_GEMV_ONE_Q6_K = "quant_gemv_one_q6_k" @ 512,
+        /// `Q4_0` weights, one f16 activation row, its RMSNorm first (`flags::RMS_NORM`).
+        QUANT_GEMV_ONE_NORM_F16_Q4_0 = "quant_gemv_one_norm_f16_q4_0" @ 512,
+        /// `Q4_1`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q4_1 = "quant_gemv_one_norm_f16_q4_1" @ 512,
+        /// `Q5_0`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q5_0 = "quant_gemv_one_norm_f16_q5_0" @ 512,
+        /// `Q5_1`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q5_1 = "quant_gemv_one_norm_f16_q5_1" @ 512,
+        /// `Q8_0`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q8_0 = "quant_gemv_one_norm_f16_q8_0" @ 512,
+        /// `Q4_K`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q4_K = "quant_gemv_one_norm_f16_q4_k" @ 512,
+        /// `Q5_K`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q5_K = "quant_gemv_one_norm_f16_q5_k" @ 512,
+        /// `Q6_K`, one normalised f16 row.
+        QUANT_GEMV_ONE_NORM_F16_Q6_K = "quant_gemv_one_norm_f16_q6_k" @ 512,
+        /// `Q4_0` weights, one bf16 activation row, its RMSNorm first (`flags::RMS_NORM`).
+        QUANT_GEMV_ONE_NORM_BF16_Q4_0 = "quant_gemv_one_norm_bf16_q4_0" @ 512,
+        /// `Q4_1`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q4_1 = "quant_gemv_one_norm_bf16_q4_1" @ 512,
+        /// `Q5_0`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q5_0 = "quant_gemv_one_norm_bf16_q5_0" @ 512,
+        /// `Q5_1`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q5_1 = "quant_gemv_one_norm_bf16_q5_1" @ 512,
+        /// `Q8_0`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q8_0 = "quant_gemv_one_norm_bf16_q8_0" @ 512,
+        /// `Q4_K`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q4_K = "quant_gemv_one_norm_bf16_q4_k" @ 512,
+        /// `Q5_K`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q5_K = "quant_gemv_one_norm_bf16_q5_k" @ 512,
+        /// `Q6_K`, one normalised bf16 row.
+        QUANT_GEMV_ONE_NORM_BF16_Q6_K = "quant_gemv_one_norm_bf16_q6_k" @ 512,
     }
 }
 
@@ -676,7 +708,33 @@ pub const GEMV_ONE_KERNELS: [crate::abi::Kernel<QGemvArgs>; format::COUNT as usi
     QUANT_GEMV_ONE_Q6_K,
 ];
 
-/// Dynamic LDS of a `quant_gemv_one_*` workgroup: a slot of 16 f32 sums per wave it could have.
+/// The one-row GEMV kernels with the RMSNorm prologue (`flags::RMS_NORM`): `[f16, bf16][format
+/// code]`.
+pub const GEMV_ONE_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as usize]; 2] = [
+    [
+        QUANT_GEMV_ONE_NORM_F16_Q4_0,
+        QUANT_GEMV_ONE_NORM_F16_Q4_1,
+        QUANT_GEMV_ONE_NORM_F16_Q5_0,
+        QUANT_GEMV_ONE_NORM_F16_Q5_1,
+        QUANT_GEMV_ONE_NORM_F16_Q8_0,
+        QUANT_GEMV_ONE_NORM_F16_Q4_K,
+        QUANT_GEMV_ONE_NORM_F16_Q5_K,
+        QUANT_GEMV_ONE_NORM_F16_Q6_K,
+    ],
+    [
+        QUANT_GEMV_ONE_NORM_BF16_Q4_0,
+        QUANT_GEMV_ONE_NORM_BF16_Q4_1,
+        QUANT_GEMV_ONE_NORM_BF16_Q5_0,
+        QUANT_GEMV_ONE_NORM_BF16_Q5_1,
+        QUANT_GEMV_ONE_NORM_BF16_Q8_0,
+        QUANT_GEMV_ONE_NORM_BF16_Q4_K,
+        QUANT_GEMV_ONE_NORM_BF16_Q5_K,
+        QUANT_GEMV_ONE_NORM_BF16_Q6_K,
+    ],
+];
+
+/// Dynamic LDS of a `quant_gemv_one_*` workgroup: a slot of 16 f32 sums per wave it could have
+/// (`quant_gemv_one_norm_*`: then the staged row, [`gemv_staged_bytes`] of one row).
 pub const GEMV_ONE_LDS_BYTES: u32 = GEMV_MAX_WAVES * TILE_ROWS as u32 * 4;
 
 /// The GEMV kernels with the RMSNorm prologue (`flags::RMS_NORM`): `[f16, bf16][format code]`.

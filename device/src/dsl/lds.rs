@@ -67,6 +67,13 @@ impl<T> Clone for LdsSlice<T> {
 impl<T> Copy for LdsSlice<T> {}
 
 impl<T: Copy> LdsSlice<T> {
+    /// A region of no elements (for a consumer that is handed a region it must not write,
+    /// e.g. the GEMV's activation sums where the kernel has none).
+    #[inline(always)]
+    pub fn empty() -> LdsSlice<T> {
+        LdsSlice { ptr: core::ptr::null_mut(), len: 0 }
+    }
+
     /// Element count.
     #[inline(always)]
     pub fn len(&self) -> usize {

@@ -78,8 +78,8 @@ use ferrocm_device::abi::DevPtr;
 use ferrocm_device::abi::gemm::{self as gemm_abi, GemmReduceArgs};
 use ferrocm_device::abi::quant::{
     self as abi, CHUNK_GROUPS, DEQUANT_KERNELS, DEQUANT_LDS_BYTES, DEQUANT_THREADS, DequantArgs, GEMM_BLOCK_M, GEMM_BLOCK_N, GEMM_KERNELS,
-    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ONE_KERNELS, GEMV_ONE_LDS_BYTES, GEMV_ROWS, GROUP,
-    QGemmArgs, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
+    GEMM_LDS_BYTES, GEMM_WAVES, GEMV_KERNELS, GEMV_MAX_WAVES, GEMV_NORM_KERNELS, GEMV_ONE_KERNELS, GEMV_ONE_LDS_BYTES,
+    GEMV_ONE_NORM_KERNELS, GEMV_ROWS, GROUP, QGemmArgs, QGemvArgs, TILE_ROWS, flags, gemv_lds_bytes, gemv_norm_fits, gemv_staged_bytes,
 };
 use ferrocm_device::num::Divisor;
 
@@ -143,10 +143,10 @@ pub enum QKernel {
     /// activations only.
     Gemm,
     /// The decode GEMV of one activation row (`kernels/quant/gemv_one.rs`): M = 1, f16 or bf16
-    /// activations, no SwiGLU gate or rotary epilogue (an RMSNorm runs first, as
-    /// `norm::rms_norm`); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for
-    /// those products when W has no more tiles of 16 rows than the GPU has compute units and
-    /// the norm is not fused into the general GEMV; [`QKernel::Gemv`] never does.
+    /// activations, no rotary epilogue (the RMSNorm and SwiGLU's gate fused as in the GEMV);
+    /// elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for those products when W
+    /// has no more tiles of 16 rows than the GPU has compute units; [`QKernel::Gemv`] never
+    /// does.
     GemvOne,
 }
 
@@ -358,13 +358,13 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
                 what: "the prefill GEMM with f32 activations (QKernel::Gemv or Auto take them)".into(),
             });
         }
-        QKernel::GemvOne if m != 1 || opts.swiglu || rope.is_some() || !matches!(x.dtype(), DType::F16 | DType::Bf16) => {
+        QKernel::GemvOne if m != 1 || rope.is_some() || !matches!(x.dtype(), DType::F16 | DType::Bf16) => {
             return Err(Error::Unsupported {
                 op: OP,
                 what: format!(
-                    "the one-row GEMV for {m} rows of {}{} (it takes one f16 or bf16 row, without the gate or rotary epilogue)",
+                    "the one-row GEMV for {m} rows of {}{} (it takes one f16 or bf16 row, without the rotary epilogue)",
                     x.dtype(),
-                    if opts.swiglu || rope.is_some() { " with a fused gate or rotary epilogue" } else { "" }
+                    if rope.is_some() { " with the rotary epilogue" } else { "" }
                 ),
             });
         }
@@ -385,14 +385,28 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // workgroups, which leaves every output bit as it is; it is taken where its LDS fits too.
     let gpu_units = dev.info().compute_units.max(1) as usize;
     let gemv = GemvPlan::new(fc, n, k, gpu_units);
+    // One activation row of f16 or bf16 without the rotary epilogue, and no more tiles than
+    // the GPU has compute units: the lean kernel of one row (`kernels/quant/gemv_one.rs`; a
+    // decode step's projections but the fused QKV one). With more tiles, the general GEMV's
+    // workgroups of several tiles, their loads running ahead across them, win (modeled
+    // `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a workgroup per tile).
+    let one = force_one
+        || opts.kernel == QKernel::Auto
+            && kernel == QKernel::Gemv
+            && m == 1
+            && rope.is_none()
+            && matches!(x.dtype(), DType::F16 | DType::Bf16)
+            && n.div_ceil(TILE_ROWS) <= gpu_units;
+    let one_plan = GemvPlan::one(n, k);
     let rows = m.min(GEMV_ROWS as usize) as u32;
     let staged_bytes = gemv_staged_bytes(fc, rows, k as u32, x.dtype().size() as u32);
+    // The norm goes into the kernel where its row fits in the waves' registers and LDS.
+    let (norm_waves, norm_lds) = if one { (one_plan.waves, one_plan.lds) } else { (gemv.waves, gemv.lds) };
     let fuse_norm = opts.rms_norm.is_some()
         && kernel == QKernel::Gemv
-        && !force_one
         && matches!(x.dtype(), DType::F16 | DType::Bf16)
-        && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, gemv.waves)
-        && gemv.lds + staged_bytes <= LDS_LIMIT_BYTES;
+        && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, norm_waves)
+        && norm_lds + staged_bytes <= LDS_LIMIT_BYTES;
     let shape_units = dev.backend_impl().shape_units().max(1) as usize;
     let gemv = match GemvPlan::new(fc, n, k, shape_units) {
         fewer if shape_units < gpu_units && gemv.lds <= LDS_LIMIT_BYTES => {
@@ -483,22 +497,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         unsafe { reduce_splits(&mut ops, red)? };
         return Ok(Some(y));
     }
-    // One activation row without the fused norm, gate or rotary epilogue, and no more tiles
-    // than the GPU has compute units: the lean kernel of one row (`kernels/quant/gemv_one.rs`),
-    // a decode step's output and down projections. With more tiles, the general GEMV's
-    // workgroups of several tiles, their loads running ahead across them, win (modeled
-    // `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a workgroup per tile). Like
-    // every decision here it is the GPU's, so that the emulator's launch shapes leave every
-    // output bit as the GPU's.
-    let one = force_one
-        || opts.kernel == QKernel::Auto
-            && m == 1
-            && !opts.swiglu
-            && rope.is_none()
-            && !fuse_norm
-            && matches!(x.dtype(), DType::F16 | DType::Bf16)
-            && n.div_ceil(TILE_ROWS) <= gpu_units;
-    let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = if one { GemvPlan::one(n, k) } else { gemv };
+    let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = if one { one_plan } else { gemv };
     if lds > LDS_LIMIT_BYTES {
         return Err(Error::Unsupported {
             op: OP,
@@ -516,7 +515,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
                 }
                 None => DevPtr::NULL,
             };
-            let by_dtype = GEMV_NORM_KERNELS[usize::from(x.dtype() == DType::Bf16)];
+            let by_dtype = if one { GEMV_ONE_NORM_KERNELS } else { GEMV_NORM_KERNELS }[usize::from(x.dtype() == DType::Bf16)];
             (weight, rn.eps, lds + staged_bytes, by_dtype[fc as usize])
         }
         _ if one => (DevPtr::NULL, 0.0, lds, GEMV_ONE_KERNELS[fc as usize]),

@@ -4,7 +4,7 @@ use super::dequant::dequant;
 use super::format::{Q4_0, Q4_1, Q4K, Q5_0, Q5_1, Q5K, Q6K, Q8_0};
 use super::gemm::gemm;
 use super::gemv::{gemv, gemv_norm};
-use super::gemv_one::gemv_one;
+use super::gemv_one::{gemv_one, gemv_one_norm};
 use crate::abi::quant::{DequantArgs, QGemmArgs, QGemvArgs};
 
 DequantArgs! {
@@ -51,6 +51,22 @@ QGemvArgs! {
     QUANT_GEMV_ONE_Q4_K => gemv_one::<Q4K>,
     QUANT_GEMV_ONE_Q5_K => gemv_one::<Q5K>,
     QUANT_GEMV_ONE_Q6_K => gemv_one::<Q6K>,
+    QUANT_GEMV_ONE_NORM_F16_Q4_0 => gemv_one_norm::<Q4_0, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q4_1 => gemv_one_norm::<Q4_1, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q5_0 => gemv_one_norm::<Q5_0, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q5_1 => gemv_one_norm::<Q5_1, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q8_0 => gemv_one_norm::<Q8_0, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q4_K => gemv_one_norm::<Q4K, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q5_K => gemv_one_norm::<Q5K, F16>,
+    QUANT_GEMV_ONE_NORM_F16_Q6_K => gemv_one_norm::<Q6K, F16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q4_0 => gemv_one_norm::<Q4_0, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q4_1 => gemv_one_norm::<Q4_1, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q5_0 => gemv_one_norm::<Q5_0, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q5_1 => gemv_one_norm::<Q5_1, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q8_0 => gemv_one_norm::<Q8_0, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q4_K => gemv_one_norm::<Q4K, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q5_K => gemv_one_norm::<Q5K, Bf16>,
+    QUANT_GEMV_ONE_NORM_BF16_Q6_K => gemv_one_norm::<Q6K, Bf16>,
 }
 
 QGemmArgs! {

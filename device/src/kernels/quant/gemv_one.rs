@@ -24,15 +24,18 @@
 //! prologues or gates (RMS_NORM, SWIGLU, ROPE_KV: the general GEMV's). Its sums differ from the
 //! general GEMV's in their order only (both f32, of exact products).
 
-use super::activations::{ActRows, GlobalRows};
+use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, load_full_chunk, load_partial_chunk};
 use super::gemv::{XWords, group, load_xs, magic};
-use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GROUP, QGemvArgs, TILE_ROWS, dtype, flags};
+use crate::abi::Bf16;
+use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GROUP, QGemvArgs, TILE_ROWS, dtype, flags, gemv_staged_bytes};
+use crate::dsl::dtype::{Chunked, Element};
 use crate::dsl::ids::{workgroup_id_x, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
+use crate::dsl::math;
 use crate::dsl::mem::Buffer;
 use crate::dsl::mfma::{mfma_16x16x16_bf16, mfma_16x16x16_f16};
-use crate::dsl::simd::{Bf16x4, F16x4, F32x4};
+use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue::{self, Target};
@@ -72,32 +75,39 @@ fn chunk<F: Format, const X: u32, const NB: usize>(acc: &mut F32x4, r: &super::f
 
 /// The lane's sums of the row's partial last chunk (`NB` < 8 groups of a 32-weight format, at
 /// byte `off` of `wb`; chunk `c` of the activations), and the residual's bits
-/// ([`residual_bits`], loaded after the chunk).
+/// ([`residual_bits`], loaded after the chunk). Makes the rows readable first (`finish`).
 #[inline(always)]
-fn partial<F: Format, const X: u32, const NB: usize>(
+#[allow(clippy::too_many_arguments)]
+fn partial<F: Format, const X: u32, R: ActRows, const NB: usize>(
     a: &QGemvArgs,
     wb: &Buffer,
     off: u32,
-    xb: &GlobalRows,
+    xb: &R,
+    held: R::Held,
     c: usize,
     part: usize,
     row: usize,
 ) -> (F32x4, u32) {
     let mut acc = F32x4::splat(0.0);
-    // SAFETY: the chunk holds NB groups inside W (or `off` is past it: zeros); the activations'
-    // NB groups of chunk c lie inside K (lanes of rows past 0 read past x: zeros); the
-    // arguments describe the residual.
+    // SAFETY: the chunk holds NB groups inside W (or `off` is past it: zeros); the rows are
+    // made readable before their reads, the activations' NB groups of chunk c lie inside K
+    // (lanes of rows past 0 read past x, zeros, or row 0 again); the arguments describe the
+    // residual.
     let (r, xs, residual) = unsafe {
-        (load_partial_chunk::<F>(wb, off, NB, part, row), load_xs::<F, X, _>(xb, (row as u32) * xb.pitch(), c, NB, part), residual_bits(a))
+        let r = load_partial_chunk::<F>(wb, off, NB, part, row);
+        let residual = residual_bits(a);
+        xb.finish(a, held, LdsSlice::empty());
+        (r, load_xs::<F, X, R>(xb, xb.row_offset(row as u32, 1), c, NB, part), residual)
     };
     chunk::<F, X, NB>(&mut acc, &r, &xs, magic());
     (acc, residual)
 }
 
-/// The workgroup's tile for activations of type `X`: every wave's sum of its chunks, row 0 of
-/// its accumulators (lanes 0..16) in its slot of `red`.
+/// The workgroup's tile for activations of type `X` read from `xb` (`held` what the kernel
+/// loaded for them ahead: [`NormedRows::issue`]): every wave's sum of its chunks, row 0 of its
+/// accumulators (lanes 0..16) in its slot of `red`, then the outputs ([`store`]).
 #[inline(always)]
-fn run<F: Format, const X: u32>(a: &QGemvArgs, red: LdsSlice<f32>) {
+fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, red: LdsSlice<f32>) {
     let wave = readfirstlane(workitem_id_x() / 64);
     let waves = workgroup_size_x() / 64;
     let lane = lane_id() as usize;
@@ -119,12 +129,11 @@ fn run<F: Format, const X: u32>(a: &QGemvArgs, red: LdsSlice<f32>) {
     // W as one range-checked buffer (the host keeps it under 4 GiB): past the wave's chunks,
     // or for a workgroup past the tiles, loads read zeros.
     let wb = Buffer::new(a.w, tiles * tile_bytes);
-    // Row 0 alone: the lanes of rows 1..16 read past it, zeros (the MFMA's other rows).
-    let xb = GlobalRows::new(&QGemvArgs { m: 1, ..*a }, 2);
-    let row_off = row as u32 * xb.pitch();
+    // Row 0 alone: the lanes of rows 1..16 read past it (zeros) or row 0 again (staged),
+    // the MFMA's other rows, whose outputs are never stored.
+    let row_off = xb.row_offset(row as u32, 1);
     let base = workgroup_id_x() * tile_bytes;
     let f_end = c1.min(full_chunks);
-    let at = |c: u32| if c < f_end { base + c * full } else { Buffer::PAST };
     let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
     // A wave holds full chunks or the row's partial last chunk, never both: each path issues
     // its own loads first (a wave of the partial chunk that issued the full path's loads for
@@ -139,16 +148,22 @@ fn run<F: Format, const X: u32>(a: &QGemvArgs, red: LdsSlice<f32>) {
         // the loads).
         // SAFETY (loads): offsets inside W or past it; chunks of activations inside K.
         let mut regs = unsafe { load_full_chunk::<F>(&wb, at(c0), part, row) };
-        let mut xs = unsafe { load_xs::<F, X, _>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
-        // SAFETY: the arguments describe the residual (flags::RESIDUAL).
-        let residual = unsafe { residual_bits(a) };
+        // Global rows' loads next, then the residual's; staged rows are read once the norm
+        // has written them (`finish`, which waits for their loads and the residual's).
+        // SAFETY: the arguments describe the residual (flags::RESIDUAL), and the rows.
+        let (mut xs, residual) = unsafe {
+            let xs = if R::STAGED { [[0u32; 8]; CHUNK_GROUPS] } else { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
+            let residual = residual_bits(a);
+            xb.finish(a, held, LdsSlice::empty());
+            (if R::STAGED { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) } else { xs }, residual)
+        };
         let (mut regs_b, mut xs_b);
         let mut c = c0;
         macro_rules! step {
             ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
                 // SAFETY: as above.
                 $nxt_r = unsafe { load_full_chunk::<F>(&wb, at(c + 1), part, row) };
-                $nxt_x = unsafe { load_xs::<F, X, _>(&xb, row_off, (c + 1).min(f_end - 1) as usize, CHUNK_GROUPS, part) };
+                $nxt_x = unsafe { load_xs::<F, X, R>(&xb, row_off, (c + 1).min(f_end - 1) as usize, CHUNK_GROUPS, part) };
                 chunk::<F, X, CHUNK_GROUPS>(&mut acc, &$cur_r, &$cur_x, mg);
                 c += 1;
             }};
@@ -172,26 +187,31 @@ fn run<F: Format, const X: u32>(a: &QGemvArgs, red: LdsSlice<f32>) {
         macro_rules! partial {
             ($($nb:literal)*) => {
                 match abi::tail_groups(k as usize) {
-                    $($nb => partial::<F, X, $nb>(a, &wb, off, &xb, fc, part, row),)*
-                    _ => (F32x4::splat(0.0), 0),
+                    $($nb => partial::<F, X, R, $nb>(a, &wb, off, &xb, held, fc, part, row),)*
+                    // SAFETY: as `partial`'s.
+                    _ => (F32x4::splat(0.0), unsafe { xb.finish(a, held, LdsSlice::empty()); residual_bits(a) }),
                 }
             };
         }
         partial!(1 2 3 4 5 6 7)
     } else {
         // SAFETY: as above.
-        (F32x4::splat(0.0), unsafe { residual_bits(a) })
+        (F32x4::splat(0.0), unsafe {
+            xb.finish(a, held, LdsSlice::empty());
+            residual_bits(a)
+        })
     };
-    finish(a, wave as usize, waves as usize, acc, red, residual);
+    store(a, wave as usize, waves as usize, acc, red, residual);
 }
 
 /// The waves' sums meet in `red` (a slot of 16 floats per wave a workgroup can have; the slots
 /// of waves it does not have hold +0.0, so that the reader reads all of them at constant
-/// offsets with one wait); the first wave's lanes 0..16 add them in wave order (deterministic)
-/// and store the tile's outputs through GEMM's epilogue, adding the `residual` bits loaded
-/// before the K loop (16-bit outputs) or loading it here (f32).
+/// offsets with one wait); the first wave's lanes add them in wave order (deterministic) and
+/// store the tile's outputs: with SwiGLU's gate (flags::SWIGLU) lanes 0..8, `silu(gate) * up`
+/// of tile rows `i` and `8 + i`; else lanes 0..16 through GEMM's epilogue, adding the
+/// `residual` bits loaded before the K loop (16-bit outputs) or loading it here (f32).
 #[inline(always)]
-fn finish(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32>, residual: u32) {
+fn store(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32>, residual: u32) {
     const MAX: usize = GEMV_MAX_WAVES as usize;
     let lane = lane_id() as usize;
     if lane < TILE_ROWS {
@@ -206,17 +226,35 @@ fn finish(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f3
         }
     }
     barrier();
-    let col = (workgroup_id_x() as usize) * TILE_ROWS + lane;
-    if wave == 0 && lane < TILE_ROWS && col < a.n as usize {
+    let tile = workgroup_id_x() as usize;
+    // The sum of tile row `i` (< 16), in wave order.
+    let total = |i: usize| {
         let mut x = [0.0f32; MAX];
         crate::unroll_max!(w < MAX, 8 => {
             // SAFETY: written before the barrier.
-            x[w] = unsafe { red.read(w * TILE_ROWS + lane) };
+            x[w] = unsafe { red.read(w * TILE_ROWS + i) };
         });
         let mut sum = 0.0f32;
         crate::unroll_max!(w < MAX, 8 => {
             sum += x[w];
         });
+        sum
+    };
+    if wave != 0 {
+        return;
+    }
+    if a.flags & flags::SWIGLU != 0 {
+        let col = tile * (TILE_ROWS / 2) + lane;
+        if lane < TILE_ROWS / 2 && col < a.n as usize / 2 {
+            let (g, u) = (total(lane), total(lane + TILE_ROWS / 2));
+            // SAFETY: col < n / 2: inside y's row.
+            unsafe { epilogue::store_out(a.y, a.out_type, col, math::silu(g) * u) };
+        }
+        return;
+    }
+    let col = tile * TILE_ROWS + lane;
+    if lane < TILE_ROWS && col < a.n as usize {
+        let sum = total(lane);
         let p = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
         // The residual goes in last, as `epilogue::element` adds it.
         let params = epilogue::Params { flags: p.flags & !flags::RESIDUAL, ..p };
@@ -258,13 +296,35 @@ unsafe fn residual_bits(a: &QGemvArgs) -> u32 {
 }
 
 /// The `quant_gemv_one_*` kernel for format `F`: workgroup `x` computes outputs `16 x ..
-/// 16 x + 16` of the one activation row (`a.m` = 1, `a.x_type` f16 or bf16).
+/// 16 x + 16` (8 with SwiGLU) of the one activation row (`a.m` = 1, `a.x_type` f16 or bf16).
 #[inline(always)]
 pub fn gemv_one<F: Format>(a: QGemvArgs) {
     let red = LdsArena::new().take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+    // Row 0 alone: the lanes of rows 1..16 read past it.
+    let xb = GlobalRows::new(&QGemvArgs { m: 1, ..a }, 2);
     if a.x_type == dtype::BF16 {
-        run::<F, { dtype::BF16 }>(&a, red);
+        run::<F, { dtype::BF16 }, _>(&a, xb, (), red);
     } else {
-        run::<F, { dtype::F16 }>(&a, red);
+        run::<F, { dtype::F16 }, _>(&a, xb, (), red);
+    }
+}
+
+/// The `quant_gemv_one_norm_*` kernel for format `F` and activations of type `E` (f16 or bf16;
+/// flags::RMS_NORM): as [`gemv_one`], on the RMSNorm of the row staged in LDS by the
+/// workgroup ([`NormedRows`]: its waves share the row, their loads the kernel's first).
+#[inline(always)]
+pub fn gemv_one_norm<F: Format, E: Chunked>(a: QGemvArgs) {
+    let a = QGemvArgs { m: 1, ..a };
+    let place = NormedRows::<E>::place(&a);
+    // SAFETY: the arguments describe the row and the norm's weight; every wave issues them once.
+    let held = unsafe { NormedRows::<E>::issue(&a, place) };
+    let mut arena = LdsArena::new();
+    let red = arena.take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+    let staged = arena.take::<U32x4>(gemv_staged_bytes(F::F, 1, a.k, E::BYTES as u32) as usize / 16);
+    let rows = NormedRows::<E>::new(&a, F::F, staged, place);
+    if E::CODE == Bf16::CODE {
+        run::<F, { dtype::BF16 }, _>(&a, rows, held, red);
+    } else {
+        run::<F, { dtype::F16 }, _>(&a, rows, held, red);
     }
 }
