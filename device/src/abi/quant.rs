@@ -734,8 +734,9 @@ pub const GEMV_ONE_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT 
 ];
 
 /// Dynamic LDS of a `quant_gemv_one_*` workgroup: a slot of 16 f32 sums per wave it could have
-/// (`quant_gemv_one_norm_*`: then the staged row, [`gemv_staged_bytes`] of one row).
-pub const GEMV_ONE_LDS_BYTES: u32 = GEMV_MAX_WAVES * TILE_ROWS as u32 * 4;
+/// and the tile's 16 results (the rotary epilogue's); `quant_gemv_one_norm_*` then the staged
+/// row, [`gemv_staged_bytes`] of one row.
+pub const GEMV_ONE_LDS_BYTES: u32 = (GEMV_MAX_WAVES + 1) * TILE_ROWS as u32 * 4;
 
 /// The GEMV kernels with the RMSNorm prologue (`flags::RMS_NORM`): `[f16, bf16][format code]`.
 pub const GEMV_NORM_KERNELS: [[crate::abi::Kernel<QGemvArgs>; format::COUNT as usize]; 2] = [

@@ -143,8 +143,8 @@ pub enum QKernel {
     /// activations only.
     Gemm,
     /// The decode GEMV of one activation row (`kernels/quant/gemv_one.rs`): M = 1, f16 or bf16
-    /// activations, no rotary epilogue (the RMSNorm and SwiGLU's gate fused as in the GEMV);
-    /// elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for those products when W
+    /// activations (the RMSNorm, SwiGLU's gate and, with the norm, a fused QKV projection's
+    /// rotary epilogue as in the GEMV); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for those products when W
     /// has no more tiles of 16 rows than the GPU has compute units; [`QKernel::Gemv`] never
     /// does.
     GemvOne,
@@ -358,13 +358,13 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
                 what: "the prefill GEMM with f32 activations (QKernel::Gemv or Auto take them)".into(),
             });
         }
-        QKernel::GemvOne if m != 1 || rope.is_some() || !matches!(x.dtype(), DType::F16 | DType::Bf16) => {
+        QKernel::GemvOne if m != 1 || !matches!(x.dtype(), DType::F16 | DType::Bf16) || rope.is_some() && opts.rms_norm.is_none() => {
             return Err(Error::Unsupported {
                 op: OP,
                 what: format!(
-                    "the one-row GEMV for {m} rows of {}{} (it takes one f16 or bf16 row, without the rotary epilogue)",
+                    "the one-row GEMV for {m} rows of {}{} (it takes one f16 or bf16 row; the rotary epilogue only with the norm)",
                     x.dtype(),
-                    if rope.is_some() { " with the rotary epilogue" } else { "" }
+                    if rope.is_some() && opts.rms_norm.is_none() { " with the rotary epilogue and no norm" } else { "" }
                 ),
             });
         }
@@ -375,7 +375,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`) and
     // addresses the tables with 32-bit byte offsets.
     if let Some(r) = rope
-        && (kernel != QKernel::Gemv || n >= 1 << 20 || m >= 1 << 20 || r.cos.numel() * 4 > u32::MAX as usize)
+        && (!matches!(kernel, QKernel::Gemv | QKernel::GemvOne) || n >= 1 << 20 || m >= 1 << 20 || r.cos.numel() * 4 > u32::MAX as usize)
     {
         return Ok(None);
     }
@@ -385,16 +385,15 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // workgroups, which leaves every output bit as it is; it is taken where its LDS fits too.
     let gpu_units = dev.info().compute_units.max(1) as usize;
     let gemv = GemvPlan::new(fc, n, k, gpu_units);
-    // One activation row of f16 or bf16 without the rotary epilogue, and no more tiles than
-    // the GPU has compute units: the lean kernel of one row (`kernels/quant/gemv_one.rs`; a
-    // decode step's projections but the fused QKV one). With more tiles, the general GEMV's
+    // One activation row of f16 or bf16, and no more tiles than the GPU has compute units: the
+    // lean kernel of one row (`kernels/quant/gemv_one.rs`; a decode step's projections). With
+    // more tiles, the general GEMV's
     // workgroups of several tiles, their loads running ahead across them, win (modeled
     // `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a workgroup per tile).
     let one = force_one
         || opts.kernel == QKernel::Auto
             && kernel == QKernel::Gemv
             && m == 1
-            && rope.is_none()
             && matches!(x.dtype(), DType::F16 | DType::Bf16)
             && n.div_ceil(TILE_ROWS) <= gpu_units;
     let one_plan = GemvPlan::one(n, k);
@@ -497,6 +496,9 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         unsafe { reduce_splits(&mut ops, red)? };
         return Ok(Some(y));
     }
+    // (The one-row kernels with the rotary epilogue are those with the norm: without it, the
+    // general GEMV takes the epilogue.)
+    let one = one && (rope.is_none() || fuse_norm);
     let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = if one { one_plan } else { gemv };
     if lds > LDS_LIMIT_BYTES {
         return Err(Error::Unsupported {

@@ -27,10 +27,11 @@
 use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, load_full_chunk, load_partial_chunk};
 use super::gemv::{XWords, group, load_xs, magic};
+use super::rope_kv;
 use crate::abi::Bf16;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GROUP, QGemvArgs, TILE_ROWS, dtype, flags, gemv_staged_bytes};
 use crate::dsl::dtype::{Chunked, Element};
-use crate::dsl::ids::{workgroup_id_x, workgroup_size_x, workitem_id_x};
+use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math;
 use crate::dsl::mem::Buffer;
@@ -39,6 +40,7 @@ use crate::dsl::simd::{Bf16x4, F16x4, F32x4, U32x4};
 use crate::dsl::sync::barrier;
 use crate::dsl::wave::{lane_id, readfirstlane};
 use crate::kernels::gemm::epilogue::{self, Target};
+use core::sync::atomic::{Ordering, compiler_fence};
 
 /// Group `g`'s activation sums for the lane's accumulator entries (those of activation row 0
 /// are the sum of the group's 32 activations; the other rows' are zero): `x . 1` on the matrix
@@ -78,36 +80,37 @@ fn chunk<F: Format, const X: u32, const NB: usize>(acc: &mut F32x4, r: &super::f
 /// ([`residual_bits`], loaded after the chunk). Makes the rows readable first (`finish`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn partial<F: Format, const X: u32, R: ActRows, const NB: usize>(
+fn partial<F: Format, const X: u32, const ROPE: bool, R: ActRows, const NB: usize>(
     a: &QGemvArgs,
     wb: &Buffer,
     off: u32,
     xb: &R,
     held: R::Held,
+    ahead: rope_kv::Ahead,
     c: usize,
     part: usize,
     row: usize,
-) -> (F32x4, u32) {
+) -> (F32x4, u32, rope_kv::Fetched) {
     let mut acc = F32x4::splat(0.0);
     // SAFETY: the chunk holds NB groups inside W (or `off` is past it: zeros); the rows are
     // made readable before their reads, the activations' NB groups of chunk c lie inside K
     // (lanes of rows past 0 read past x, zeros, or row 0 again); the arguments describe the
     // residual.
-    let (r, xs, residual) = unsafe {
+    let (r, xs, residual, fetched) = unsafe {
         let r = load_partial_chunk::<F>(wb, off, NB, part, row);
-        let residual = residual_bits(a);
+        let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
         xb.finish(a, held, LdsSlice::empty());
-        (r, load_xs::<F, X, R>(xb, xb.row_offset(row as u32, 1), c, NB, part), residual)
+        (r, load_xs::<F, X, R>(xb, xb.row_offset(row as u32, 1), c, NB, part), residual, fetched)
     };
     chunk::<F, X, NB>(&mut acc, &r, &xs, magic());
-    (acc, residual)
+    (acc, residual, fetched)
 }
 
 /// The workgroup's tile for activations of type `X` read from `xb` (`held` what the kernel
 /// loaded for them ahead: [`NormedRows::issue`]): every wave's sum of its chunks, row 0 of its
 /// accumulators (lanes 0..16) in its slot of `red`, then the outputs ([`store`]).
 #[inline(always)]
-fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, red: LdsSlice<f32>) {
+fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: rope_kv::Ahead, lds: Lds) {
     let wave = readfirstlane(workitem_id_x() / 64);
     let waves = workgroup_size_x() / 64;
     let lane = lane_id() as usize;
@@ -138,7 +141,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held,
     // A wave holds full chunks or the row's partial last chunk, never both: each path issues
     // its own loads first (a wave of the partial chunk that issued the full path's loads for
     // nothing waited for them before its own).
-    let (acc, residual) = if c0 < f_end {
+    let (acc, residual, fetched) = if c0 < f_end {
         let at = |c: u32| if c < f_end { base + c * full } else { Buffer::PAST };
         let mg = magic();
         let mut acc = F32x4::splat(0.0);
@@ -151,11 +154,11 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held,
         // Global rows' loads next, then the residual's; staged rows are read once the norm
         // has written them (`finish`, which waits for their loads and the residual's).
         // SAFETY: the arguments describe the residual (flags::RESIDUAL), and the rows.
-        let (mut xs, residual) = unsafe {
+        let (mut xs, residual, fetched) = unsafe {
             let xs = if R::STAGED { [[0u32; 8]; CHUNK_GROUPS] } else { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
-            let residual = residual_bits(a);
+            let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
             xb.finish(a, held, LdsSlice::empty());
-            (if R::STAGED { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) } else { xs }, residual)
+            (if R::STAGED { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) } else { xs }, residual, fetched)
         };
         let (mut regs_b, mut xs_b);
         let mut c = c0;
@@ -178,7 +181,7 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held,
                 break;
             }
         }
-        (acc, residual)
+        (acc, residual, fetched)
     } else if !kquant && c1 > full_chunks {
         // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
         // their kernels have no such path).
@@ -187,32 +190,41 @@ fn run<F: Format, const X: u32, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held,
         macro_rules! partial {
             ($($nb:literal)*) => {
                 match abi::tail_groups(k as usize) {
-                    $($nb => partial::<F, X, R, $nb>(a, &wb, off, &xb, held, fc, part, row),)*
+                    $($nb => partial::<F, X, ROPE, R, $nb>(a, &wb, off, &xb, held, ahead, fc, part, row),)*
                     // SAFETY: as `partial`'s.
-                    _ => (F32x4::splat(0.0), unsafe { xb.finish(a, held, LdsSlice::empty()); residual_bits(a) }),
+                    _ => unsafe {
+                        let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
+                        xb.finish(a, held, LdsSlice::empty());
+                        (F32x4::splat(0.0), residual, fetched)
+                    },
                 }
             };
         }
         partial!(1 2 3 4 5 6 7)
     } else {
         // SAFETY: as above.
-        (F32x4::splat(0.0), unsafe {
+        unsafe {
+            let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
             xb.finish(a, held, LdsSlice::empty());
-            residual_bits(a)
-        })
+            (F32x4::splat(0.0), residual, fetched)
+        }
     };
-    store(a, wave as usize, waves as usize, acc, red, residual);
+    store::<ROPE>(a, wave as usize, waves as usize, acc, lds, residual, fetched);
 }
 
 /// The waves' sums meet in `red` (a slot of 16 floats per wave a workgroup can have; the slots
 /// of waves it does not have hold +0.0, so that the reader reads all of them at constant
 /// offsets with one wait); the first wave's lanes add them in wave order (deterministic) and
-/// store the tile's outputs: with SwiGLU's gate (flags::SWIGLU) lanes 0..8, `silu(gate) * up`
-/// of tile rows `i` and `8 + i`; else lanes 0..16 through GEMM's epilogue, adding the
-/// `residual` bits loaded before the K loop (16-bit outputs) or loading it here (f32).
+/// store the tile's outputs: with the rotary epilogue (flags::ROPE_KV) the sums go to the
+/// tile's results in LDS and the wave's first lanes run [`rope_kv::epilogue`] (`fetched`
+/// what they loaded for it before the K loop); with SwiGLU's gate (flags::SWIGLU) lanes 0..8
+/// store `silu(gate) * up` of tile rows `i` and `8 + i`; else lanes 0..16 store through
+/// GEMM's epilogue, adding the `residual` bits loaded before the K loop (16-bit outputs) or
+/// loading it here (f32).
 #[inline(always)]
-fn store(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32>, residual: u32) {
+fn store<const ROPE: bool>(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, lds: Lds, residual: u32, fetched: rope_kv::Fetched) {
     const MAX: usize = GEMV_MAX_WAVES as usize;
+    let red = lds.red;
     let lane = lane_id() as usize;
     if lane < TILE_ROWS {
         // SAFETY: this wave's slot, and slots no wave writes, inside the region.
@@ -241,6 +253,26 @@ fn store(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32
         sum
     };
     if wave != 0 {
+        return;
+    }
+    if ROPE && a.flags & flags::ROPE_KV != 0 {
+        if lane < TILE_ROWS {
+            // SAFETY: inside the tile's results (16 floats: activation row 0).
+            unsafe { lds.results.write(lane, total(lane)) };
+        }
+        // Read by this wave's own lanes only (the epilogue's entries, 8 pairs of the one
+        // row, are its first 8 threads'): LDS is in order within a wave; this keeps the
+        // compiler from moving the reads above the writes.
+        compiler_fence(Ordering::SeqCst);
+        // Its arguments read again, here: held from the kernel's entry, a dozen scalar
+        // registers across the K loop spilled.
+        // SAFETY: the kernel's own kernarg segment and argument struct; with ROPE_KV the host
+        // gives the rotary epilogue its buffers; the results hold the tile's sums (row 0,
+        // `ti * 256 + mi * 16 + n` with ti = mi = 0).
+        unsafe {
+            let r = QGemvArgs { m: 1, ..kernargs_at::<QGemvArgs>(kernarg_address()) };
+            rope_kv::epilogue(&r, workgroup_id_x(), r.grid_x.max(1), 1, lds.results, fetched)
+        };
         return;
     }
     if a.flags & flags::SWIGLU != 0 {
@@ -277,6 +309,54 @@ fn store(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, red: LdsSlice<f32
     }
 }
 
+/// The workgroup's LDS: the waves' slots of sums, and the tile's results for the rotary
+/// epilogue (16 floats, its `ti * 256 + mi * 16 + n` layout at tile and row 0).
+#[derive(Clone, Copy)]
+struct Lds {
+    red: LdsSlice<f32>,
+    results: LdsSlice<f32>,
+}
+
+impl Lds {
+    /// Carves them from the start of the launch's LDS (`abi::quant::GEMV_ONE_LDS_BYTES`),
+    /// leaving the arena after them.
+    #[inline(always)]
+    fn take(arena: &mut LdsArena) -> Lds {
+        let red = arena.take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+        Lds { red, results: arena.take::<f32>(TILE_ROWS) }
+    }
+}
+
+/// The rotary epilogue's first loads for the thread's entry (flags::ROPE_KV in a kernel with
+/// the epilogue, `ROPE`; nothing otherwise), issued at the kernel's entry: the tables' loads
+/// depend on them. Only the kernels with the norm have the epilogue (a fused QKV projection
+/// follows a norm): in the plain ones, its flag's tests and the epilogue's code cost some 100
+/// modeled cycles (`Q4_1 1x576x576 residual` 3141 -> 3241).
+#[inline(always)]
+fn rope_ahead<const ROPE: bool>(a: &QGemvArgs) -> rope_kv::Ahead {
+    if ROPE && a.flags & flags::ROPE_KV != 0 {
+        // SAFETY: with ROPE_KV the arguments describe the rope buffers.
+        unsafe { rope_kv::ahead(a, 1, workitem_id_x()) }
+    } else {
+        rope_kv::Ahead::NONE
+    }
+}
+
+/// The rotary tables' loads for the thread's entry (flags::ROPE_KV; nothing otherwise),
+/// after the first chunk's loads.
+///
+/// # Safety
+/// With ROPE_KV the arguments describe the rope buffers; `ahead` is [`rope_ahead`]'s.
+#[inline(always)]
+unsafe fn rope_tables<const ROPE: bool>(a: &QGemvArgs, ahead: rope_kv::Ahead) -> rope_kv::Fetched {
+    if ROPE && a.flags & flags::ROPE_KV != 0 {
+        // SAFETY: as the caller's.
+        unsafe { rope_kv::tables(a, workgroup_id_x(), a.grid_x.max(1), 1, workitem_id_x(), ahead) }
+    } else {
+        rope_kv::Fetched::NONE
+    }
+}
+
 /// The bits of the residual of the lane's output (lanes 0..16 with flags::RESIDUAL and a
 /// 16-bit output type; f32 outputs load theirs in the epilogue), issued after the first
 /// chunk's loads and used only in the epilogue. Every lane loads, from the residual or from
@@ -299,13 +379,14 @@ unsafe fn residual_bits(a: &QGemvArgs) -> u32 {
 /// 16 x + 16` (8 with SwiGLU) of the one activation row (`a.m` = 1, `a.x_type` f16 or bf16).
 #[inline(always)]
 pub fn gemv_one<F: Format>(a: QGemvArgs) {
-    let red = LdsArena::new().take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+    let a = QGemvArgs { m: 1, ..a };
+    let lds = Lds::take(&mut LdsArena::new());
     // Row 0 alone: the lanes of rows 1..16 read past it.
-    let xb = GlobalRows::new(&QGemvArgs { m: 1, ..a }, 2);
+    let xb = GlobalRows::new(&a, 2);
     if a.x_type == dtype::BF16 {
-        run::<F, { dtype::BF16 }, _>(&a, xb, (), red);
+        run::<F, { dtype::BF16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds);
     } else {
-        run::<F, { dtype::F16 }, _>(&a, xb, (), red);
+        run::<F, { dtype::F16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds);
     }
 }
 
@@ -315,16 +396,19 @@ pub fn gemv_one<F: Format>(a: QGemvArgs) {
 #[inline(always)]
 pub fn gemv_one_norm<F: Format, E: Chunked>(a: QGemvArgs) {
     let a = QGemvArgs { m: 1, ..a };
+    // The rotary epilogue's first loads go out first: the join of its flag's branch waits
+    // for every load issued before it.
+    let ahead = rope_ahead::<true>(&a);
     let place = NormedRows::<E>::place(&a);
     // SAFETY: the arguments describe the row and the norm's weight; every wave issues them once.
     let held = unsafe { NormedRows::<E>::issue(&a, place) };
     let mut arena = LdsArena::new();
-    let red = arena.take::<f32>(GEMV_MAX_WAVES as usize * TILE_ROWS);
+    let lds = Lds::take(&mut arena);
     let staged = arena.take::<U32x4>(gemv_staged_bytes(F::F, 1, a.k, E::BYTES as u32) as usize / 16);
     let rows = NormedRows::<E>::new(&a, F::F, staged, place);
     if E::CODE == Bf16::CODE {
-        run::<F, { dtype::BF16 }, _>(&a, rows, held, red);
+        run::<F, { dtype::BF16 }, true, _>(&a, rows, held, ahead, lds);
     } else {
-        run::<F, { dtype::F16 }, _>(&a, rows, held, red);
+        run::<F, { dtype::F16 }, true, _>(&a, rows, held, ahead, lds);
     }
 }
