@@ -143,10 +143,10 @@ pub enum QKernel {
     /// activations only.
     Gemm,
     /// The decode GEMV of one activation row (`kernels/quant/gemv_one.rs`): M = 1, f16 or bf16
-    /// activations (the RMSNorm, SwiGLU's gate and, with the norm, a fused QKV projection's
-    /// rotary epilogue as in the GEMV); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`] takes it for those products when W
-    /// has no more tiles of 16 rows than the GPU has compute units; [`QKernel::Gemv`] never
-    /// does.
+    /// activations (the RMSNorm, SwiGLU's gate and, with the norm fused, a QKV projection's
+    /// rotary epilogue as in the GEMV); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`]
+    /// takes it for those products when W has no more tiles of 16 rows than the GPU has
+    /// compute units; [`QKernel::Gemv`] never does.
     GemvOne,
 }
 
@@ -375,7 +375,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // The epilogue divides column and row indices below 2^20 (`dsl::math::SmallDiv`) and
     // addresses the tables with 32-bit byte offsets.
     if let Some(r) = rope
-        && (!matches!(kernel, QKernel::Gemv | QKernel::GemvOne) || n >= 1 << 20 || m >= 1 << 20 || r.cos.numel() * 4 > u32::MAX as usize)
+        && (kernel != QKernel::Gemv || n >= 1 << 20 || m >= 1 << 20 || r.cos.numel() * 4 > u32::MAX as usize)
     {
         return Ok(None);
     }
@@ -387,9 +387,9 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     let gemv = GemvPlan::new(fc, n, k, gpu_units);
     // One activation row of f16 or bf16, and no more tiles than the GPU has compute units: the
     // lean kernel of one row (`kernels/quant/gemv_one.rs`; a decode step's projections). With
-    // more tiles, the general GEMV's
-    // workgroups of several tiles, their loads running ahead across them, win (modeled
-    // `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a workgroup per tile).
+    // more tiles, the general GEMV's workgroups of several tiles, their loads running ahead
+    // across them, win (modeled `Q4_K 1x14336x4096`: 20,800 cycles against 24,072 with a
+    // workgroup per tile).
     let one = force_one
         || opts.kernel == QKernel::Auto
             && kernel == QKernel::Gemv
@@ -499,6 +499,12 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
     // (The one-row kernels with the rotary epilogue are those with the norm: without it, the
     // general GEMV takes the epilogue.)
     let one = one && (rope.is_none() || fuse_norm);
+    if force_one && !one {
+        return Err(Error::Unsupported {
+            op: OP,
+            what: format!("the one-row GEMV's rotary epilogue with K = {k} (the norm it needs does not fit its waves)"),
+        });
+    }
     let GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds } = if one { one_plan } else { gemv };
     if lds > LDS_LIMIT_BYTES {
         return Err(Error::Unsupported {
@@ -668,7 +674,25 @@ fn check_norm(ops: &Operands<'_>, rn: &RmsNorm<'_>, dtype: DType, k: usize) -> R
 
 #[cfg(test)]
 mod tests {
-    use super::plan_waves;
+    use super::{GEMV_MAX_WAVES, plan_waves, plan_waves_one};
+
+    /// The rule `plan_waves_one` documents, over every K up to 200 chunks with and without a
+    /// partial one: every chunk has a wave, the partial chunk one of its own, at most 8 waves,
+    /// none idle, and as few full chunks per wave as that allows.
+    #[test]
+    fn one_row_waves_take_every_chunk_in_at_most_8_waves_none_idle() {
+        for full in 0..=200usize {
+            for partial in [0, 1] {
+                let (waves, per) = plan_waves_one(full + partial, full);
+                let full_waves = waves as usize - partial;
+                assert!(waves as usize <= GEMV_MAX_WAVES as usize && waves >= 1, "{full}+{partial}: {waves} waves");
+                assert!(full_waves * per >= full, "{full}+{partial}: {full_waves} x {per} leave chunks out");
+                assert!(full == 0 || (full_waves - 1) * per < full, "{full}+{partial}: an idle wave");
+                // One chunk fewer per wave would take more than 8 waves.
+                assert!(per == 1 || full.div_ceil(per - 1) + partial > GEMV_MAX_WAVES as usize, "{full}+{partial}: {per} per wave");
+            }
+        }
+    }
 
     /// The rule `plan_waves` documents, over every K up to 64 chunks with and without a partial
     /// last chunk: every chunk has a wave, the partial chunk one of its own (the kernel's last,
@@ -697,6 +721,9 @@ mod tests {
         }
         // SmolLM2's K = 576 and 1536, a K = 4096 model's.
         assert_eq!(plan_waves(3, 2), (3, 1));
+        assert_eq!(plan_waves_one(3, 2), (3, 1));
+        assert_eq!(plan_waves_one(6, 6), (6, 1));
+        assert_eq!(plan_waves_one(16, 16), (8, 2));
         assert_eq!(plan_waves(6, 6), (3, 2));
         assert_eq!(plan_waves(16, 16), (8, 2));
     }

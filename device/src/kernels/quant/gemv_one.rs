@@ -17,12 +17,14 @@
 //!   (`x . 1`: two more MFMAs a group, on the activations already in registers), not from a
 //!   table: no loads, no LDS, no waits of their own;
 //! - the waves meet once in LDS (16 floats each: activation row 0 of the accumulators); after
-//!   the barrier, the first wave's first 16 lanes add them in wave order and run the epilogue
-//!   for the tile's 16 outputs, the residual loaded before the K loop.
+//!   the barrier, the first wave's lanes add them in wave order and run the epilogue for the
+//!   tile's outputs: GEMM's (the residual loaded before the K loop), SwiGLU's gate, or (the
+//!   kernels with the norm) a fused QKV projection's rotary epilogue ([`rope_kv`]).
 //!
-//! The host takes it for `M = 1` with f16 or bf16 activations and none of the fused
-//! prologues or gates (RMS_NORM, SWIGLU, ROPE_KV: the general GEMV's). Its sums differ from the
-//! general GEMV's in their order only (both f32, of exact products).
+//! `quant_gemv_one_norm_*` read the row's RMSNorm staged in LDS by the workgroup, as the
+//! general GEMV's norm kernels ([`NormedRows`]). The host takes these kernels for `M = 1` with
+//! f16 or bf16 activations when W has no more tiles than the GPU has compute units. Their sums
+//! differ from the general GEMV's in their order only (both f32, of exact products).
 
 use super::activations::{ActRows, GlobalRows, NormedRows};
 use super::format::{Format, load_full_chunk, load_partial_chunk};
@@ -107,8 +109,8 @@ fn partial<F: Format, const X: u32, const ROPE: bool, R: ActRows, const NB: usiz
 }
 
 /// The workgroup's tile for activations of type `X` read from `xb` (`held` what the kernel
-/// loaded for them ahead: [`NormedRows::issue`]): every wave's sum of its chunks, row 0 of its
-/// accumulators (lanes 0..16) in its slot of `red`, then the outputs ([`store`]).
+/// loaded for them ahead: [`NormedRows::issue`]; `ahead` the rotary epilogue's first loads
+/// when `ROPE`): every wave's sum of its chunks, then the outputs ([`store`]).
 #[inline(always)]
 fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: rope_kv::Ahead, lds: Lds) {
     let wave = readfirstlane(workitem_id_x() / 64);
