@@ -611,9 +611,7 @@ impl GemvPlan {
         let lds = gemv_lds_bytes(fc, waves, per_wave as u32, tiles_per_group as u32);
         GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds }
     }
-}
 
-impl GemvPlan {
     /// The plan of the kernel of one activation row: a workgroup per tile, its waves taking
     /// one full chunk each up to [`GEMV_MAX_WAVES`] (with the partial chunk's wave), more each
     /// past that ([`plan_waves_one`]).
