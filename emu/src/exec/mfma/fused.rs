@@ -81,13 +81,17 @@ fn row<const M: usize, const G: usize, const HW: bool>(acc: &mut [f32; M], a: &[
     // With SSE4.1 and up (the `simd` levels) `f64::trunc` is one instruction; without, a library
     // call, and [`trunc`]'s adds vectorise instead. The same values either way.
     let trunc = |x: f64| if HW { x.trunc() } else { trunc(x) };
+    // Per column: the largest magnitude (a NaN term may be missed: `nan` catches it), and
+    // `nan`, which stays zero while every term is finite (`x * 0` is NaN for an infinite or
+    // NaN `x`, else a zero). Both in f64 lanes: a `[bool; M]` of flags, packed to bytes,
+    // cost a store-to-load stall per product and was most of an MFMA's time.
     let mut p = [[0f64; M]; G];
     let mut big = [0f64; M];
-    let mut finite = [true; M];
+    let mut nan = [0f64; M];
     for j in 0..M {
-        let c = (acc[j] as f64).abs();
-        big[j] = c;
-        finite[j] = c < f64::INFINITY;
+        let c = acc[j] as f64;
+        big[j] = c.abs();
+        nan[j] = c * 0.0;
     }
     for t in 0..G {
         for j in 0..M {
@@ -95,14 +99,14 @@ fn row<const M: usize, const G: usize, const HW: bool>(acc: &mut [f32; M], a: &[
             p[t][j] = x;
             let ax = x.abs();
             big[j] = big[j].max(ax);
-            finite[j] &= ax < f64::INFINITY;
+            nan[j] += x * 0.0;
         }
     }
     let mut out = [0f32; M];
     let mut odd = false;
     for j in 0..M {
         let e = exp_field(big[j]);
-        odd |= !(plain(e) && finite[j]);
+        odd |= !(plain(e) && nan[j] == 0.0);
         // 2^(24 - (e - 1023)) and its inverse, from their bits (garbage for odd lanes, which
         // are recomputed below).
         let scale = f64::from_bits((2070u64.wrapping_sub(e) & 0x7ff) << 52);
@@ -115,7 +119,7 @@ fn row<const M: usize, const G: usize, const HW: bool>(acc: &mut [f32; M], a: &[
     }
     if odd {
         for j in 0..M {
-            if !(plain(exp_field(big[j])) && finite[j]) {
+            if !(plain(exp_field(big[j])) && nan[j] == 0.0) {
                 let col: [f64; G] = core::array::from_fn(|t| p[t][j]);
                 out[j] = group(acc[j], &col);
             }
