@@ -251,6 +251,32 @@ pub(super) fn uniform_rows<const M: usize, const KK: usize, const G: usize, cons
     acc.fill(r0);
 }
 
+/// [`uniform_rows`] when every column of B is `b` too and every element of `acc` the same:
+/// element (0, 0) alone is computed, with the same skip rule, then copied to every element.
+/// The one-row quantized GEMV's activation sums (`x . 1`) take this path.
+#[inline(always)]
+pub(super) fn uniform_all<const M: usize, const KK: usize, const G: usize, const HW: bool>(
+    acc: &mut [[f32; M]; M],
+    a: &[f64; KK],
+    b: &[f64; KK],
+) {
+    const { assert!(KK % G == 0) };
+    let mut c = [acc[0][0]];
+    for g in 0..KK / G {
+        let bg: [[f64; 1]; G] = core::array::from_fn(|t| [b[g * G + t]]);
+        let ag: [f64; G] = a[g * G..(g + 1) * G].try_into().expect("G values");
+        let mut skip = finite_group(&bg) && c[0].abs() < f32::INFINITY;
+        for &x in &ag {
+            skip &= x == 0.0;
+        }
+        if skip {
+            continue;
+        }
+        row::<1, G, HW>(&mut c, &ag, &bg);
+    }
+    *acc = [[c[0]; M]; M];
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

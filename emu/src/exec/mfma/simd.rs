@@ -63,11 +63,46 @@ fn decode_elements<const N: usize, const HW: bool>(ty: In, raw: &[[u32; N]; 2], 
     }
 }
 
-/// `acc += A * B` in fused groups of `G` for an `M x M x KK` shape: A and B decoded from the
-/// lanes into `KK x M` each (A transposed; lanes `q * M .. q * M + M` hold value `e` of k index
-/// `q * kpl + e` for rows (columns) `0..M`, so every copy moves a whole run), then the groups.
+/// Whether each run of `M` lanes of every register holds one value (the operand's rows, for
+/// A, or columns, for B, all the same). (Plain loops that fold a flag, which vectorise,
+/// rather than `all`'s early exit.)
 #[inline(always)]
-fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+fn runs_same<const M: usize>(regs: &[[u32; LANES]]) -> bool {
+    let mut same = true;
+    for reg in regs {
+        for run in reg.chunks_exact(M) {
+            for &v in run {
+                same &= v == run[0];
+            }
+        }
+    }
+    same
+}
+
+/// The k values of an operand whose runs of `M` lanes each hold one value ([`runs_same`]):
+/// value `e` of the first lane of every run (at most 4 runs), through the same decoder as
+/// whole registers (`In::value` per value, a call the vector-width builds did not inline, was
+/// a fifth of a GEMV MFMA).
+#[inline(always)]
+fn firsts<const M: usize, const KK: usize, const HW: bool>(ty: In, raw: &Raw) -> [f64; KK] {
+    let kpl = const { KK * M / LANES };
+    const { assert!(LANES / M <= 4) };
+    let firsts: [[u32; 4]; 2] = core::array::from_fn(|r| core::array::from_fn(|q| if q < LANES / M { raw[r][q * M] } else { 0 }));
+    let mut out = [0f64; KK];
+    let mut v = [0f64; 4];
+    for e in 0..kpl {
+        decode_elements::<4, HW>(ty, &firsts, e, &mut v);
+        for q in 0..LANES / M {
+            out[q * kpl + e] = v[q];
+        }
+    }
+    out
+}
+
+/// B decoded into `KK x M` (lanes `q * M .. q * M + M` hold value `e` of k index `q * kpl + e`
+/// for columns `0..M`, so every copy moves a whole run).
+#[inline(always)]
+fn decode_b<const M: usize, const KK: usize, const HW: bool>(b: In, rb: &Raw) -> [[f64; M]; KK] {
     let kpl = const { KK * M / LANES };
     let mut bm = [[0f64; M]; KK];
     let mut vals = [0f64; LANES];
@@ -77,35 +112,33 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
             bm[q * kpl + e].copy_from_slice(run);
         }
     }
+    bm
+}
+
+/// `acc += A * B` in fused groups of `G` for an `M x M x KK` shape: A and B decoded from the
+/// lanes into `KK x M` each (A transposed; lanes `q * M .. q * M + M` hold value `e` of k index
+/// `q * kpl + e` for rows (columns) `0..M`, so every copy moves a whole run), then the groups.
+#[inline(always)]
+fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, b: In, ra: &Raw, rb: &Raw, acc: &mut [[f32; M]; M]) {
+    let kpl = const { KK * M / LANES };
     // Every row of A the same, bit for bit (a skinny GEMM's rows padded with copies of the
     // last: every MFMA of the quantized decode GEMV): each run of M lanes holds one value, so
     // it is decoded once, not M times; with C's rows the same too, only row 0 is computed.
-    // (Plain loops that fold a flag, which vectorise, rather than `all`'s early exit.)
-    let mut a_rows_same = true;
-    for reg in &ra[..a.regs() as usize] {
-        for run in reg.chunks_exact(M) {
-            for &v in run {
-                a_rows_same &= v == run[0];
-            }
-        }
-    }
+    let a_rows_same = runs_same::<M>(&ra[..a.regs() as usize]);
     if a_rows_same && fused::rows_same(acc) {
-        // Row 0's k values: value e of the first lane of every run (at most 4 runs), through
-        // the same decoder as whole registers (`In::value` per value, a call the vector-width
-        // builds did not inline, was a fifth of a GEMV MFMA).
-        const { assert!(LANES / M <= 4) };
-        let firsts: [[u32; 4]; 2] = core::array::from_fn(|r| core::array::from_fn(|q| if q < LANES / M { ra[r][q * M] } else { 0 }));
-        let mut a0 = [0f64; KK];
-        let mut v = [0f64; 4];
-        for e in 0..kpl {
-            decode_elements::<4, HW>(a, &firsts, e, &mut v);
-            for q in 0..LANES / M {
-                a0[q * kpl + e] = v[q];
-            }
+        let a0 = firsts::<M, KK, HW>(a, ra);
+        // Every column of B the same too, and every element of C (the one-row GEMV's
+        // activation sums, `x . 1`): one element is computed.
+        if runs_same::<M>(&rb[..b.regs() as usize]) && acc[0].iter().all(|c| c.to_bits() == acc[0][0].to_bits()) {
+            fused::uniform_all::<M, KK, G, HW>(acc, &a0, &firsts::<M, KK, HW>(b, rb));
+            return;
         }
+        let bm = decode_b::<M, KK, HW>(b, rb);
         fused::uniform_rows::<M, KK, G, HW>(acc, &a0, &bm);
         return;
     }
+    let bm = decode_b::<M, KK, HW>(b, rb);
+    let mut vals = [0f64; LANES];
     let mut at = [[0f64; M]; KK];
     for e in 0..kpl {
         if a_rows_same {
@@ -229,5 +262,75 @@ mod tests {
         same_bits_at_every_level::<16, 16, 8>(&half, 0xd1b5_4a32_d192_ed03);
         same_bits_at_every_level::<16, 32, 16>(&eight, 0x8cb9_2ba7_2f3d_8dd7);
         same_bits_at_every_level::<32, 16, 16>(&eight, 0xa076_1d64_78bd_642f);
+    }
+
+    /// A with every row the same, B with every column the same and C one value throughout (the
+    /// one-row GEMV's activation sums, which compute one element), at every level the CPU
+    /// runs: the definition's bits ([`fused::group`] per element, group by group), on operands
+    /// of any bit pattern and C values of every kind (zeros of both signs, denormals,
+    /// infinities, NaN).
+    fn uniform_operands_give_the_definitions_bits<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
+        let mut x = seed;
+        let mut next = move || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let kpl = KK * M / LANES;
+        let levels: Vec<Level> = [Level::Baseline, Level::Avx512, Level::V3].into_iter().filter(|&l| l <= Level::best()).collect();
+        for &(a, b) in types {
+            for round in 0..200 {
+                // One value per run of M lanes (a row of A, a column of B); every other round
+                // mostly zeros.
+                let mut raw = || -> Raw {
+                    let mut r: Raw = core::array::from_fn(|_| core::array::from_fn(|_| next() as u32));
+                    for reg in r.iter_mut() {
+                        for lane in 0..LANES {
+                            reg[lane] = if round % 2 == 1 && reg[lane - lane % M] % 4 != 0 { 0 } else { reg[lane - lane % M] };
+                        }
+                    }
+                    r
+                };
+                let (ra, rb) = (raw(), raw());
+                let r = next();
+                let c = match r % 8 {
+                    0 => 0.0,
+                    1 => -0.0,
+                    2 => f32::from_bits((r >> 32) as u32 & 0x807f_ffff),
+                    3 => f32::INFINITY,
+                    4 => f32::NAN,
+                    _ => f32::from_bits((r >> 32) as u32),
+                };
+                // The definition: k index q * kpl + e is value e of lane q * M.
+                let value = |ty: In, raw: &Raw, k: usize| ty.value([raw[0][(k / kpl) * M], raw[1][(k / kpl) * M]], k % kpl);
+                let mut want = c;
+                for g in 0..KK / G {
+                    let p: Vec<f64> = (g * G..(g + 1) * G).map(|k| value(a, &ra, k) * value(b, &rb, k)).collect();
+                    want = fused::group(want, &p);
+                }
+                for &level in &levels {
+                    let mut got = [[c; M]; M];
+                    at_level::<M, KK, G>(level, a, b, &ra, &rb, &mut got);
+                    for g in got.iter().flatten() {
+                        if want.is_nan() {
+                            assert!(g.is_nan(), "{level:?} {a:?}x{b:?} {M}x{M}x{KK}: {g} vs NaN");
+                        } else {
+                            assert_eq!(g.to_bits(), want.to_bits(), "{level:?} {a:?}x{b:?} {M}x{M}x{KK}: {g} vs {want}");
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn uniform_operands_compute_one_element_with_the_definitions_bits() {
+        let half = [(In::F16, In::F16), (In::Bf16, In::Bf16)];
+        let eight = [(In::Fp8, In::Fp8), (In::Fp8, In::Bf8), (In::Bf8, In::Fp8), (In::Bf8, In::Bf8)];
+        uniform_operands_give_the_definitions_bits::<32, 8, 8>(&half, 0x2545_f491_4f6c_dd1d);
+        uniform_operands_give_the_definitions_bits::<16, 16, 8>(&half, 0x9e37_79b9_7f4a_7c15);
+        uniform_operands_give_the_definitions_bits::<16, 32, 16>(&eight, 0xd1b5_4a32_d192_ed03);
+        uniform_operands_give_the_definitions_bits::<32, 16, 16>(&eight, 0x8cb9_2ba7_2f3d_8dd7);
     }
 }
