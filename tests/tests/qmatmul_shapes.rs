@@ -3,7 +3,9 @@
 //! (one workgroup per MI300X compute unit, one tile each for the decode shapes): the same
 //! output bits, so the CLI's faster emulator runs compute exactly what a GPU's launches would.
 //! Every case also checks that the two launches' grids differ where the tiles outnumber the
-//! emulator's workgroups, so it compares two different shapes, not one shape twice.
+//! emulator's workgroups, so it compares two different shapes, not one shape twice. One 16-bit
+//! activation row runs the one-row kernel too (`QKernel::GemvOne`: a workgroup per tile up to
+//! one per unit of the launch shape, tiles `x, x + grid, ..` each).
 //!
 //! Cases: every format; f16, bf16 and f32 activations; one or two blocks of 16 rows; ragged N
 //! up to 63 tiles; K with and without a partial last chunk; the plain product with a random
@@ -94,6 +96,15 @@ struct Case {
 }
 
 fn check(c: &Case) -> Result<(), TestCaseError> {
+    // The general GEMV, and for one 16-bit activation row the one-row kernel too.
+    let one = c.m == 1 && matches!(c.x_dtype, DType::F16 | DType::Bf16);
+    for kernel in [Some(QKernel::Gemv), one.then_some(QKernel::GemvOne)].into_iter().flatten() {
+        check_kernel(c, kernel)?;
+    }
+    Ok(())
+}
+
+fn check_kernel(c: &Case, kernel: QKernel) -> Result<(), TestCaseError> {
     let _serial = serial();
     let (gpu, own) = devices();
     let k = c.blocks * c.format.block_elems();
@@ -117,15 +128,24 @@ fn check(c: &Case) -> Result<(), TestCaseError> {
             activation: if c.swiglu { Activation::None } else { c.activation },
             residual: (c.residual && !c.swiglu).then_some(&res),
             out_dtype: Some(c.out),
-            kernel: QKernel::Gemv,
+            kernel,
             rms_norm: c.norm.then_some(RmsNorm { weight: Some(&norm_w), eps: 1e-5 }),
             swiglu: c.swiglu,
         };
         let y = qmatmul::qmatmul(&x, &w, &opts).map_err(|e| TestCaseError::fail(e.to_string()))?;
         outs.push(bits(&y));
     }
-    prop_assert!(outs[0] == outs[1], "outputs differ between the launch shapes ({:?})", c);
-    check_grids(n.div_ceil(16), c.m.div_ceil(16))
+    prop_assert!(outs[0] == outs[1], "{:?}: outputs differ between the launch shapes ({:?})", kernel, c);
+    if kernel == QKernel::GemvOne { check_one_row_grids(n.div_ceil(16)) } else { check_grids(n.div_ceil(16), c.m.div_ceil(16)) }
+}
+
+/// Asserts the one-row kernel's grids: a workgroup per tile up to one per unit of the launch
+/// shape (the GPU's 304, the emulator's few), each taking tiles `x, x + grid, ..`.
+fn check_one_row_grids(tiles: usize) -> Result<(), TestCaseError> {
+    let (gpu, own) = devices();
+    let own_units = own.as_emulator().unwrap().shape_units() as usize;
+    prop_assert_eq!((last_grid(gpu), last_grid(own)), (tiles.min(304) as u64, tiles.min(own_units) as u64), "one-row grids");
+    Ok(())
 }
 
 fn format() -> impl Strategy<Value = QuantFormat> {
@@ -135,7 +155,8 @@ fn format() -> impl Strategy<Value = QuantFormat> {
 fn case() -> impl Strategy<Value = Case> {
     (
         format(),
-        prop_oneof![3 => 1usize..=16, 1 => 17usize..=20],
+        // One row a third of the time: the one-row kernel's cases.
+        prop_oneof![2 => Just(1usize), 3 => 1usize..=16, 1 => 17usize..=20],
         1usize..=1000,
         1usize..=3,
         prop::sample::select(vec![DType::F16, DType::Bf16, DType::F32]),
@@ -223,9 +244,8 @@ fn the_rotary_epilogue_and_cache_write_give_the_gpus_bits() {
         assert!(outs[0] == outs[1], "heads {heads}/{kv_heads} d {d} batch {batch}: outputs differ between the launch shapes");
         assert!(outs[0].1.iter().any(|&b| b != 0), "nothing was written to the cache");
         if batch == 1 {
-            // One token: the one-row kernel, a workgroup per tile on both devices.
-            let tiles = n.div_ceil(16) as u64;
-            assert_eq!((last_grid(gpu), last_grid(own)), (tiles, tiles), "heads {heads}/{kv_heads} d {d}: one-row grids");
+            // One token: the one-row kernel.
+            check_one_row_grids(n.div_ceil(16)).unwrap();
         } else {
             check_grids(n.div_ceil(16), 1).unwrap();
         }

@@ -72,6 +72,7 @@ use crate::ops::gemm::{Activation, reduce_splits};
 use crate::ops::layout::{contiguous, contiguous_aligned};
 use crate::ops::norm;
 use crate::quant::QuantTensor;
+use crate::runtime::device::Device;
 use crate::runtime::launch::{LDS_LIMIT_BYTES, LaunchConfig};
 use crate::tensor::{Operands, Tensor};
 use ferrocm_device::abi::DevPtr;
@@ -396,7 +397,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
             && m == 1
             && matches!(x.dtype(), DType::F16 | DType::Bf16)
             && n.div_ceil(TILE_ROWS) <= gpu_units;
-    let one_plan = GemvPlan::one(n, k);
+    let one_plan = GemvPlan::one(n, k, shape_units_of(dev));
     let rows = m.min(GEMV_ROWS as usize) as u32;
     let staged_bytes = gemv_staged_bytes(fc, rows, k as u32, x.dtype().size() as u32);
     // The norm goes into the kernel where its row fits in the waves' registers and LDS.
@@ -406,7 +407,7 @@ fn product(x: &Tensor, w: &QuantTensor, opts: &QMatmulOptions<'_>, rope: Option<
         && matches!(x.dtype(), DType::F16 | DType::Bf16)
         && gemv_norm_fits(rows, k as u32, x.dtype().size() as u32, norm_waves)
         && norm_lds + staged_bytes <= LDS_LIMIT_BYTES;
-    let shape_units = dev.backend_impl().shape_units().max(1) as usize;
+    let shape_units = shape_units_of(dev);
     let gemv = match GemvPlan::new(fc, n, k, shape_units) {
         fewer if shape_units < gpu_units && gemv.lds <= LDS_LIMIT_BYTES => {
             let staged = if fuse_norm { staged_bytes } else { 0 };
@@ -612,14 +613,26 @@ impl GemvPlan {
         GemvPlan { grid_x, tiles_per_group, waves, per_wave, lds }
     }
 
-    /// The plan of the kernel of one activation row: a workgroup per tile, its waves taking
-    /// one full chunk each up to [`GEMV_MAX_WAVES`] (with the partial chunk's wave), more each
-    /// past that ([`plan_waves_one`]).
-    fn one(n: usize, k: usize) -> GemvPlan {
+    /// The plan of the kernel of one activation row on a launch shape of `units` compute units:
+    /// a workgroup per tile up to one per unit, each taking tiles `x, x + grid, ..` (on the
+    /// GPU's shape `QKernel::Auto` takes the kernel for no more tiles than units: a workgroup
+    /// per tile; on the emulator's, each workgroup stages a normed row once for all its tiles;
+    /// the same bits either way); its waves taking one full chunk each up to
+    /// [`GEMV_MAX_WAVES`] (with the partial chunk's wave), more each past that
+    /// ([`plan_waves_one`]).
+    fn one(n: usize, k: usize, units: usize) -> GemvPlan {
         let chunks = (k / GROUP).div_ceil(CHUNK_GROUPS);
         let (waves, per_wave) = plan_waves_one(chunks, k / (GROUP * CHUNK_GROUPS));
-        GemvPlan { grid_x: n.div_ceil(TILE_ROWS), tiles_per_group: 1, waves, per_wave, lds: GEMV_ONE_LDS_BYTES }
+        let tiles = n.div_ceil(TILE_ROWS);
+        let grid_x = tiles.min(units).max(1);
+        GemvPlan { grid_x, tiles_per_group: tiles.div_ceil(grid_x), waves, per_wave, lds: GEMV_ONE_LDS_BYTES }
     }
+}
+
+/// The compute units `dev`'s launch shapes are sized for (fewer than the GPU's on the
+/// emulator: `LaunchShapes::Emulator`).
+fn shape_units_of(dev: &Device) -> usize {
+    dev.backend_impl().shape_units().max(1) as usize
 }
 
 /// The waves of a `quant_gemv_one_*` workgroup and the full chunks each takes, for rows of

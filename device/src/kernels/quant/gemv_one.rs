@@ -10,7 +10,8 @@
 //! one row needs, with the same device layout and the same per-group arithmetic
 //! ([`super::gemv::group`]):
 //!
-//! - one tile (16 weight rows) per workgroup, whose waves split K, as few chunks each as 8
+//! - one tile (16 weight rows) per workgroup on the GPU (on the emulator's launch shape,
+//!   tiles `x, x + grid, ..`: [`run`]), whose waves split K, as few chunks each as 8
 //!   waves allow (the host's plan; a row's partial last chunk is a wave's alone); each wave's
 //!   first chunk's weight and activation loads are its first vector instructions;
 //! - a group's activation sums (formats with a minimum) come from the matrix cores
@@ -33,7 +34,7 @@ use super::rope_kv;
 use crate::abi::Bf16;
 use crate::abi::quant::{self as abi, CHUNK_GROUPS, GEMV_MAX_WAVES, GROUP, QGemvArgs, TILE_ROWS, dtype, flags, gemv_staged_bytes};
 use crate::dsl::dtype::{Chunked, Element};
-use crate::dsl::ids::{kernarg_address, kernargs_at, workgroup_id_x, workgroup_size_x, workitem_id_x};
+use crate::dsl::ids::{ParkedArgs, kernarg_address, kernargs_at, workgroup_id_x, workgroup_size_x, workitem_id_x};
 use crate::dsl::lds::{LdsArena, LdsSlice};
 use crate::dsl::math;
 use crate::dsl::mem::Buffer;
@@ -77,13 +78,14 @@ fn chunk<F: Format, const X: u32, const NB: usize>(acc: &mut F32x4, r: &super::f
     });
 }
 
-/// The lane's sums of the row's partial last chunk (`NB` < 8 groups of a 32-weight format, at
-/// byte `off` of `wb`; chunk `c` of the activations), and the residual's bits
-/// ([`residual_bits`], loaded after the chunk). Makes the rows readable first (`finish`).
+/// The lane's sums of the row's partial last chunk of tile `tile` (`NB` < 8 groups of a
+/// 32-weight format, at byte `off` of `wb`; chunk `c` of the activations), and the residual's
+/// bits ([`residual_bits`], loaded after the chunk). Makes the rows readable first (`ready`).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn partial<F: Format, const X: u32, const ROPE: bool, R: ActRows, const NB: usize>(
+fn partial<F: Format, const X: u32, const ROPE: bool, R: ActRows, const FIRST: bool, const NB: usize>(
     a: &QGemvArgs,
+    tile: u32,
     wb: &Buffer,
     off: u32,
     xb: &R,
@@ -96,27 +98,90 @@ fn partial<F: Format, const X: u32, const ROPE: bool, R: ActRows, const NB: usiz
     let mut acc = F32x4::splat(0.0);
     // SAFETY: the chunk holds NB groups inside W (or `off` is past it: zeros); the rows are
     // made readable before their reads, the activations' NB groups of chunk c lie inside K
-    // (lanes of rows past 0 read past x, zeros, or row 0 again); the arguments describe the
-    // residual.
+    // (every lane reads row 0's, as in `run`); the arguments describe the residual.
     let (r, xs, residual, fetched) = unsafe {
         let r = load_partial_chunk::<F>(wb, off, NB, part, row);
-        let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
-        xb.finish(a, held, LdsSlice::empty());
-        (r, load_xs::<F, X, R>(xb, xb.row_offset(row as u32, 1), c, NB, part), residual, fetched)
+        let (residual, fetched) = (residual_bits(a, tile), rope_tables::<ROPE>(a, tile, ahead));
+        ready::<FIRST, R>(xb, a, held);
+        (r, load_xs::<F, X, R>(xb, 0, c, NB, part), residual, fetched)
     };
     chunk::<F, X, NB>(&mut acc, &r, &xs, magic());
     (acc, residual, fetched)
 }
 
-/// The workgroup's tile for activations of type `X` read from `xb` (`held` what the kernel
+/// The workgroup's tiles for activations of type `X` read from `xb` (`held` what the kernel
 /// loaded for them ahead: [`NormedRows::issue`]; `ahead` the rotary epilogue's first loads
-/// when `ROPE`): every wave's sum of its chunks, then the outputs ([`store`]).
+/// when `ROPE`): per tile ([`one_tile`]), every wave's sum of its chunks, then the outputs.
+///
+/// On the GPU's launch shape a workgroup has one tile (the host's grid is the tiles). On a
+/// shape with fewer workgroups (the emulator's) it takes tiles `x, x + grid, ..` in turn on
+/// the rows made readable once: per tile, the norm staged again was most of the emulator's
+/// time on a decode step's normed projections. Every tile's bits are the same either way. The
+/// two are separate copies of the tile's code: followed by the loop, the one tile's code
+/// issued its first chunk's loads after the norm (`Q4_1 1x3072x576 norm` 4492 -> 4604 modeled
+/// cycles), and one loop for both kept the norm's state live across it, which spilled. The
+/// copy still costs the GPU's path some 40 modeled cycles (4532 against 4492 without it).
 #[inline(always)]
-fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb: R, held: R::Held, ahead: rope_kv::Ahead, lds: Lds) {
+fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(
+    a: &QGemvArgs,
+    xb: R,
+    held: R::Held,
+    ahead: rope_kv::Ahead,
+    lds: Lds,
+    remake: impl Fn(&QGemvArgs) -> R,
+) {
     let wave = readfirstlane(workitem_id_x() / 64);
     let waves = workgroup_size_x() / 64;
+    let first = workgroup_id_x();
+    if first + a.grid_x.max(1) >= a.n.div_ceil(TILE_ROWS as u32) {
+        one_tile::<F, X, ROPE, R, true>(a, &xb, held, ahead, lds, wave, waves, first);
+        return;
+    }
+    // SAFETY: every wave makes the rows readable once, with what `issue` loaded.
+    unsafe { xb.finish(a, held, LdsSlice::empty()) };
+    // The arguments are read again per tile, the loop's state parked ([`ParkedArgs`]) and the
+    // rows' description and the rotary epilogue's first loads made again from them: held
+    // across a tile, they spilled.
+    let mut state = ParkedArgs::new([wave, waves, first]);
+    loop {
+        // SAFETY: the kernel's argument struct.
+        let (args, [wave, waves, tile]) = unsafe { state.take::<QGemvArgs>() };
+        let a = QGemvArgs { m: 1, ..args };
+        let (xb, ahead) = (remake(&a), rope_ahead::<ROPE>(&a));
+        one_tile::<F, X, ROPE, R, false>(&a, &xb, held, ahead, lds, wave, waves, tile);
+        let next = tile + a.grid_x.max(1);
+        if next >= a.n.div_ceil(TILE_ROWS as u32) {
+            break;
+        }
+        state.put(2, next);
+        // The first wave has read the waves' slots (and, with the rotary epilogue, the
+        // tile's results) before the next tile's writes.
+        barrier();
+    }
+}
+
+/// Tile `tile` of the workgroup: the sum of wave `wave`'s chunks (of `waves`), then the tile's
+/// outputs ([`store`]). `FIRST`: the workgroup's first tile, which makes the rows readable.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn one_tile<F: Format, const X: u32, const ROPE: bool, R: ActRows, const FIRST: bool>(
+    a: &QGemvArgs,
+    xb: &R,
+    held: R::Held,
+    ahead: rope_kv::Ahead,
+    lds: Lds,
+    wave: u32,
+    waves: u32,
+    tile: u32,
+) {
     let lane = lane_id() as usize;
     let (part, row) = (lane / TILE_ROWS, lane % TILE_ROWS);
+    // Every lane reads row 0 (the lanes of a piece the same bytes: one broadcast), so the
+    // MFMAs' other rows, whose outputs are never stored, repeat row 0: the emulator then
+    // computes only row 0 of each (`emu`'s `mfma::simd::core`), which zero rows would not
+    // allow.
+    let row_off = 0;
+    let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
     let k = a.k;
     let chunks = (k / GROUP as u32).div_ceil(CHUNK_GROUPS as u32);
     let full_chunks = k / abi::CHUNK as u32;
@@ -128,39 +193,35 @@ fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb:
     } else {
         ((wave * per).min(full_chunks), ((wave + 1) * per).min(full_chunks))
     };
+    let f_end = c1.min(full_chunks);
     let tiles = a.n.div_ceil(TILE_ROWS as u32);
     let tile_bytes = abi::tile_bytes(F::F, k as usize) as u32;
     let full = abi::chunk_bytes(F::F, CHUNK_GROUPS) as u32;
-    // W as one range-checked buffer (the host keeps it under 4 GiB): past the wave's chunks,
-    // or for a workgroup past the tiles, loads read zeros.
+    // W as one range-checked buffer (the host keeps it under 4 GiB): past the wave's
+    // chunks, or for a workgroup past the tiles, loads read zeros.
     let wb = Buffer::new(a.w, tiles * tile_bytes);
-    // Row 0 alone: the lanes of rows 1..16 read past it (zeros) or row 0 again (staged),
-    // the MFMA's other rows, whose outputs are never stored.
-    let row_off = xb.row_offset(row as u32, 1);
-    let base = workgroup_id_x() * tile_bytes;
-    let f_end = c1.min(full_chunks);
-    let kquant = const { abi::block_elems(F::F) == abi::CHUNK };
-    // A wave holds full chunks or the row's partial last chunk, never both: each path issues
-    // its own loads first (a wave of the partial chunk that issued the full path's loads for
-    // nothing waited for them before its own).
+    let base = tile * tile_bytes;
+    // A wave holds full chunks or the row's partial last chunk, never both: each path
+    // issues its own loads first (a wave of the partial chunk that issued the full path's
+    // loads for nothing waited for them before its own).
     let (acc, residual, fetched) = if c0 < f_end {
         let at = |c: u32| if c < f_end { base + c * full } else { Buffer::PAST };
         let mg = magic();
         let mut acc = F32x4::splat(0.0);
-        // One chunk's loads ahead, unconditionally (past the wave's chunks they read zeros; a
-        // load under a branch waits where the branch joins), unrolled by two so that the
-        // register sets swap roles instead of being copied at the back edge (a copy waits for
-        // the loads).
+        // One chunk's loads ahead, unconditionally (past the wave's chunks they read
+        // zeros; a load under a branch waits where the branch joins), unrolled by two so
+        // that the register sets swap roles instead of being copied at the back edge (a
+        // copy waits for the loads).
         // SAFETY (loads): offsets inside W or past it; chunks of activations inside K.
         let mut regs = unsafe { load_full_chunk::<F>(&wb, at(c0), part, row) };
-        // Global rows' loads next, then the residual's; staged rows are read once the norm
-        // has written them (`finish`, which waits for their loads and the residual's).
+        // Global rows' loads next, then the residual's; staged rows are read once the
+        // norm has written them (`ready`, which waits for their loads and the residual's).
         // SAFETY: the arguments describe the residual (flags::RESIDUAL), and the rows.
         let (mut xs, residual, fetched) = unsafe {
-            let xs = if R::STAGED { [[0u32; 8]; CHUNK_GROUPS] } else { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
-            let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
-            xb.finish(a, held, LdsSlice::empty());
-            (if R::STAGED { load_xs::<F, X, R>(&xb, row_off, c0 as usize, CHUNK_GROUPS, part) } else { xs }, residual, fetched)
+            let xs = if R::STAGED { [[0u32; 8]; CHUNK_GROUPS] } else { load_xs::<F, X, R>(xb, row_off, c0 as usize, CHUNK_GROUPS, part) };
+            let (residual, fetched) = (residual_bits(a, tile), rope_tables::<ROPE>(a, tile, ahead));
+            ready::<FIRST, R>(xb, a, held);
+            (if R::STAGED { load_xs::<F, X, R>(xb, row_off, c0 as usize, CHUNK_GROUPS, part) } else { xs }, residual, fetched)
         };
         let (mut regs_b, mut xs_b);
         let mut c = c0;
@@ -168,7 +229,7 @@ fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb:
             ($cur_r:ident, $cur_x:ident, $nxt_r:ident, $nxt_x:ident) => {{
                 // SAFETY: as above.
                 $nxt_r = unsafe { load_full_chunk::<F>(&wb, at(c + 1), part, row) };
-                $nxt_x = unsafe { load_xs::<F, X, R>(&xb, row_off, (c + 1).min(f_end - 1) as usize, CHUNK_GROUPS, part) };
+                $nxt_x = unsafe { load_xs::<F, X, R>(xb, row_off, (c + 1).min(f_end - 1) as usize, CHUNK_GROUPS, part) };
                 chunk::<F, X, CHUNK_GROUPS>(&mut acc, &$cur_r, &$cur_x, mg);
                 c += 1;
             }};
@@ -185,18 +246,18 @@ fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb:
         }
         (acc, residual, fetched)
     } else if !kquant && c1 > full_chunks {
-        // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so that
-        // their kernels have no such path).
+        // The k-quants' chunks are whole super-blocks: no partial chunks (a constant, so
+        // that their kernels have no such path).
         let off = base + full_chunks * full;
         let fc = full_chunks as usize;
         macro_rules! partial {
             ($($nb:literal)*) => {
                 match abi::tail_groups(k as usize) {
-                    $($nb => partial::<F, X, ROPE, R, $nb>(a, &wb, off, &xb, held, ahead, fc, part, row),)*
+                    $($nb => partial::<F, X, ROPE, R, FIRST, $nb>(a, tile, &wb, off, xb, held, ahead, fc, part, row),)*
                     // SAFETY: as `partial`'s.
                     _ => unsafe {
-                        let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
-                        xb.finish(a, held, LdsSlice::empty());
+                        let (residual, fetched) = (residual_bits(a, tile), rope_tables::<ROPE>(a, tile, ahead));
+                        ready::<FIRST, R>(xb, a, held);
                         (F32x4::splat(0.0), residual, fetched)
                     },
                 }
@@ -206,12 +267,25 @@ fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb:
     } else {
         // SAFETY: as above.
         unsafe {
-            let (residual, fetched) = (residual_bits(a), rope_tables::<ROPE>(a, ahead));
-            xb.finish(a, held, LdsSlice::empty());
+            let (residual, fetched) = (residual_bits(a, tile), rope_tables::<ROPE>(a, tile, ahead));
+            ready::<FIRST, R>(xb, a, held);
             (F32x4::splat(0.0), residual, fetched)
         }
     };
-    store::<ROPE>(a, wave as usize, waves as usize, acc, lds, residual, fetched);
+    store::<ROPE>(a, tile, wave as usize, waves as usize, acc, lds, residual, fetched);
+}
+
+/// Makes the rows readable ([`ActRows::finish`]) on the workgroup's first tile (`FIRST`); the
+/// later tiles read what it staged.
+///
+/// # Safety
+/// As `finish`'s: every wave calls it on its first tile, with what `issue` loaded.
+#[inline(always)]
+unsafe fn ready<const FIRST: bool, R: ActRows>(xb: &R, a: &QGemvArgs, held: R::Held) {
+    if FIRST {
+        // SAFETY: as the caller's.
+        unsafe { xb.finish(a, held, LdsSlice::empty()) };
+    }
 }
 
 /// The waves' sums meet in `red` (a slot of 16 floats per wave a workgroup can have; the slots
@@ -224,7 +298,17 @@ fn run<F: Format, const X: u32, const ROPE: bool, R: ActRows>(a: &QGemvArgs, xb:
 /// GEMM's epilogue, adding the `residual` bits loaded before the K loop (16-bit outputs) or
 /// loading it here (f32).
 #[inline(always)]
-fn store<const ROPE: bool>(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4, lds: Lds, residual: u32, fetched: rope_kv::Fetched) {
+#[allow(clippy::too_many_arguments)]
+fn store<const ROPE: bool>(
+    a: &QGemvArgs,
+    tile: u32,
+    wave: usize,
+    waves: usize,
+    acc: F32x4,
+    lds: Lds,
+    residual: u32,
+    fetched: rope_kv::Fetched,
+) {
     const MAX: usize = GEMV_MAX_WAVES as usize;
     let red = lds.red;
     let lane = lane_id() as usize;
@@ -240,7 +324,6 @@ fn store<const ROPE: bool>(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4,
         }
     }
     barrier();
-    let tile = workgroup_id_x() as usize;
     // The sum of tile row `i` (< 16), in wave order.
     let total = |i: usize| {
         let mut x = [0.0f32; MAX];
@@ -273,12 +356,12 @@ fn store<const ROPE: bool>(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4,
         // `ti * 256 + mi * 16 + n` with ti = mi = 0).
         unsafe {
             let r = QGemvArgs { m: 1, ..kernargs_at::<QGemvArgs>(kernarg_address()) };
-            rope_kv::epilogue(&r, workgroup_id_x(), r.grid_x.max(1), 1, lds.results, fetched)
+            rope_kv::epilogue(&r, tile, r.grid_x.max(1), 1, lds.results, fetched)
         };
         return;
     }
     if a.flags & flags::SWIGLU != 0 {
-        let col = tile * (TILE_ROWS / 2) + lane;
+        let col = tile as usize * (TILE_ROWS / 2) + lane;
         if lane < TILE_ROWS / 2 && col < a.n as usize / 2 {
             let (g, u) = (total(lane), total(lane + TILE_ROWS / 2));
             // SAFETY: col < n / 2: inside y's row.
@@ -286,7 +369,7 @@ fn store<const ROPE: bool>(a: &QGemvArgs, wave: usize, waves: usize, acc: F32x4,
         }
         return;
     }
-    let col = tile * TILE_ROWS + lane;
+    let col = tile as usize * TILE_ROWS + lane;
     if lane < TILE_ROWS && col < a.n as usize {
         let sum = total(lane);
         let p = super::epilogue_params(a.bias, a.out_type, a.activation, a.flags);
@@ -350,10 +433,10 @@ fn rope_ahead<const ROPE: bool>(a: &QGemvArgs) -> rope_kv::Ahead {
 /// # Safety
 /// With ROPE_KV the arguments describe the rope buffers; `ahead` is [`rope_ahead`]'s.
 #[inline(always)]
-unsafe fn rope_tables<const ROPE: bool>(a: &QGemvArgs, ahead: rope_kv::Ahead) -> rope_kv::Fetched {
+unsafe fn rope_tables<const ROPE: bool>(a: &QGemvArgs, tile: u32, ahead: rope_kv::Ahead) -> rope_kv::Fetched {
     if ROPE && a.flags & flags::ROPE_KV != 0 {
         // SAFETY: as the caller's.
-        unsafe { rope_kv::tables(a, workgroup_id_x(), a.grid_x.max(1), 1, workitem_id_x(), ahead) }
+        unsafe { rope_kv::tables(a, tile, a.grid_x.max(1), 1, workitem_id_x(), ahead) }
     } else {
         rope_kv::Fetched::NONE
     }
@@ -368,9 +451,9 @@ unsafe fn rope_tables<const ROPE: bool>(a: &QGemvArgs, ahead: rope_kv::Ahead) ->
 /// # Safety
 /// With flags::RESIDUAL, `a.residual` holds the row's `n` elements of the output type.
 #[inline(always)]
-unsafe fn residual_bits(a: &QGemvArgs) -> u32 {
+unsafe fn residual_bits(a: &QGemvArgs, tile: u32) -> u32 {
     let lane = lane_id();
-    let col = workgroup_id_x() * TILE_ROWS as u32 + lane;
+    let col = tile * TILE_ROWS as u32 + lane;
     let ok = a.flags & flags::RESIDUAL != 0 && a.out_type != dtype::F32 && lane < TILE_ROWS as u32 && col < a.n;
     let p = if ok { a.residual } else { a.x as *const u8 };
     // SAFETY: element `col` of the residual, or x's first.
@@ -383,12 +466,13 @@ unsafe fn residual_bits(a: &QGemvArgs) -> u32 {
 pub fn gemv_one<F: Format>(a: QGemvArgs) {
     let a = QGemvArgs { m: 1, ..a };
     let lds = Lds::take(&mut LdsArena::new());
-    // Row 0 alone: the lanes of rows 1..16 read past it.
+    // Row 0 alone (every lane reads it: `run`).
     let xb = GlobalRows::new(&a, 2);
+    let remake = |a: &QGemvArgs| GlobalRows::new(a, 2);
     if a.x_type == dtype::BF16 {
-        run::<F, { dtype::BF16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds);
+        run::<F, { dtype::BF16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds, remake);
     } else {
-        run::<F, { dtype::F16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds);
+        run::<F, { dtype::F16 }, false, _>(&a, xb, (), rope_kv::Ahead::NONE, lds, remake);
     }
 }
 
@@ -408,9 +492,10 @@ pub fn gemv_one_norm<F: Format, E: Chunked>(a: QGemvArgs) {
     let lds = Lds::take(&mut arena);
     let staged = arena.take::<U32x4>(gemv_staged_bytes(F::F, 1, a.k, E::BYTES as u32) as usize / 16);
     let rows = NormedRows::<E>::new(&a, F::F, staged, place);
+    let remake = |a: &QGemvArgs| NormedRows::<E>::new(a, F::F, staged, NormedRows::<E>::place(a));
     if E::CODE == Bf16::CODE {
-        run::<F, { dtype::BF16 }, true, _>(&a, rows, held, ahead, lds);
+        run::<F, { dtype::BF16 }, true, _>(&a, rows, held, ahead, lds, remake);
     } else {
-        run::<F, { dtype::F16 }, true, _>(&a, rows, held, ahead, lds);
+        run::<F, { dtype::F16 }, true, _>(&a, rows, held, ahead, lds, remake);
     }
 }
