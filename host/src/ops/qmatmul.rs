@@ -147,7 +147,9 @@ pub enum QKernel {
     /// activations (the RMSNorm, SwiGLU's gate and, with the norm fused, a QKV projection's
     /// rotary epilogue as in the GEMV); elsewhere [`Error::Unsupported`]. [`QKernel::Auto`]
     /// takes it for those products when W has no more tiles of 16 rows than the GPU has
-    /// compute units; [`QKernel::Gemv`] never does.
+    /// compute units (a workgroup per tile; forced past that, and on the emulator's launch
+    /// shapes, a workgroup per unit takes tiles `x, x + grid, ..`, with the same bits);
+    /// [`QKernel::Gemv`] never does.
     GemvOne,
 }
 
