@@ -252,16 +252,23 @@ pub(super) fn uniform_rows<const M: usize, const KK: usize, const G: usize, cons
 }
 
 /// [`uniform_rows`] when every column of B is `b` too and every element of `acc` the same:
-/// element (0, 0) alone is computed, with the same skip rule, then copied to every element.
-/// The one-row quantized GEMV's activation sums (`x . 1`) take this path.
+/// element (0, 0) alone is computed ([`one_element`]), then copied to every element.
 #[inline(always)]
 pub(super) fn uniform_all<const M: usize, const KK: usize, const G: usize, const HW: bool>(
     acc: &mut [[f32; M]; M],
     a: &[f64; KK],
     b: &[f64; KK],
 ) {
+    *acc = [[one_element::<KK, G, HW>(acc[0][0], a, b); M]; M];
+}
+
+/// `c + sum_k a[k] * b[k]` group by group, with [`uniform_rows`]' skip rule: an MFMA's element
+/// when every row of A is `a`, every column of B is `b` and every element of C is `c` (the
+/// one-row quantized GEMV's activation sums, `x . 1`).
+#[inline(always)]
+pub(super) fn one_element<const KK: usize, const G: usize, const HW: bool>(c: f32, a: &[f64; KK], b: &[f64; KK]) -> f32 {
     const { assert!(KK % G == 0) };
-    let mut c = [acc[0][0]];
+    let mut c = [c];
     for g in 0..KK / G {
         let bg: [[f64; 1]; G] = core::array::from_fn(|t| [b[g * G + t]]);
         let ag: [f64; G] = a[g * G..(g + 1) * G].try_into().expect("G values");
@@ -274,7 +281,7 @@ pub(super) fn uniform_all<const M: usize, const KK: usize, const G: usize, const
         }
         row::<1, G, HW>(&mut c, &ag, &bg);
     }
-    *acc = [[c[0]; M]; M];
+    c[0]
 }
 
 #[cfg(test)]

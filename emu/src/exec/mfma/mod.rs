@@ -300,8 +300,32 @@ fn fused_shape<const M: usize, const KK: usize, const G: usize>(w: &mut Wave, in
             }
         }
     }
-    // C: registers, or an inline constant / literal broadcast to every element.
     let nregs = M * M / LANES;
+    // Every row of A, every column of B and every element of C one value (the one-row GEMV's
+    // activation sums): one element, written to every lane of D, without gathering C into a
+    // tile and scattering it back (most of such an MFMA's time).
+    if simd::uniform_operands::<M>(sh.a, sh.b, &ra, &rb) {
+        let c = if inst.src[2].0 >= 256 {
+            let first = w.vreg_at(inst.src[2], 0)?[0];
+            let mut same = true;
+            for r in 0..nregs {
+                for &v in w.vreg_at(inst.src[2], r as u16)? {
+                    same &= v == first;
+                }
+            }
+            same.then_some(first)
+        } else {
+            Some(w.sval32(inst.src[2], inst.literal, Ty::F32)?)
+        };
+        if let Some(c) = c {
+            let d = simd::fused_one::<M, KK, G>(sh.a, sh.b, &ra, &rb, f32::from_bits(c)).to_bits();
+            for r in 0..nregs {
+                *w.vreg_at_mut(inst.dst, r as u16)? = [d; LANES];
+            }
+            return Ok(Flow::Next);
+        }
+    }
+    // C: registers, or an inline constant / literal broadcast to every element.
     let mut acc = [[0f32; M]; M];
     for r in 0..nregs {
         if inst.src[2].0 >= 256 {

@@ -155,6 +155,58 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
     fused::rows_generic::<M, KK, G, HW>(acc, &at, &bm, a_rows_same);
 }
 
+/// Whether every row of A and every column of B (their runs of `M` lanes) are each one value:
+/// with C one value too, the MFMA is one element ([`fused_one`]).
+pub(super) fn uniform_operands<const M: usize>(a: In, b: In, ra: &Raw, rb: &Raw) -> bool {
+    runs_same::<M>(&ra[..a.regs() as usize]) && runs_same::<M>(&rb[..b.regs() as usize])
+}
+
+/// The one element of an MFMA whose operands are uniform ([`uniform_operands`]) and whose C
+/// is `c` throughout.
+#[inline(always)]
+fn one<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, b: In, ra: &Raw, rb: &Raw, c: f32) -> f32 {
+    fused::one_element::<KK, G, HW>(c, &firsts::<M, KK, HW>(a, ra), &firsts::<M, KK, HW>(b, rb))
+}
+
+/// [`one`] compiled for x86-64-v3.
+///
+/// # Safety
+/// The CPU has AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma,f16c")]
+unsafe fn one_v3<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, c: f32) -> f32 {
+    one::<M, KK, G, true>(a, b, ra, rb, c)
+}
+
+/// [`one`] compiled for AVX-512.
+///
+/// # Safety
+/// The CPU has AVX-512 F, DQ, VL and BW, AVX2, FMA and F16C.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512dq,avx512vl,avx512bw,avx2,fma,f16c")]
+unsafe fn one_avx512<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, c: f32) -> f32 {
+    one::<M, KK, G, true>(a, b, ra, rb, c)
+}
+
+/// [`one`] at `level`, which the CPU must run (at most [`Level::best`]).
+fn one_at_level<const M: usize, const KK: usize, const G: usize>(level: Level, a: In, b: In, ra: &Raw, rb: &Raw, c: f32) -> f32 {
+    match level {
+        // SAFETY: the caller's level is at most what the CPU has.
+        #[cfg(target_arch = "x86_64")]
+        Level::Avx512 => unsafe { one_avx512::<M, KK, G>(a, b, ra, rb, c) },
+        // SAFETY: as above.
+        #[cfg(target_arch = "x86_64")]
+        Level::V3 => unsafe { one_v3::<M, KK, G>(a, b, ra, rb, c) },
+        _ => one::<M, KK, G, false>(a, b, ra, rb, c),
+    }
+}
+
+/// The one element of a uniform fused-group MFMA ([`uniform_operands`], C `c` throughout) on
+/// the widest vectors this CPU has: the same bits as [`fused`] on the whole tile.
+pub(super) fn fused_one<const M: usize, const KK: usize, const G: usize>(a: In, b: In, ra: &Raw, rb: &Raw, c: f32) -> f32 {
+    one_at_level::<M, KK, G>(Level::best(), a, b, ra, rb, c)
+}
+
 /// [`core`] compiled for x86-64-v3.
 ///
 /// # Safety
@@ -309,9 +361,12 @@ mod tests {
                     let p: Vec<f64> = (g * G..(g + 1) * G).map(|k| value(a, &ra, k) * value(b, &rb, k)).collect();
                     want = fused::group(want, &p);
                 }
+                assert!(uniform_operands::<M>(a, b, &ra, &rb));
                 for &level in &levels {
+                    let one = one_at_level::<M, KK, G>(level, a, b, &ra, &rb, c);
                     let mut got = [[c; M]; M];
                     at_level::<M, KK, G>(level, a, b, &ra, &rb, &mut got);
+                    got[0][0] = one;
                     for g in got.iter().flatten() {
                         if want.is_nan() {
                             assert!(g.is_nan(), "{level:?} {a:?}x{b:?} {M}x{M}x{KK}: {g} vs NaN");
