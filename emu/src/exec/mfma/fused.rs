@@ -251,17 +251,6 @@ pub(super) fn uniform_rows<const M: usize, const KK: usize, const G: usize, cons
     acc.fill(r0);
 }
 
-/// [`uniform_rows`] when every column of B is `b` too and every element of `acc` the same:
-/// element (0, 0) alone is computed ([`one_element`]), then copied to every element.
-#[inline(always)]
-pub(super) fn uniform_all<const M: usize, const KK: usize, const G: usize, const HW: bool>(
-    acc: &mut [[f32; M]; M],
-    a: &[f64; KK],
-    b: &[f64; KK],
-) {
-    *acc = [[one_element::<KK, G, HW>(acc[0][0], a, b); M]; M];
-}
-
 /// `c + sum_k a[k] * b[k]` group by group, with [`uniform_rows`]' skip rule: an MFMA's element
 /// when every row of A is `a`, every column of B is `b` and every element of C is `c` (the
 /// one-row quantized GEMV's activation sums, `x . 1`).

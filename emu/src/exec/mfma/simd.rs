@@ -125,14 +125,9 @@ fn core<const M: usize, const KK: usize, const G: usize, const HW: bool>(a: In, 
     // last: every MFMA of the quantized decode GEMV): each run of M lanes holds one value, so
     // it is decoded once, not M times; with C's rows the same too, only row 0 is computed.
     let a_rows_same = runs_same::<M>(&ra[..a.regs() as usize]);
+    // (Every column of B the same too, and every element of C: the caller takes `fused_one`.)
     if a_rows_same && fused::rows_same(acc) {
         let a0 = firsts::<M, KK, HW>(a, ra);
-        // Every column of B the same too, and every element of C (the one-row GEMV's
-        // activation sums, `x . 1`): one element is computed.
-        if runs_same::<M>(&rb[..b.regs() as usize]) && acc[0].iter().all(|c| c.to_bits() == acc[0][0].to_bits()) {
-            fused::uniform_all::<M, KK, G, HW>(acc, &a0, &firsts::<M, KK, HW>(b, rb));
-            return;
-        }
         let bm = decode_b::<M, KK, HW>(b, rb);
         fused::uniform_rows::<M, KK, G, HW>(acc, &a0, &bm);
         return;
@@ -249,17 +244,22 @@ pub(super) fn fused<const M: usize, const KK: usize, const G: usize>(a: In, b: I
 mod tests {
     use super::*;
 
-    /// Every level the CPU runs gives the baseline's bits (NaN-ness only for NaNs), on operands
-    /// of any bit pattern, for every fused shape and element type, rows of A and C repeated or
-    /// not.
-    fn same_bits_at_every_level<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
+    /// A tiny deterministic generator (xorshift), so the tests need no dependency.
+    fn xorshift(seed: u64) -> impl FnMut() -> u64 {
         let mut x = seed;
-        let mut next = move || {
+        move || {
             x ^= x << 13;
             x ^= x >> 7;
             x ^= x << 17;
             x
-        };
+        }
+    }
+
+    /// Every level the CPU runs gives the baseline's bits (NaN-ness only for NaNs), on operands
+    /// of any bit pattern, for every fused shape and element type, rows of A and C repeated or
+    /// not.
+    fn same_bits_at_every_level<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
+        let mut next = xorshift(seed);
         let best = Level::best();
         let levels: Vec<Level> = [Level::Avx512, Level::V3].into_iter().filter(|&l| l <= best).collect();
         for &(a, b) in types {
@@ -322,13 +322,7 @@ mod tests {
     /// of any bit pattern and C values of every kind (zeros of both signs, denormals,
     /// infinities, NaN).
     fn uniform_operands_give_the_definitions_bits<const M: usize, const KK: usize, const G: usize>(types: &[(In, In)], seed: u64) {
-        let mut x = seed;
-        let mut next = move || {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            x
-        };
+        let mut next = xorshift(seed);
         let kpl = KK * M / LANES;
         let levels: Vec<Level> = [Level::Baseline, Level::Avx512, Level::V3].into_iter().filter(|&l| l <= Level::best()).collect();
         for &(a, b) in types {
